@@ -1,0 +1,63 @@
+//! `arbiter new GAME --ruleset NAME --seat ID=NAME ...`
+
+use std::process::ExitCode;
+
+use arbiter::event::{Header, OpenTag, Seat};
+use arbiter::record;
+use arbiter::rules::RULESETS;
+use arbiter::store::Store;
+
+use super::{rec, Output};
+
+#[derive(clap::Args)]
+pub struct Args {
+    pub game: String,
+    /// Ruleset name (doomtrooper).
+    #[arg(long)]
+    pub ruleset: String,
+    /// Ruleset version (default: the newest this arbiter knows).
+    #[arg(long)]
+    pub ruleset_version: Option<u64>,
+    /// A seat, as ID=NAME (e.g. p1=Alice); repeat in table order.
+    #[arg(long = "seat", value_parser = parse_seat, required = true)]
+    pub seats: Vec<Seat>,
+    /// A judge's name; repeat for more.
+    #[arg(long = "judge")]
+    pub judges: Vec<String>,
+    #[arg(long)]
+    pub tournament: Option<String>,
+    #[arg(long)]
+    pub round: Option<u64>,
+    #[arg(long)]
+    pub table: Option<u64>,
+    /// Who opens the game (the actor of event 0).
+    #[arg(long, default_value = "organiser")]
+    pub by: String,
+}
+
+fn parse_seat(s: &str) -> Result<Seat, String> {
+    let (id, name) = s.split_once('=').ok_or_else(|| format!("a seat is ID=NAME, e.g. p1=Alice, not {s:?}"))?;
+    Ok(Seat { id: id.to_string(), name: name.to_string() })
+}
+
+pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
+    let version = a
+        .ruleset_version
+        .or_else(|| RULESETS.iter().filter(|(n, _)| *n == a.ruleset).map(|(_, v)| *v).max())
+        .unwrap_or(0);
+    let header = Header {
+        kind: OpenTag::Open,
+        ruleset: a.ruleset,
+        ruleset_version: version,
+        seats: a.seats,
+        judges: a.judges,
+        tournament: a.tournament,
+        round: a.round,
+        table: a.table,
+    };
+    let event = record::create(store, &a.game, &header, &a.by, None).map_err(rec)?;
+    out.emit(serde_json::to_value(&event)?, || {
+        format!("created game {} ({} v{}), seq 0, hash {}", a.game, header.ruleset, header.ruleset_version, event.hash)
+    });
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,407 @@
+//! The event: one immutable, hashed, chained record of one action.
+//!
+//! ```text
+//! {"action":{...,"type":"play"},"actor":"p1","at":"2026-11-21T15:03:10.123Z",
+//!  "hash":"<blake3 hex>","prev":"<hash of seq-1>","seq":7,"v":1}
+//! ```
+//!
+//! `hash` is BLAKE3 over the RFC 8785 canonical JSON of the event without its
+//! `hash` field; the stored and exported bytes are the canonical JSON of the
+//! whole event. So `jq -cS 'del(.hash)' | tr -d '\n' | b3sum` reproduces it.
+//! Events carry no game name: a game name is a ref to a stream.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::json::{canonical, parse_strict};
+use crate::limits::*;
+
+/// `prev` of event 0.
+pub const ZERO_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// One stored event. Field names are the wire format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "arbiter event", description = "One immutable, hashed, chained record of one action.")]
+pub struct Event {
+    /// Format version, always 1.
+    pub v: u64,
+    /// Position in the stream: 0, 1, 2, ... without gaps.
+    pub seq: u64,
+    /// `hash` of event seq-1, 64 lowercase hex; 64 zeros for event 0.
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
+    pub prev: String,
+    /// RFC 3339 UTC time of the append (or as transcribed by a judge). Reducers never read it.
+    pub at: String,
+    /// Seat id or judge name that performed the action.
+    pub actor: String,
+    /// The action: an object whose `type` is one of the kernel's action types;
+    /// the rest is the ruleset's payload (see schemas/<ruleset>/).
+    #[schemars(with = "ActionObject")]
+    pub action: Value,
+    /// BLAKE3 of the canonical JSON of this event without `hash`, 64 lowercase hex.
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
+    pub hash: String,
+}
+
+/// The schema view of an action: a `type` plus the ruleset's fields.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ActionObject {
+    #[serde(rename = "type")]
+    kind: ActionType,
+    #[serde(flatten)]
+    payload: Map<String, Value>,
+}
+
+/// The kernel's action types. A ruleset defines the payload of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionType {
+    /// Event 0 only: the game header.
+    Open,
+    /// Something a player declares (attacker and defender, a battle tactic...).
+    Announce,
+    /// A card effect.
+    Play,
+    /// A card effect that nullifies an earlier play (names its seq).
+    Counter,
+    /// Giving up the chance to act in a window.
+    Pass,
+    /// What the table determined at a step (standings, results, points), or a judge's ruling.
+    Resolve,
+}
+
+impl ActionType {
+    pub const ALL: [ActionType; 6] = [
+        ActionType::Open,
+        ActionType::Announce,
+        ActionType::Play,
+        ActionType::Counter,
+        ActionType::Pass,
+        ActionType::Resolve,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionType::Open => "open",
+            ActionType::Announce => "announce",
+            ActionType::Play => "play",
+            ActionType::Counter => "counter",
+            ActionType::Pass => "pass",
+            ActionType::Resolve => "resolve",
+        }
+    }
+    pub fn parse(s: &str) -> Option<ActionType> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// The header, carried by event 0 (`{"type":"open", ...}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// Always "open".
+    #[serde(rename = "type")]
+    pub kind: OpenTag,
+    /// Ruleset name, e.g. "doomtrooper".
+    pub ruleset: String,
+    /// Ruleset version the game was recorded under; a replay uses these rules.
+    pub ruleset_version: u64,
+    /// Seats in table order (this order is "other players" order where a text says so).
+    pub seats: Vec<Seat>,
+    /// Judges by name. A judge may act as `actor` wherever a ruleset allows judges.
+    #[serde(default)]
+    pub judges: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<u64>,
+}
+
+/// The literal tag `"open"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenTag {
+    Open,
+}
+
+/// One seat at the table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Seat {
+    /// Short id used as `actor`: letters, digits, '-' and '_' (e.g. "p1").
+    #[schemars(regex(pattern = "^[A-Za-z0-9_-]{1,32}$"))]
+    pub id: String,
+    /// The player's name.
+    pub name: String,
+}
+
+impl Header {
+    /// Checks the header on its own (the ruleset checks its own needs).
+    pub fn check(&self) -> Result<(), String> {
+        if self.seats.is_empty() || self.seats.len() > MAX_SEATS {
+            return Err(format!("a game needs 1 to {MAX_SEATS} seats"));
+        }
+        if self.judges.len() > MAX_JUDGES {
+            return Err(format!("at most {MAX_JUDGES} judges"));
+        }
+        let mut actors = BTreeSet::new();
+        for seat in &self.seats {
+            if !valid_seat_id(&seat.id) {
+                return Err(format!(
+                    "seat id {:?} must be 1 to 32 letters, digits, '-' or '_'",
+                    seat.id
+                ));
+            }
+            check_name("player name", &seat.name)?;
+            if !actors.insert(seat.id.as_str()) {
+                return Err(format!("seat {:?} is listed twice", seat.id));
+            }
+        }
+        for judge in &self.judges {
+            check_name("judge name", judge)?;
+            if !actors.insert(judge.as_str()) {
+                return Err(format!(
+                    "judge {judge:?} has the same name as a seat or another judge; every actor must be unique"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn is_seat(&self, actor: &str) -> bool {
+        self.seats.iter().any(|s| s.id == actor)
+    }
+    pub fn is_judge(&self, actor: &str) -> bool {
+        self.judges.iter().any(|j| j == actor)
+    }
+    pub fn seat_ids(&self) -> Vec<String> {
+        self.seats.iter().map(|s| s.id.clone()).collect()
+    }
+}
+
+pub fn valid_seat_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Names (players, judges, cards, warriors): non-empty, trimmed, bounded.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    if name.trim().is_empty() || name.trim() != name {
+        return Err(format!("{what} {name:?} must be non-empty with no leading or trailing spaces"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!("{what} is longer than {MAX_NAME_BYTES} bytes"));
+    }
+    Ok(())
+}
+
+/// Game names are refs: 1-64 of letters, digits, '.', '-', '_', not starting with '.'.
+pub fn check_game_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_GAME_NAME_BYTES
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "game name {name:?} must be 1 to {MAX_GAME_NAME_BYTES} letters, digits, '.', '-' or '_', not starting with '.'"
+        ))
+    }
+}
+
+/// What is wrong with one event of a record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error("not a valid event: {0}")]
+    Malformed(String),
+    #[error("format version {0} is not supported (this arbiter reads version {FORMAT_VERSION})")]
+    Version(u64),
+    #[error("seq is {found}, expected {expected} (events missing, repeated or out of order)")]
+    Seq { expected: u64, found: u64 },
+    #[error("prev does not match the hash of the event before it (a broken link: an event was changed, removed or reordered)")]
+    Link,
+    #[error("hash does not match the event's content (the event was changed after it was recorded)")]
+    Hash,
+    #[error("time {at} is earlier than the event before it ({prev_at}); times never go backwards")]
+    TimeBackwards { at: String, prev_at: String },
+    #[error("time {0:?} is not an RFC 3339 UTC time like 2026-11-21T15:03:10Z")]
+    Time(String),
+    #[error("event is {0} bytes; the limit is {MAX_EVENT_BYTES}")]
+    TooLarge(usize),
+    #[error("the stream is full: at most {MAX_STREAM_EVENTS} events")]
+    StreamFull,
+}
+
+/// An event before it is sealed: what an append supplies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    pub actor: String,
+    pub action: Value,
+    /// Set by the store at append time unless a judge transcribes a paper record.
+    pub at: Option<String>,
+}
+
+/// The parts of the event before it that sealing and checking need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub seq: u64,
+    pub hash: String,
+    pub at: String,
+}
+
+/// Seals a draft onto the stream after `prev` (None for event 0): sets seq,
+/// prev and at, computes the hash. Returns the event and its canonical bytes.
+pub fn seal(draft: &Draft, prev: Option<&Link>, now: DateTime<Utc>) -> Result<(Event, Vec<u8>), EventError> {
+    let seq = prev.map_or(0, |p| p.seq + 1);
+    if seq >= MAX_STREAM_EVENTS {
+        return Err(EventError::StreamFull);
+    }
+    let at = match &draft.at {
+        Some(at) => {
+            parse_time(at)?;
+            at.clone()
+        }
+        None => {
+            // The store's clock may step back (NTP); a stream's times never do.
+            let now = format_time(now);
+            match prev {
+                Some(p) if parse_time(&p.at)? > parse_time(&now)? => p.at.clone(),
+                _ => now,
+            }
+        }
+    };
+    let event = Event {
+        v: FORMAT_VERSION,
+        seq,
+        prev: prev.map_or(ZERO_HASH.to_string(), |p| p.hash.clone()),
+        at,
+        actor: draft.actor.clone(),
+        action: draft.action.clone(),
+        hash: String::new(),
+    };
+    let mut value = serde_json::to_value(&event).map_err(|e| EventError::Malformed(e.to_string()))?;
+    crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
+    let hash = hash_without_hash_field(&mut value);
+    let event = Event { hash, ..event };
+    let bytes = canonical(&serde_json::to_value(&event).expect("event serialises"));
+    if bytes.len() > MAX_EVENT_BYTES {
+        return Err(EventError::TooLarge(bytes.len()));
+    }
+    check_link(&event, prev)?;
+    Ok((event, bytes))
+}
+
+/// BLAKE3 over the canonical JSON of `value` with its `hash` field removed.
+fn hash_without_hash_field(value: &mut Value) -> String {
+    if let Value::Object(map) = value {
+        map.remove("hash");
+    }
+    blake3::hash(&canonical(value)).to_hex().to_string()
+}
+
+/// Parses one event from text (a stored value, an export line) and checks
+/// it on its own: strict JSON, envelope shape, version, size, hash.
+/// Returns the event and its canonical bytes.
+pub fn decode(text: &str) -> Result<(Event, Vec<u8>), EventError> {
+    let mut value = parse_strict(text).map_err(|e| EventError::Malformed(e.0))?;
+    let event: Event =
+        serde_json::from_value(value.clone()).map_err(|e| EventError::Malformed(e.to_string()))?;
+    if event.v != FORMAT_VERSION {
+        return Err(EventError::Version(event.v));
+    }
+    if !event.action.is_object() || event.action.get("type").and_then(Value::as_str).is_none() {
+        return Err(EventError::Malformed("action must be an object with a string \"type\"".into()));
+    }
+    let bytes = canonical(&value);
+    if bytes.len() > MAX_EVENT_BYTES {
+        return Err(EventError::TooLarge(bytes.len()));
+    }
+    if hash_without_hash_field(&mut value) != event.hash {
+        return Err(EventError::Hash);
+    }
+    parse_time(&event.at)?;
+    Ok((event, bytes))
+}
+
+/// Checks that `event` follows `prev` (None: it must be event 0).
+pub fn check_link(event: &Event, prev: Option<&Link>) -> Result<(), EventError> {
+    let expected = prev.map_or(0, |p| p.seq + 1);
+    if event.seq != expected {
+        return Err(EventError::Seq { expected, found: event.seq });
+    }
+    let prev_hash = prev.map_or(ZERO_HASH, |p| p.hash.as_str());
+    if event.prev != prev_hash {
+        return Err(EventError::Link);
+    }
+    if let Some(p) = prev {
+        if parse_time(&event.at)? < parse_time(&p.at)? {
+            return Err(EventError::TimeBackwards { at: event.at.clone(), prev_at: p.at.clone() });
+        }
+    }
+    Ok(())
+}
+
+impl Event {
+    pub fn link(&self) -> Link {
+        Link { seq: self.seq, hash: self.hash.clone(), at: self.at.clone() }
+    }
+    pub fn action_type(&self) -> Option<ActionType> {
+        self.action.get("type").and_then(Value::as_str).and_then(ActionType::parse)
+    }
+}
+
+/// Times are RFC 3339 in UTC ("Z" or "+00:00").
+pub fn parse_time(at: &str) -> Result<DateTime<Utc>, EventError> {
+    let t = DateTime::parse_from_rfc3339(at).map_err(|_| EventError::Time(at.to_string()))?;
+    if t.offset().local_minus_utc() != 0 {
+        return Err(EventError::Time(at.to_string()));
+    }
+    Ok(t.with_timezone(&Utc))
+}
+
+pub fn format_time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn t0() -> DateTime<Utc> {
+        parse_time("2026-11-21T15:00:00Z").unwrap()
+    }
+
+    #[test]
+    fn seal_then_decode_round_trips_and_chains() {
+        let d0 = Draft { actor: "p1".into(), action: json!({"type": "pass"}), at: None };
+        let (e0, b0) = seal(&d0, None, t0()).unwrap();
+        assert_eq!(e0.prev, ZERO_HASH);
+        let (back, bytes) = decode(std::str::from_utf8(&b0).unwrap()).unwrap();
+        assert_eq!(back, e0);
+        assert_eq!(bytes, b0);
+        let (e1, _) = seal(&d0, Some(&e0.link()), t0()).unwrap();
+        assert_eq!(e1.seq, 1);
+        assert_eq!(e1.prev, e0.hash);
+        check_link(&e1, Some(&e0.link())).unwrap();
+        assert_eq!(check_link(&e1, None), Err(EventError::Seq { expected: 0, found: 1 }));
+    }
+
+    #[test]
+    fn times_never_go_backwards() {
+        let d = Draft { actor: "p1".into(), action: json!({"type": "pass"}), at: None };
+        let (e0, _) = seal(&d, None, t0()).unwrap();
+        // The clock stepped back an hour: the stream keeps the later time.
+        let (e1, _) = seal(&d, Some(&e0.link()), t0() - chrono::Duration::hours(1)).unwrap();
+        assert_eq!(e1.at, e0.at);
+        let early = Draft { at: Some("2020-01-01T00:00:00Z".into()), ..d };
+        assert!(matches!(seal(&early, Some(&e0.link()), t0()), Err(EventError::TimeBackwards { .. })));
+    }
+}

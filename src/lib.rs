@@ -1,0 +1,23 @@
+//! arbiter: an event-sourced adjudication log for tournament card and
+//! tabletop games.
+//!
+//! # Map of the modules
+//! - [`limits`]: every limit, with its reason.
+//! - [`json`]: strict JSON in (no floats, no duplicate keys), RFC 8785 canonical JSON out.
+//! - [`event`]: the event envelope, the header, sealing (hash and chain) and checking.
+//! - [`kernel`]: the machinery every ruleset shares: windows of priority, counters that nest, violations, views.
+//! - [`rules`]: the rulesets (one module each, mostly its step table) and the fold.
+//! - [`store`]: the `Store` trait and its sled backend: durable, conditional appends.
+//! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
+//! - [`schema`]: JSON Schema of the envelope and every payload, generated from the Rust types.
+//!
+//! I/O happens only in `store` and in the binary (`src/main.rs`, `src/cli/`).
+
+pub mod event;
+pub mod json;
+pub mod kernel;
+pub mod limits;
+pub mod record;
+pub mod rules;
+pub mod schema;
+pub mod store;

@@ -1,0 +1,45 @@
+//! Every limit arbiter enforces, in one place, with the reason for each.
+//!
+//! A limit turns "it depends" into a clear refusal: an event, a string or a
+//! stream that is larger than these is refused before anything is stored.
+
+/// The format version written into every event's `v` field.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Largest canonical event, in bytes. A table action is a few hundred bytes;
+/// 16 KiB leaves room for long rulings while keeping a sled leaf (at most
+/// 17 entries) far below the blob threshold set in `store::sled`, so every
+/// event lives in the log file that arbiter syncs.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024;
+
+/// Longest string anywhere in an event, in bytes.
+pub const MAX_STRING_BYTES: usize = 1024;
+
+/// Longest name: seat ids, player, judge, card and warrior names.
+pub const MAX_NAME_BYTES: usize = 128;
+
+/// Longest game name (a ref, like a git branch name).
+pub const MAX_GAME_NAME_BYTES: usize = 64;
+
+/// Most items in any array of an event.
+pub const MAX_ARRAY_ITEMS: usize = 64;
+
+/// Deepest nesting of objects and arrays in an event.
+pub const MAX_DEPTH: usize = 16;
+
+/// Most events in one stream (seq 0 ..= MAX_STREAM_EVENTS - 1). A long
+/// combat is a few hundred events; a whole tournament day of one table is
+/// well under a million. Sixteen million keeps a full fold of a stream within
+/// seconds and its seq far within 2^53.
+pub const MAX_STREAM_EVENTS: u64 = 1 << 24;
+
+/// Most seats and judges in a game header.
+pub const MAX_SEATS: usize = 8;
+pub const MAX_JUDGES: usize = 16;
+
+/// Largest and smallest integer in an event: JSON numbers are IEEE doubles
+/// for most readers (jq among them), exact only within +-2^53.
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// Longest line accepted from an export file or from stdin.
+pub const MAX_LINE_BYTES: usize = 2 * MAX_EVENT_BYTES;

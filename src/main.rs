@@ -1,0 +1,76 @@
+//! The `arbiter` binary: a thin layer over the library. `cli` turns flags
+//! into validated arguments; each verb lives in its own file; `main` maps
+//! results to exit codes: 0 ok, 1 refused or failed check, 2 usage or I/O.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use arbiter::record::RecordError;
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    let json = args.json;
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            let code = exit_code(&err);
+            report(&err, json);
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// 1: the action or record was refused or failed a check; 2: usage or I/O.
+fn exit_code(err: &anyhow::Error) -> u8 {
+    match err.downcast_ref::<RecordError>() {
+        Some(RecordError::NoSuchGame(_) | RecordError::Io(_)) => 2,
+        Some(_) => 1,
+        None => 2,
+    }
+}
+
+fn report(err: &anyhow::Error, json: bool) {
+    let record = err.downcast_ref::<RecordError>();
+    if json {
+        let body = match record {
+            Some(RecordError::Refused(v)) => serde_json::json!({"error": {"kind": "refused", "message": v.message, "step": v.step, "rule": v.rule, "may_act": v.may_act}}),
+            Some(e) => serde_json::json!({"error": {"kind": kind(e), "message": e.to_string()}}),
+            None => serde_json::json!({"error": {"kind": "usage", "message": format!("{err:#}")}}),
+        };
+        println!("{body}");
+        return;
+    }
+    match record {
+        Some(RecordError::Refused(v)) => {
+            eprintln!("error: refused: {}", v.message);
+            eprintln!("  at:   {}", v.step.reference);
+            eprintln!("  rule: {}", v.rule);
+            if v.may_act.is_empty() {
+                eprintln!("  may act now: no one");
+            } else {
+                eprintln!("  may act now: {}", v.may_act.join(", "));
+            }
+            eprintln!("  nothing was stored");
+        }
+        _ => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  {cause}");
+            }
+        }
+    }
+}
+
+fn kind(e: &RecordError) -> &'static str {
+    match e {
+        RecordError::Input(_) => "input",
+        RecordError::Refused(_) => "refused",
+        RecordError::Conflict { .. } => "conflict",
+        RecordError::NoSuchGame(_) => "no_such_game",
+        RecordError::Exists(_) => "exists",
+        RecordError::Broken { .. } => "broken",
+        RecordError::Io(_) => "io",
+    }
+}

@@ -1,0 +1,275 @@
+//! The record: appending to a game (rules first, then the store) and
+//! checking whole records (verify, export, import).
+//!
+//! Append path: parse strictly -> apply to the current state (a Violation
+//! refuses it) -> seal (seq, prev, at, hash) -> `Store::append`, which
+//! checks the link again and stores only if the head has not moved ->
+//! durable -> acknowledged. A refused or conflicting append stores nothing.
+
+use std::io::BufRead;
+
+use chrono::Utc;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::{check_game_name, check_link, decode, seal, Draft, Event, EventError, Header, Link};
+use crate::json::{canonical, parse_strict};
+use crate::kernel::Violation;
+use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS};
+use crate::rules::{step, Table};
+use crate::store::{AppendError, ReadError, Store};
+
+/// Why an operation on a record failed. The variants are what a caller
+/// does differently: fix the input, accept the refusal, re-read after a
+/// conflict, distrust the record, or look at the machine.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("bad input: {0}")]
+    Input(String),
+    #[error("{0}")]
+    Refused(Box<Violation>),
+    #[error("conflict: expected seq {expected}, but the game's next seq is {next}; re-read the game and try again")]
+    Conflict { expected: u64, next: u64 },
+    #[error("game {0:?} does not exist")]
+    NoSuchGame(String),
+    #[error("game {0:?} already exists")]
+    Exists(String),
+    #[error("the record is broken at seq {seq}: {why}")]
+    Broken { seq: u64, why: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<ReadError> for RecordError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::NoSuchGame(g) => RecordError::NoSuchGame(g),
+            ReadError::Corrupt { seq, why } => RecordError::Broken { seq, why: why.to_string() },
+            ReadError::Io(m) => RecordError::Io(m),
+        }
+    }
+}
+
+impl From<AppendError> for RecordError {
+    fn from(e: AppendError) -> Self {
+        match e {
+            AppendError::Conflict { expected, next, .. } => RecordError::Conflict { expected, next },
+            AppendError::Exists(g) => RecordError::Exists(g),
+            AppendError::NoSuchGame(g) => RecordError::NoSuchGame(g),
+            AppendError::Invalid(why) => RecordError::Input(why.to_string()),
+            AppendError::Io(m) => RecordError::Io(m),
+        }
+    }
+}
+
+/// An action as submitted: `{"actor": ..., "action": {...}}` (and `at` when transcribing).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Submission {
+    pub actor: String,
+    pub action: Value,
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
+impl Submission {
+    /// Parses one JSON Lines entry strictly.
+    pub fn parse(line: &str) -> Result<Submission, RecordError> {
+        let value = parse_strict(line).map_err(|e| RecordError::Input(e.0))?;
+        serde_json::from_value(value).map_err(|e| RecordError::Input(format!("expected {{\"actor\": ..., \"action\": {{...}}}}: {e}")))
+    }
+    fn draft(&self) -> Result<Draft, RecordError> {
+        if !self.action.is_object() || self.action.get("type").and_then(Value::as_str).is_none() {
+            return Err(RecordError::Input("an action is a JSON object with a string \"type\"".into()));
+        }
+        Ok(Draft { actor: self.actor.clone(), action: self.action.clone(), at: self.at.clone() })
+    }
+}
+
+/// The result of an append.
+#[derive(Debug, Clone, Serialize)]
+pub struct Appended {
+    pub event: Event,
+    /// True when this was a retry of an append already stored (same actor
+    /// and action at the expected seq): the stored event is returned.
+    pub duplicate: bool,
+}
+
+/// A game loaded for recording: its state at the head.
+pub struct Recorder<'s> {
+    store: &'s dyn Store,
+    game: String,
+    table: Table,
+    head: Link,
+}
+
+/// Creates a game: event 0 with the header. `opened_by` is the actor of event 0.
+pub fn create(store: &dyn Store, game: &str, header: &Header, opened_by: &str, at: Option<String>) -> Result<Event, RecordError> {
+    check_game_name(game).map_err(RecordError::Input)?;
+    let action = serde_json::to_value(header).map_err(|e| RecordError::Input(e.to_string()))?;
+    crate::event::check_name("actor", opened_by).map_err(RecordError::Input)?;
+    let draft = Draft { actor: opened_by.to_string(), action, at };
+    let (event, bytes) = seal(&draft, None, Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
+    step(None, &event).map_err(|v| RecordError::Refused(Box::new(v)))?;
+    store.append(game, &event, &bytes)?;
+    Ok(event)
+}
+
+impl<'s> Recorder<'s> {
+    /// Reads and folds the whole game, verifying every event on the way.
+    pub fn load(store: &'s dyn Store, game: &str) -> Result<Recorder<'s>, RecordError> {
+        let mut table: Option<Table> = None;
+        let mut head = None;
+        for event in store.read(game, 0)? {
+            let event = event?;
+            let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken { seq: event.seq, why: format!("no longer legal: {v}") })?;
+            table = Some(next);
+            head = Some(event.link());
+        }
+        match (table, head) {
+            (Some(table), Some(head)) => Ok(Recorder { store, game: game.to_string(), table, head }),
+            _ => Err(RecordError::NoSuchGame(game.to_string())),
+        }
+    }
+
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+    pub fn head(&self) -> &Link {
+        &self.head
+    }
+
+    /// Checks a submission against the rules at the head without storing it.
+    pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Table), RecordError> {
+        let draft = sub.draft()?;
+        let (event, bytes) = seal(&draft, Some(&self.head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
+        let table = self.table.apply(event.seq, &event.actor, &event.action).map_err(|v| RecordError::Refused(Box::new(v)))?;
+        Ok((event, bytes, table))
+    }
+
+    /// Checks a batch in order against the rules without storing anything;
+    /// on refusal, the index of the first bad submission.
+    pub fn check_batch(&self, subs: &[Submission]) -> Result<(), (usize, RecordError)> {
+        let mut head = self.head.clone();
+        let mut table = self.table.clone();
+        for (i, sub) in subs.iter().enumerate() {
+            let draft = sub.draft().map_err(|e| (i, e))?;
+            let (event, _) = seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
+            table = table.apply(event.seq, &event.actor, &event.action).map_err(|v| (i, RecordError::Refused(Box::new(v))))?;
+            head = event.link();
+        }
+        Ok(())
+    }
+
+    /// Appends one action. With `expect`, it must go at that seq (optimistic
+    /// concurrency); a retry of an append already stored at `expect` returns
+    /// the stored event.
+    pub fn append(&mut self, sub: &Submission, expect: Option<u64>) -> Result<Appended, RecordError> {
+        let next = self.head.seq + 1;
+        if let Some(expected) = expect {
+            if expected < next {
+                if let Some(stored) = self.store.get(&self.game, expected)? {
+                    if stored.actor == sub.actor && stored.action == sub.action {
+                        return Ok(Appended { event: stored, duplicate: true });
+                    }
+                }
+            }
+            if expected != next {
+                return Err(RecordError::Conflict { expected, next });
+            }
+        }
+        let (event, bytes, table) = self.check(sub)?;
+        self.store.append(&self.game, &event, &bytes)?;
+        self.head = event.link();
+        self.table = table;
+        Ok(Appended { event, duplicate: false })
+    }
+}
+
+/// What a successful verification found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verified {
+    pub events: u64,
+    pub head: String,
+}
+
+/// Verifies a sequence of events from seq 0: hashes, links, and a full
+/// re-fold in which every event must still be legal. Streams: memory is
+/// one state, whatever the length.
+pub fn verify<I>(events: I, expect_head: Option<&str>) -> Result<(Verified, Option<Table>), RecordError>
+where
+    I: IntoIterator<Item = Result<Event, RecordError>>,
+{
+    let mut table: Option<Table> = None;
+    let mut prev: Option<Link> = None;
+    for event in events {
+        let event = event?;
+        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: event.seq, why: why.to_string() })?;
+        let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken { seq: event.seq, why: format!("the event is not legal: {v}") })?;
+        table = Some(next);
+        prev = Some(event.link());
+    }
+    let Some(head) = prev else {
+        return Err(RecordError::Broken { seq: 0, why: "the record is empty".into() });
+    };
+    if let Some(want) = expect_head {
+        if want != head.hash {
+            return Err(RecordError::Broken {
+                seq: head.seq,
+                why: format!("the head is {}, not the expected {want} (events were added or removed at the end)", head.hash),
+            });
+        }
+    }
+    Ok((Verified { events: head.seq + 1, head: head.hash }, table))
+}
+
+/// Reads an export (JSON Lines, one event per line), each event checked on
+/// its own (strict JSON, hash); `verify` checks the chain and the rules.
+pub fn read_export(reader: impl BufRead) -> impl Iterator<Item = Result<Event, RecordError>> {
+    let mut lines = reader.split(b'\n').enumerate();
+    let mut count: u64 = 0;
+    std::iter::from_fn(move || {
+        let (n, line) = lines.next()?;
+        let line_no = n as u64 + 1;
+        let seq = count;
+        let broken = move |why: String| RecordError::Broken { seq, why: format!("line {line_no}: {why}") };
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return Some(Err(RecordError::Io(format!("cannot read line {line_no}: {e}")))),
+        };
+        if line.len() > MAX_LINE_BYTES {
+            return Some(Err(broken(format!("line longer than {MAX_LINE_BYTES} bytes"))));
+        }
+        if count >= MAX_STREAM_EVENTS {
+            return Some(Err(broken(EventError::StreamFull.to_string())));
+        }
+        let text = match std::str::from_utf8(&line) {
+            Ok(t) => t.trim_end_matches('\r'),
+            Err(_) => return Some(Err(broken("not UTF-8".into()))),
+        };
+        if text.trim().is_empty() {
+            return Some(Err(broken("empty line".into())));
+        }
+        count += 1;
+        Some(decode(text).map(|(e, _)| e).map_err(|why| broken(why.to_string())))
+    })
+}
+
+/// Imports a verified export as a new game: everything is checked before
+/// anything is stored.
+pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Verified, RecordError> {
+    check_game_name(game).map_err(RecordError::Input)?;
+    if store.head(game)?.is_some() {
+        return Err(RecordError::Exists(game.to_string()));
+    }
+    let (verified, _) = verify(events.iter().cloned().map(Ok), None)?;
+    for event in &events {
+        store.append(game, event, &canonical_bytes(event))?;
+    }
+    Ok(verified)
+}
+
+/// The canonical bytes of an event (what is stored, hashed and exported).
+pub fn canonical_bytes(event: &Event) -> Vec<u8> {
+    canonical(&serde_json::to_value(event).expect("event serialises"))
+}

@@ -1,0 +1,1303 @@
+//! Doomtrooper: "The Mother of All Combat Breakdowns" (`shared/rules/doomtrooper-combat-breakdown.txt`).
+//!
+//! The module is the text's step table ([`MAIN`], [`FIRST`], [`SECOND`])
+//! plus the few places where the text branches:
+//!
+//! - after steps 12-15: "IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15";
+//! - after steps 16-19: "IF COMBAT IS NON-SIMULTANEOUS, GO TO THE
+//!   NON-SIMULTANEOUS COMBAT BREAKDOWN";
+//! - "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and
+//!   proceed to step 37";
+//! - after the first combat: "IF SECOND WARRIOR IS STILL ALIVE, PROCEED".
+//!
+//! A game holds many combats, one after another. Between combats any seat
+//! may start one (step 1). Roles: the attacking player (who announced step
+//! 1), the defending player, "other players" (every other seat, in the
+//! header's seat order) and, once combat is non-simultaneous, the first and
+//! second player.
+//!
+//! # What the reducer checks
+//! - who acts at every step, in the text's order; windows close when every
+//!   player in them has passed in a row, and any play restarts the round;
+//! - a counter only nullifies (it names the seq of an effect of the same
+//!   part of the breakdown, and counters may be countered in turn);
+//!   modifiers (`modify`) are legal only in MODIFY COMBAT RATINGS, saves only
+//!   in ESCAPE WOUNDING, and so on for every kind of effect;
+//! - the special cards listed at the end of the text only in the steps named
+//!   there, and the combat-ending ones only as `end_combat`;
+//! - at step 37, that the cards the table counted are exactly the modifiers
+//!   still standing ("note which cards were countered ... and disregard
+//!   those cards"); at step 44, that each warrior's status follows its
+//!   result unless a save that still stands names it;
+//! - the repeat of steps 2-15, the non-simultaneous branch, the jump to 37.
+//!
+//! # Gaps in the text, and what the reducer does there
+//! The text gives no arithmetic, so combat standings, results and points
+//! are what the table determined, recorded by `resolve` events and checked
+//! only for completeness and consistency. Where the text is silent:
+//! 1. **Who records a determination** (steps 32, 37, 44): the attacking
+//!    player (the first player once non-simultaneous) or a judge; awards at
+//!    45 and 47 by the player awarded or a judge.
+//! 2. **"Combat IMMEDIATELY ends"** while counters exist: a combat-ending
+//!    card can still be countered ("a counter NULLIFIES a just-played
+//!    card"), so once one is played only counters and passes are legal in
+//!    that window; when the part of the breakdown it was played in is over
+//!    and it still stands, the combat goes to step 37.
+//! 3. **Who answers in steps 17, 19, 21, 23, 29, 31**: exactly the players
+//!    the text lists ("Defending player, then others"); the player whose
+//!    card is countered gets no answer there. Steps 25, 27, 39, 41, 43, 46,
+//!    48 say "until all players pass", so everyone is in those windows.
+//! 4. **Conflicting effects**: two strike-order cards that still stand and
+//!    name different first players, two combatant changes that name
+//!    different warriors, two award modifications with different points:
+//!    the reducer stops and waits for a judge's ruling (a `resolve` by a
+//!    judge), rather than pick one.
+//! 5. **A countered battle tactic or warzone**: shown as countered in the
+//!    state; the text gives it no further consequence, and neither does the
+//!    reducer.
+//! 6. **A combat ended by a card in the non-simultaneous breakdown** ends
+//!    the whole combat: after the first combat's step 46 there is no second
+//!    combat.
+//! 7. **Step 42 with no other players** is skipped (an empty window).
+//! 8. **Step 24/26 sacrifice cards**: the player announcing equipment may
+//!    play equipment-usage cards (Ticker, Personal Anti-Personnel Mines,
+//!    Smoke Bomb) before the announcement, which ends the step.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::event::{check_name, ActionType, Header};
+use crate::kernel::{Effect, Ledger, StepRef, View, Violation, Window};
+
+pub const NAME: &str = "doomtrooper";
+pub const VERSION: u64 = 1;
+
+// ---------------------------------------------------------------------------
+// Payloads: the `action` of each event, as the table records it.
+// ---------------------------------------------------------------------------
+
+/// A Doomtrooper action (`type` is the kernel's action type).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    Announce(Announce),
+    Play(Play),
+    /// A card effect that NULLIFIES the effect made by event `target`.
+    Counter { card: String, target: u64 },
+    Pass {},
+    Resolve(Resolve),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Announce {
+    /// Step 1: the actor is the attacking player.
+    Combat { defending_player: String, attacker: String, defender: String },
+    /// Step 2.
+    BattleTactic { tactic: String },
+    /// Step 7: the warzone the defender defends from, or null for none.
+    Warzone {
+        #[serde(default)]
+        warzone: Option<String>,
+    },
+    /// Steps 24 and 26: IN PLAY equipment (relics count as equipment) used.
+    Equipment { items: Vec<String> },
+}
+
+/// A card effect, by what it does (`effect`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "effect", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Play {
+    /// CHANGE COMBATANTS: the new attacker and/or defender.
+    ChangeCombatants {
+        card: String,
+        #[serde(default)]
+        attacker: Option<String>,
+        #[serde(default)]
+        defender: Option<String>,
+    },
+    /// DETERMINE NON-SIMULTANEOUS COMBAT: the seat whose warrior strikes first (null: simultaneous).
+    StrikeOrder {
+        card: String,
+        #[serde(default)]
+        first: Option<String>,
+    },
+    /// END COMBAT, or a COMBAT ENDING CARD where its text allows.
+    EndCombat { card: String },
+    /// DETERMINE EQUIPMENT USAGE: a card used with equipment (e.g. Ticker).
+    Equipment { card: String },
+    /// MODIFY COMBAT RATINGS.
+    Modify { card: String },
+    /// ESCAPE WOUNDING: "save" a wounded or killed warrior.
+    Save { card: String, warrior: String },
+    /// AWARD POINTS: modify the awarding; `points` is the award as the table determined it.
+    ModifyAward { card: String, points: u64 },
+}
+
+/// What the table determined (or, where the game waits for one, a judge's ruling).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Resolve {
+    /// Step 32: each combatant's combat rating.
+    Standing { ratings: Vec<Rating> },
+    /// Step 37: each combatant's result, and the seqs of the modifiers counted.
+    Results { results: Vec<Outcome>, counted: Vec<u64> },
+    /// Step 44: each combatant's status after ESCAPE WOUNDING.
+    Status { status: Vec<Outcome> },
+    /// Steps 45 and 47: points earned by the player awarded.
+    Award { points: u64 },
+    /// Judge's ruling: who strikes first (null: simultaneous).
+    StrikeOrder {
+        #[serde(default)]
+        first: Option<String>,
+    },
+    /// Judge's ruling: the combatants after conflicting changes.
+    Combatants { attacker: String, defender: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rating {
+    pub warrior: String,
+    pub rating: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    pub warrior: String,
+    pub outcome: Fate,
+}
+
+/// What happens to a warrior: at 44, "wounded warriors are rotated, killed
+/// warriors are discarded, and those removed from play are removed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    Unharmed,
+    Wounded,
+    Killed,
+    RemovedFromPlay,
+}
+
+impl Fate {
+    fn alive(self) -> bool {
+        matches!(self, Fate::Unharmed | Fate::Wounded)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The step table.
+// ---------------------------------------------------------------------------
+
+/// Who acts, in the text's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Attacking,
+    Defending,
+    Others,
+    First,
+    Second,
+}
+use Role::*;
+
+/// The headings of the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Section {
+    BattleTactic,
+    Warzone,
+    ChangeCombatants,
+    NonSimultaneous,
+    EndCombat,
+    Equipment,
+    Standing,
+    Modify,
+    Resolve,
+    Escape,
+    Status,
+    Award,
+}
+
+impl Section {
+    fn title(self) -> &'static str {
+        match self {
+            Section::BattleTactic => "ANNOUNCE BATTLE TACTIC",
+            Section::Warzone => "ANNOUNCE WARZONE",
+            Section::ChangeCombatants => "CHANGE COMBATANTS",
+            Section::NonSimultaneous => "DETERMINE NON-SIMULTANEOUS COMBAT",
+            Section::EndCombat => "END COMBAT",
+            Section::Equipment => "DETERMINE EQUIPMENT USAGE",
+            Section::Standing => "DETERMINE COMBAT STANDING",
+            Section::Modify => "MODIFY COMBAT RATINGS",
+            Section::Resolve => "RESOLVE COMBAT",
+            Section::Escape => "ESCAPE WOUNDING",
+            Section::Status => "CHANGE WARRIOR STATUS",
+            Section::Award => "AWARD POINTS",
+        }
+    }
+}
+
+/// Kinds of card effect (`Play`'s `effect`), as the ledger names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    ChangeCombatants,
+    StrikeOrder,
+    EndCombat,
+    Equipment,
+    Modify,
+    Save,
+    ModifyAward,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::ChangeCombatants => "change_combatants",
+            Kind::StrikeOrder => "strike_order",
+            Kind::EndCombat => "end_combat",
+            Kind::Equipment => "equipment",
+            Kind::Modify => "modify",
+            Kind::Save => "save",
+            Kind::ModifyAward => "modify_award",
+        }
+    }
+}
+
+/// Whose effects a counter may answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answers {
+    Any,
+    /// Step 13: "counter Defending player's actions".
+    EffectsOf(Role),
+    /// Step 14: "counter either players' action".
+    Combatants,
+}
+
+/// What one role may do in a window.
+#[derive(Debug, Clone, Copy)]
+enum May {
+    Play(&'static [Kind]),
+    Counter(Answers),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Does {
+    /// The role announces `What`; it may first play the listed effects.
+    Announce(Role, &'static str, &'static [Kind]),
+    /// A window of priority in `order`; `may` says what each role may do.
+    Window(&'static [Role], &'static [(Role, May)]),
+    /// A window of one role, who may play the listed effects ("X may play card effects to ...").
+    Plays(Role, &'static [Kind]),
+    /// The table records what it determined (`resolve` with this `what`).
+    Determine(&'static str),
+    /// The role is awarded points (`resolve` award).
+    Award(Role),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    no: &'static str,
+    section: Section,
+    does: Does,
+}
+
+const fn step(no: &'static str, section: Section, does: Does) -> Step {
+    Step { no, section, does }
+}
+
+const ANY_COUNTER: May = May::Counter(Answers::Any);
+const fn counters(order: &'static [Role]) -> Does {
+    Does::Window(order, &[(Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER), (Second, ANY_COUNTER)])
+}
+const fn plays(role: Role, kinds: &'static [Kind]) -> Does {
+    Does::Plays(role, kinds)
+}
+
+impl Step {
+    /// The window of a window step: its order, and what each role may do.
+    fn window(&self) -> Option<(Vec<Role>, Vec<(Role, May)>)> {
+        match self.does {
+            Does::Window(order, may) => Some((order.to_vec(), may.to_vec())),
+            Does::Plays(role, kinds) => Some((vec![role], vec![(role, May::Play(kinds))])),
+            _ => None,
+        }
+    }
+}
+
+use Section as S;
+const MODIFY: &[Kind] = &[Kind::Modify];
+const SAVE: &[Kind] = &[Kind::Save];
+const END: &[Kind] = &[Kind::EndCombat];
+const ORDER: &[Kind] = &[Kind::StrikeOrder];
+const EQUIP: &[Kind] = &[Kind::Equipment];
+const AWARD_MODS: May = May::Play(&[Kind::ModifyAward]);
+
+/// COMBAT BREAKDOWN, steps 2 to 48 (step 1 starts a combat).
+const MAIN: &[Step] = &[
+    step("2", S::BattleTactic, Does::Announce(Attacking, "battle_tactic", &[])),
+    step("3-6", S::BattleTactic, counters(&[Defending, Attacking, Others])),
+    step("7", S::Warzone, Does::Announce(Defending, "warzone", &[])),
+    step("8-11", S::Warzone, counters(&[Attacking, Defending, Others])),
+    step(
+        "12-15",
+        S::ChangeCombatants,
+        Does::Window(
+            &[Defending, Attacking, Others],
+            &[
+                (Defending, May::Play(&[Kind::ChangeCombatants])),
+                (Defending, ANY_COUNTER),
+                (Attacking, May::Counter(Answers::EffectsOf(Defending))),
+                (Others, May::Counter(Answers::Combatants)),
+            ],
+        ),
+    ),
+    step("16", S::NonSimultaneous, plays(Attacking, ORDER)),
+    step("17", S::NonSimultaneous, counters(&[Defending, Others])),
+    step("18", S::NonSimultaneous, plays(Defending, ORDER)),
+    step("19", S::NonSimultaneous, counters(&[Attacking, Others])),
+    step("20", S::EndCombat, plays(Attacking, END)),
+    step("21", S::EndCombat, counters(&[Defending, Others])),
+    step("22", S::EndCombat, plays(Defending, END)),
+    step("23", S::EndCombat, counters(&[Attacking, Others])),
+    step("24", S::Equipment, Does::Announce(Attacking, "equipment", EQUIP)),
+    step("25", S::Equipment, counters(&[Defending, Others, Attacking])),
+    step("26", S::Equipment, Does::Announce(Defending, "equipment", EQUIP)),
+    step("27", S::Equipment, counters(&[Attacking, Others, Defending])),
+    step("28", S::EndCombat, plays(Attacking, END)),
+    step("29", S::EndCombat, counters(&[Defending, Others])),
+    step("30", S::EndCombat, plays(Defending, END)),
+    step("31", S::EndCombat, counters(&[Attacking, Others])),
+    step("32", S::Standing, Does::Determine("standing")),
+    step(
+        "33-36",
+        S::Modify,
+        Does::Window(
+            &[Attacking, Defending, Others],
+            &[(Attacking, May::Play(MODIFY)), (Defending, May::Play(MODIFY)), (Others, May::Play(MODIFY)), (Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER)],
+        ),
+    ),
+    step("37", S::Resolve, Does::Determine("results")),
+    step("38", S::Escape, plays(Attacking, SAVE)),
+    step("39", S::Escape, counters(&[Defending, Others, Attacking])),
+    step("40", S::Escape, plays(Defending, SAVE)),
+    step("41", S::Escape, counters(&[Attacking, Others, Defending])),
+    step("42", S::Escape, plays(Others, SAVE)),
+    step("43", S::Escape, counters(&[Attacking, Defending, Others])),
+    step("44", S::Status, Does::Determine("status")),
+    step("45", S::Award, Does::Award(Attacking)),
+    step("46", S::Award, Does::Window(&[Defending, Others, Attacking], &[(Defending, AWARD_MODS), (Others, AWARD_MODS), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (Attacking, ANY_COUNTER)])),
+    step("47", S::Award, Does::Award(Defending)),
+    step("48", S::Award, Does::Window(&[Attacking, Others, Defending], &[(Attacking, AWARD_MODS), (Others, AWARD_MODS), (Attacking, ANY_COUNTER), (Others, ANY_COUNTER), (Defending, ANY_COUNTER)])),
+];
+
+const MODIFY_FS: Does = Does::Window(
+    &[First, Second, Others],
+    &[(First, May::Play(MODIFY)), (Second, May::Play(MODIFY)), (Others, May::Play(MODIFY)), (First, ANY_COUNTER), (Second, ANY_COUNTER), (Others, ANY_COUNTER)],
+);
+
+/// NON-SIMULTANEOUS COMBAT BREAKDOWN: END COMBAT and the FIRST COMBAT.
+const FIRST: &[Step] = &[
+    step("20", S::EndCombat, plays(First, END)),
+    step("21", S::EndCombat, counters(&[Second, Others])),
+    step("22", S::EndCombat, plays(Second, END)),
+    step("23", S::EndCombat, counters(&[First, Others])),
+    step("24", S::Equipment, Does::Announce(First, "equipment", EQUIP)),
+    step("25", S::Equipment, counters(&[Second, Others, First])),
+    step("28", S::EndCombat, plays(First, END)),
+    step("29", S::EndCombat, counters(&[Second, Others])),
+    step("30", S::EndCombat, plays(Second, END)),
+    step("31", S::EndCombat, counters(&[First, Others])),
+    step("32", S::Standing, Does::Determine("standing")),
+    step("33-36", S::Modify, MODIFY_FS),
+    step("37", S::Resolve, Does::Determine("results")),
+    step("38", S::Escape, plays(First, SAVE)),
+    step("39", S::Escape, counters(&[Second, Others, First])),
+    step("42", S::Escape, plays(Others, SAVE)),
+    step("43", S::Escape, counters(&[First, Second, Others])),
+    step("44", S::Status, Does::Determine("status")),
+    step("45", S::Award, Does::Award(First)),
+    step("46", S::Award, Does::Window(&[Second, Others, First], &[(Second, AWARD_MODS), (Others, AWARD_MODS), (Second, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER)])),
+];
+
+/// NON-SIMULTANEOUS COMBAT BREAKDOWN: the SECOND COMBAT, "IF SECOND WARRIOR IS STILL ALIVE".
+const SECOND: &[Step] = &[
+    step("24", S::Equipment, Does::Announce(Second, "equipment", EQUIP)),
+    step("25", S::Equipment, counters(&[First, Others, Second])),
+    step("28", S::EndCombat, plays(First, END)),
+    step("29", S::EndCombat, counters(&[Second, Others])),
+    step("30", S::EndCombat, plays(Second, END)),
+    step("31", S::EndCombat, counters(&[First, Others])),
+    step("32", S::Standing, Does::Determine("standing")),
+    step("33-36", S::Modify, MODIFY_FS),
+    step("37", S::Resolve, Does::Determine("results")),
+    step("38", S::Escape, plays(Second, SAVE)),
+    step("39", S::Escape, counters(&[First, Others, Second])),
+    step("42", S::Escape, plays(Others, SAVE)),
+    step("43", S::Escape, counters(&[Second, First, Others])),
+    step("44", S::Status, Does::Determine("status")),
+    step("45", S::Award, Does::Award(Second)),
+    step("46", S::Award, Does::Window(&[First, Others, Second], &[(First, AWARD_MODS), (Others, AWARD_MODS), (First, ANY_COUNTER), (Others, ANY_COUNTER), (Second, ANY_COUNTER)])),
+];
+
+/// "Here are special cards to consider and during which step they are played."
+struct Special {
+    name: &'static str,
+    ends_combat: bool,
+    sections: &'static [Section],
+}
+
+const SPECIAL_CARDS: &[Special] = &[
+    Special { name: "Personal Anti-Personnel Mines", ends_combat: true, sections: &[S::Equipment] },
+    Special { name: "Ticker", ends_combat: false, sections: &[S::Equipment] },
+    Special { name: "Smoke Bomb", ends_combat: true, sections: &[S::Equipment, S::EndCombat] },
+    Special { name: "Medkit", ends_combat: false, sections: &[S::Escape] },
+    Special { name: "Attack Prediction", ends_combat: true, sections: &[S::EndCombat] },
+    Special { name: "Pacifism", ends_combat: true, sections: &[S::EndCombat, S::Modify] },
+    Special { name: "Premonition", ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Body Guard", ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Point Guard", ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Rear Guard", ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Clumsiness", ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Minefield", ends_combat: true, sections: &[S::EndCombat] },
+    Special { name: "Shelter of the Crowd", ends_combat: true, sections: &[S::ChangeCombatants, S::EndCombat] },
+    Special { name: "Turn of Events", ends_combat: false, sections: &[S::Modify] },
+    Special { name: "Ambush", ends_combat: false, sections: &[S::NonSimultaneous] },
+    Special { name: "Surprise Attack", ends_combat: false, sections: &[S::NonSimultaneous] },
+];
+
+/// Card names match the list whatever their case and spacing.
+fn special(card: &str) -> Option<&'static Special> {
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let card = norm(card);
+    SPECIAL_CARDS.iter().find(|s| norm(s.name) == card)
+}
+
+// ---------------------------------------------------------------------------
+// State.
+// ---------------------------------------------------------------------------
+
+/// Which breakdown a combat is following.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// COMBAT BREAKDOWN.
+    Main,
+    /// NON-SIMULTANEOUS COMBAT BREAKDOWN up to the end of the FIRST COMBAT.
+    FirstCombat,
+    /// The SECOND COMBAT.
+    SecondCombat,
+}
+
+impl Part {
+    fn script(self) -> &'static [Step] {
+        match self {
+            Part::Main => MAIN,
+            Part::FirstCombat => FIRST,
+            Part::SecondCombat => SECOND,
+        }
+    }
+}
+
+/// A question the text leaves to a judge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "about")]
+pub enum Pending {
+    /// Standing strike-order cards disagree on who strikes first.
+    StrikeOrder { cards: Vec<u64> },
+    /// Standing combatant changes disagree.
+    Combatants { cards: Vec<u64> },
+    /// Standing award modifications disagree.
+    Award { seat: String, cards: Vec<u64> },
+}
+
+impl Pending {
+    fn what(&self) -> &'static str {
+        match self {
+            Pending::StrikeOrder { .. } => "strike_order",
+            Pending::Combatants { .. } => "combatants",
+            Pending::Award { .. } => "award",
+        }
+    }
+    fn describe(&self) -> String {
+        match self {
+            Pending::StrikeOrder { cards } => format!("strike-order cards {cards:?} still stand and disagree on who strikes first; the text does not say which wins"),
+            Pending::Combatants { cards } => format!("combatant changes {cards:?} still stand and disagree; the text does not say which wins"),
+            Pending::Award { seat, cards } => format!("award modifications {cards:?} for {seat} still stand and disagree; the text does not say which wins"),
+        }
+    }
+}
+
+/// The ordering of strikes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    Simultaneous,
+    NonSimultaneous { first: String, second: String },
+}
+
+/// What one (sub-)combat determined.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Determined {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standing: Option<Vec<Rating>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<Outcome>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Vec<Outcome>>,
+    /// Points finally awarded in this (sub-)combat, by seat.
+    pub points: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Combat {
+    pub number: u64,
+    pub attacking_player: String,
+    pub defending_player: String,
+    pub attacker: String,
+    pub defender: String,
+    pub order: Order,
+    pub part: Part,
+    /// Index into the part's step table.
+    #[serde(skip)]
+    at: usize,
+    pub step: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+    /// Part of the breakdown the effects now played belong to (counters answer only within it).
+    pub scope: u64,
+    /// First scope of the current (sub-)combat: step 37 counts modifiers from here.
+    sub_scope: u64,
+    pub effects: Ledger,
+    /// What each card effect said (new combatants, first player, saved warrior, points).
+    plays: BTreeMap<u64, Play>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battle_tactic: Option<(u64, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warzone: Option<(u64, Option<String>)>,
+    pub equipment: BTreeMap<String, Vec<String>>,
+    /// How many times steps 2-15 were repeated because combatants changed.
+    pub repeats: u64,
+    /// The combat-ending card that ended the combat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<u64>,
+    /// The award being made at 45/47: (seq of the award, points).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    award: Option<(u64, u64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub awaiting_ruling: Option<Pending>,
+    pub first_combat: Determined,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_combat: Option<Determined>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub seats: Vec<String>,
+    pub judges: Vec<String>,
+    pub points: BTreeMap<String, u64>,
+    pub combat: Option<Combat>,
+    /// Finished combats, oldest first.
+    pub finished: Vec<Combat>,
+}
+
+// ---------------------------------------------------------------------------
+// The reducer.
+// ---------------------------------------------------------------------------
+
+pub fn open(header: &Header) -> Result<State, String> {
+    if header.seats.len() < 2 {
+        return Err("Doomtrooper needs at least two seats".into());
+    }
+    Ok(State {
+        seats: header.seat_ids(),
+        judges: header.judges.clone(),
+        points: header.seats.iter().map(|s| (s.id.clone(), 0)).collect(),
+        combat: None,
+        finished: Vec::new(),
+    })
+}
+
+type Refusal = (&'static str, String);
+
+fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
+    Err((rule, message.into()))
+}
+
+impl State {
+    /// Applies one event's action. Pure: the new state, or why not.
+    pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
+        let view = self.view();
+        let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
+            Violation::new(&view, "the payloads in schemas/doomtrooper/action.schema.json", format!("not a Doomtrooper action: {e}"))
+        })?;
+        let mut next = self.clone();
+        next.step(seq, actor, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
+        Ok(next)
+    }
+
+    fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        let Some(combat) = self.combat.as_mut() else {
+            return self.start_combat(seq, actor, action);
+        };
+        let others: Vec<String> = self
+            .seats
+            .iter()
+            .filter(|s| **s != combat.attacking_player && **s != combat.defending_player)
+            .cloned()
+            .collect();
+        let judge = self.judges.iter().any(|j| j == actor);
+        if combat.act(seq, actor, judge, &others, action)? {
+            combat.leave(seq);
+            combat.settle(&others, seq);
+        }
+        if combat.is_over() {
+            let done = self.combat.take().expect("combat");
+            for d in std::iter::once(&done.first_combat).chain(done.second_combat.as_ref()) {
+                for (seat, p) in &d.points {
+                    *self.points.entry(seat.clone()).or_default() += p;
+                }
+            }
+            self.finished.push(done);
+        }
+        Ok(())
+    }
+
+    fn start_combat(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        const RULE: &str = "step 1: Attacking player announces Attacker and Defender";
+        let Action::Announce(Announce::Combat { defending_player, attacker, defender }) = action else {
+            return refuse(RULE, "no combat is under way; the next action is step 1, an announcement of attacker and defender");
+        };
+        if !self.seats.iter().any(|s| s == actor) {
+            return refuse(RULE, format!("{actor} is not a seat; only a player attacks"));
+        }
+        if !self.seats.contains(defending_player) || defending_player == actor {
+            return refuse(RULE, format!("the defending player must be another seat, not {defending_player:?}"));
+        }
+        check_name("attacker", attacker).or_else(|m| refuse(RULE, m))?;
+        check_name("defender", defender).or_else(|m| refuse(RULE, m))?;
+        let mut combat = Combat {
+            number: self.finished.len() as u64 + 1,
+            attacking_player: actor.to_string(),
+            defending_player: defending_player.clone(),
+            attacker: attacker.clone(),
+            defender: defender.clone(),
+            order: Order::Simultaneous,
+            part: Part::Main,
+            at: 0,
+            step: String::new(),
+            window: None,
+            scope: seq,
+            sub_scope: seq,
+            effects: Ledger::default(),
+            plays: BTreeMap::new(),
+            battle_tactic: None,
+            warzone: None,
+            equipment: BTreeMap::new(),
+            repeats: 0,
+            ended_by: None,
+            award: None,
+            awaiting_ruling: None,
+            first_combat: Determined::default(),
+            second_combat: None,
+        };
+        let others: Vec<String> = self.seats.iter().filter(|s| *s != actor && *s != defending_player).cloned().collect();
+        combat.settle(&others, seq);
+        self.combat = Some(combat);
+        Ok(())
+    }
+
+    /// Where the game is, who may act, what is legal.
+    pub fn view(&self) -> View {
+        let Some(c) = &self.combat else {
+            return View {
+                step: StepRef {
+                    number: "1".into(),
+                    title: "ANNOUNCE ATTACKER AND DEFENDER".into(),
+                    reference: "Doomtrooper step 1".into(),
+                },
+                may_act: self.seats.clone(),
+                legal: vec![ActionType::Announce],
+                awaiting_ruling: None,
+            };
+        };
+        let s = c.current();
+        let part = match c.part {
+            Part::Main => String::new(),
+            Part::FirstCombat => "non-simultaneous breakdown, first combat, ".into(),
+            Part::SecondCombat => "non-simultaneous breakdown, second combat, ".into(),
+        };
+        let plural = if s.no.contains('-') { "steps" } else { "step" };
+        let step = StepRef {
+            number: s.no.into(),
+            title: s.section.title().into(),
+            reference: format!("Doomtrooper {part}{plural} {} ({})", s.no, s.section.title()),
+        };
+        if let Some(p) = &c.awaiting_ruling {
+            return View { step, may_act: self.judges.clone(), legal: vec![ActionType::Resolve], awaiting_ruling: Some(p.describe()) };
+        }
+        let others: Vec<String> = self.seats.iter().filter(|x| **x != c.attacking_player && **x != c.defending_player).cloned().collect();
+        let (may_act, legal) = match s.does {
+            Does::Announce(role, _, kinds) => {
+                let mut legal = vec![ActionType::Announce];
+                if !kinds.is_empty() {
+                    legal.push(ActionType::Play);
+                }
+                (c.seats(role, &others), legal)
+            }
+            Does::Window(..) | Does::Plays(..) => {
+                let (_, may) = s.window().expect("window step");
+                let holder = c.window.as_ref().and_then(|w| w.holder()).map(str::to_string);
+                let mut legal = BTreeSet::new();
+                if let Some(h) = &holder {
+                    legal.insert(ActionType::Pass);
+                    for (role, m) in &may {
+                        if c.seats(*role, &others).contains(h) {
+                            legal.insert(match m {
+                                May::Play(_) => ActionType::Play,
+                                May::Counter(_) => ActionType::Counter,
+                            });
+                        }
+                    }
+                }
+                (holder.into_iter().collect(), legal.into_iter().collect())
+            }
+            Does::Determine(_) => {
+                let mut who = vec![c.recorder().to_string()];
+                who.extend(self.judges.iter().cloned());
+                (who, vec![ActionType::Resolve])
+            }
+            Does::Award(role) => {
+                let mut who = c.seats(role, &others);
+                who.extend(self.judges.iter().cloned());
+                (who, vec![ActionType::Resolve])
+            }
+        };
+        View { step, may_act, legal, awaiting_ruling: None }
+    }
+}
+
+impl Combat {
+    fn current(&self) -> Step {
+        self.part.script()[self.at]
+    }
+
+    fn seats(&self, role: Role, others: &[String]) -> Vec<String> {
+        let (first, second) = match &self.order {
+            Order::NonSimultaneous { first, second } => (first.clone(), second.clone()),
+            Order::Simultaneous => (self.attacking_player.clone(), self.defending_player.clone()),
+        };
+        match role {
+            Attacking => vec![self.attacking_player.clone()],
+            Defending => vec![self.defending_player.clone()],
+            Others => others.to_vec(),
+            First => vec![first],
+            Second => vec![second],
+        }
+    }
+
+    /// Who records what the table determined (gap 1).
+    fn recorder(&self) -> &str {
+        match &self.order {
+            Order::NonSimultaneous { first, .. } => first,
+            Order::Simultaneous => &self.attacking_player,
+        }
+    }
+
+    fn warrior_of(&self, seat: &str) -> &str {
+        if seat == self.attacking_player { &self.attacker } else { &self.defender }
+    }
+
+    fn determined(&mut self) -> &mut Determined {
+        match self.part {
+            Part::SecondCombat => self.second_combat.get_or_insert_with(Determined::default),
+            _ => &mut self.first_combat,
+        }
+    }
+
+    /// Sets up the current step: a window opens with its players in order.
+    fn enter(&mut self, others: &[String], seq: u64) {
+        let s = self.current();
+        self.step = s.no.to_string();
+        let prev_section = self.at.checked_sub(1).map(|i| self.part.script()[i].section);
+        if prev_section != Some(s.section) {
+            // A new part of the breakdown: counters answer only within it.
+            self.scope = seq;
+        }
+        self.window = s.window().map(|(order, _)| Window::new(order.iter().flat_map(|r| self.seats(*r, others)).collect()));
+    }
+
+    /// Applies the action to the current step; true when the step is complete.
+    fn act(&mut self, seq: u64, actor: &str, judge: bool, others: &[String], action: &Action) -> Result<bool, Refusal> {
+        if let Some(pending) = self.awaiting_ruling.clone() {
+            return self.rule(actor, judge, &pending, action, others, seq);
+        }
+        let s = self.current();
+        match s.does {
+            Does::Announce(role, what, kinds) => {
+                let who = self.seats(role, others);
+                if !who.iter().any(|w| w == actor) {
+                    return refuse(rule_text(s), format!("only {} acts at this step, not {actor}", who.join(", ")));
+                }
+                match action {
+                    Action::Announce(a) => self.announce(seq, actor, what, a, s).map(|()| true),
+                    Action::Play(p) if !kinds.is_empty() => self.play(seq, actor, p, kinds, s).map(|()| false),
+                    _ => refuse(rule_text(s), format!("the step's action is an announcement ({what})")),
+                }
+            }
+            Does::Window(..) | Does::Plays(..) => {
+                let (_, may) = s.window().expect("window step");
+                let holder = self.window.as_ref().and_then(|w| w.holder()).unwrap_or_default().to_string();
+                if holder != actor {
+                    return refuse(rule_text(s), format!("it is {holder}'s turn to act or pass, not {actor}'s"));
+                }
+                let mine: Vec<May> = may.iter().filter(|(r, _)| self.seats(*r, others).iter().any(|x| x == actor)).map(|(_, m)| *m).collect();
+                match action {
+                    Action::Pass {} => {
+                        self.window.as_mut().expect("window").pass();
+                        Ok(self.window.as_ref().is_some_and(Window::is_closed))
+                    }
+                    Action::Play(p) => {
+                        let kinds: Vec<Kind> = mine.iter().flat_map(|m| match m { May::Play(k) => k.to_vec(), _ => vec![] }).collect();
+                        if kinds.is_empty() {
+                            return refuse(rule_text(s), format!("{actor} may not play card effects here, only counter or pass"));
+                        }
+                        self.play(seq, actor, p, &kinds, s)?;
+                        self.window.as_mut().expect("window").played();
+                        Ok(false)
+                    }
+                    Action::Counter { card, target } => {
+                        let Some(answers) = mine.iter().find_map(|m| match m { May::Counter(a) => Some(*a), _ => None }) else {
+                            return refuse(rule_text(s), format!("{actor} may not counter here"));
+                        };
+                        self.counter(seq, actor, card, *target, answers, others, s)?;
+                        self.window.as_mut().expect("window").played();
+                        Ok(false)
+                    }
+                    _ => refuse(rule_text(s), "in this window a player plays, counters or passes"),
+                }
+            }
+            Does::Determine(what) => {
+                if actor != self.recorder() && !judge {
+                    return refuse("gap 1 (module docs): the attacking player (first player once non-simultaneous) or a judge records what the table determined", format!("{actor} may not record this determination"));
+                }
+                match action {
+                    Action::Resolve(r) => self.determine(what, r, s).map(|()| true),
+                    _ => refuse(rule_text(s), format!("this step is recorded as a resolve ({what})")),
+                }
+            }
+            Does::Award(role) => {
+                let who = self.seats(role, others);
+                if !who.iter().any(|w| w == actor) && !judge {
+                    return refuse(rule_text(s), format!("the award is recorded by {} (or a judge), not {actor}", who.join(", ")));
+                }
+                match action {
+                    Action::Resolve(Resolve::Award { points }) => {
+                        self.award = Some((seq, *points));
+                        self.effects.push(Effect { seq, seat: who[0].clone(), card: None, kind: "award".into(), counters: None, scope: self.scope });
+                        Ok(true)
+                    }
+                    _ => refuse(rule_text(s), "this step is recorded as a resolve (award) with the points earned"),
+                }
+            }
+        }
+    }
+
+    fn announce(&mut self, seq: u64, actor: &str, what: &str, a: &Announce, s: Step) -> Result<(), Refusal> {
+        let effect = |kind: &str| Effect { seq, seat: actor.to_string(), card: None, kind: kind.into(), counters: None, scope: self.scope };
+        match (what, a) {
+            ("battle_tactic", Announce::BattleTactic { tactic }) => {
+                check_name("battle tactic", tactic).or_else(|m| refuse(rule_text(s), m))?;
+                self.effects.push(effect("battle_tactic"));
+                self.battle_tactic = Some((seq, tactic.clone()));
+            }
+            ("warzone", Announce::Warzone { warzone }) => {
+                if let Some(w) = warzone {
+                    check_name("warzone", w).or_else(|m| refuse(rule_text(s), m))?;
+                }
+                self.effects.push(effect("warzone"));
+                self.warzone = Some((seq, warzone.clone()));
+            }
+            ("equipment", Announce::Equipment { items }) => {
+                for i in items {
+                    check_name("equipment", i).or_else(|m| refuse(rule_text(s), m))?;
+                }
+                self.effects.push(effect("equipment_used"));
+                self.equipment.insert(actor.to_string(), items.clone());
+            }
+            _ => return refuse(rule_text(s), format!("this step announces {what}")),
+        }
+        Ok(())
+    }
+
+    fn play(&mut self, seq: u64, actor: &str, p: &Play, allowed: &[Kind], s: Step) -> Result<(), Refusal> {
+        let (card, kind) = match p {
+            Play::ChangeCombatants { card, attacker, defender } => {
+                if attacker.is_none() && defender.is_none() {
+                    return refuse(rule_text(s), "a change of combatants names the new attacker, defender or both");
+                }
+                for w in attacker.iter().chain(defender) {
+                    check_name("warrior", w).or_else(|m| refuse(rule_text(s), m))?;
+                }
+                (card, Kind::ChangeCombatants)
+            }
+            Play::StrikeOrder { card, first } => {
+                if let Some(f) = first {
+                    if *f != self.attacking_player && *f != self.defending_player {
+                        return refuse(rule_text(s), format!("the first player must be the attacking or defending player, not {f}"));
+                    }
+                }
+                (card, Kind::StrikeOrder)
+            }
+            Play::EndCombat { card } => (card, Kind::EndCombat),
+            Play::Equipment { card } => (card, Kind::Equipment),
+            Play::Modify { card } => (card, Kind::Modify),
+            Play::Save { card, warrior } => {
+                let harmed = self.determined().results.clone().unwrap_or_default();
+                if !harmed.iter().any(|o| o.warrior == *warrior && o.outcome != Fate::Unharmed) {
+                    return refuse("step 38: card effects \"save\" wounded and/or killed warriors", format!("{warrior} was not wounded, killed or removed in this combat"));
+                }
+                (card, Kind::Save)
+            }
+            Play::ModifyAward { card, .. } => (card, Kind::ModifyAward),
+        };
+        check_name("card", card).or_else(|m| refuse(rule_text(s), m))?;
+        if let Some(ending) = self.ending_card() {
+            return refuse(
+                "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37",
+                format!("the combat-ending card played at seq {ending} still stands: only counters to it, or passes, are legal now"),
+            );
+        }
+        match special(card) {
+            Some(sp) => {
+                if !sp.sections.contains(&s.section) {
+                    let named: Vec<_> = sp.sections.iter().map(|x| x.title()).collect();
+                    return refuse("special cards at the end of the text", format!("{} is played during {} only, and this is {}", sp.name, named.join(" or "), s.section.title()));
+                }
+                if sp.ends_combat != (kind == Kind::EndCombat) {
+                    let should = if sp.ends_combat { "is a COMBAT ENDING CARD: play it as end_combat" } else { "is not a combat-ending card" };
+                    return refuse("special cards at the end of the text", format!("{} {should}", sp.name));
+                }
+                if !sp.ends_combat && !allowed.contains(&kind) {
+                    return refuse(rule_text(s), format!("{actor} may not play a {} effect here", kind.name()));
+                }
+            }
+            None if !allowed.contains(&kind) => {
+                let rule = match kind {
+                    Kind::Modify => "Cards which modify are played in the COMBAT MODIFICATION STEP",
+                    _ => rule_text(s),
+                };
+                let may: Vec<_> = allowed.iter().map(|k| k.name()).collect();
+                return refuse(rule, format!("a {} effect is not legal here; {actor} may play: {}", kind.name(), may.join(", ")));
+            }
+            None => {}
+        }
+        self.effects.push(Effect { seq, seat: actor.to_string(), card: Some(card.clone()), kind: kind.name().into(), counters: None, scope: self.scope });
+        self.plays.insert(seq, p.clone());
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn counter(&mut self, seq: u64, actor: &str, card: &str, target: u64, answers: Answers, others: &[String], s: Step) -> Result<(), Refusal> {
+        const RULE: &str = "the term \"counter\" refers to cards which NULLIFY a just-played card";
+        check_name("card", card).or_else(|m| refuse(RULE, m))?;
+        let Some(t) = self.effects.get(target).cloned() else {
+            return refuse(RULE, format!("seq {target} is not a card effect of this combat that can be countered"));
+        };
+        if t.scope != self.scope {
+            return refuse(RULE, format!("seq {target} belongs to an earlier part of the breakdown; a counter answers a just-played card of {}", s.section.title()));
+        }
+        if let Some(sp) = special(card) {
+            if !sp.sections.contains(&s.section) {
+                return refuse("special cards at the end of the text", format!("{} is not played during {}", sp.name, s.section.title()));
+            }
+        }
+        match answers {
+            Answers::Any => {}
+            Answers::EffectsOf(role) => {
+                if !self.seats(role, others).contains(&t.seat) {
+                    return refuse("step 13: Attacking player may play card effects to counter Defending player's actions", format!("seq {target} is not the defending player's"));
+                }
+            }
+            Answers::Combatants => {
+                if t.seat != self.attacking_player && t.seat != self.defending_player {
+                    return refuse("step 14: Other players may play card effects to counter either players' action", format!("seq {target} is not the attacking or defending player's"));
+                }
+            }
+        }
+        self.effects.push(Effect { seq, seat: actor.to_string(), card: Some(card.to_string()), kind: "counter".into(), counters: Some(target), scope: self.scope });
+        Ok(())
+    }
+
+    /// A standing combat-ending card of the current part of the breakdown.
+    fn ending_card(&self) -> Option<u64> {
+        self.effects.standing_of(Kind::EndCombat.name(), Some(self.scope)).map(|e| e.seq).next()
+    }
+
+    fn determine(&mut self, what: &str, r: &Resolve, s: Step) -> Result<(), Refusal> {
+        let warriors: BTreeSet<&str> = [self.attacker.as_str(), self.defender.as_str()].into();
+        let names = |list: Vec<&str>| -> Result<(), Refusal> {
+            let set: BTreeSet<&str> = list.iter().copied().collect();
+            if set.len() != list.len() || set != warriors {
+                return refuse(rule_text(s), format!("name each combatant ({}) exactly once", warriors.iter().copied().collect::<Vec<_>>().join(", ")));
+            }
+            Ok(())
+        };
+        match (what, r) {
+            ("standing", Resolve::Standing { ratings }) => {
+                names(ratings.iter().map(|x| x.warrior.as_str()).collect())?;
+                self.determined().standing = Some(ratings.clone());
+            }
+            ("results", Resolve::Results { results, counted }) => {
+                names(results.iter().map(|x| x.warrior.as_str()).collect())?;
+                let sub = self.sub_scope;
+                let standing: BTreeSet<u64> = self.effects.effects.iter().filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub).map(|e| e.seq).filter(|q| self.effects.stands(*q)).collect();
+                let counted_set: BTreeSet<u64> = counted.iter().copied().collect();
+                if counted_set.len() != counted.len() || counted_set != standing {
+                    let countered: Vec<u64> = self.effects.effects.iter().filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub && !standing.contains(&e.seq)).map(|e| e.seq).collect();
+                    return refuse(
+                        "step 37: Note which cards were countered by card effects and disregard those cards",
+                        format!("the modifiers that still stand are {standing:?} (countered, to disregard: {countered:?}); counted {counted:?}"),
+                    );
+                }
+                self.determined().results = Some(results.clone());
+            }
+            ("status", Resolve::Status { status }) => {
+                names(status.iter().map(|x| x.warrior.as_str()).collect())?;
+                let results = self.determined().results.clone().unwrap_or_default();
+                let scope = self.scope;
+                let saved: BTreeSet<String> = self
+                    .effects
+                    .standing_of(Kind::Save.name(), Some(scope))
+                    .filter_map(|e| match self.plays.get(&e.seq) {
+                        Some(Play::Save { warrior, .. }) => Some(warrior.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                for o in status {
+                    let result = results.iter().find(|r| r.warrior == o.warrior).map(|r| r.outcome);
+                    if result != Some(o.outcome) && !saved.contains(&o.warrior) {
+                        return refuse(
+                            "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed",
+                            format!("{} was {:?} at step 37 and no save that still stands names it, so its status cannot be {:?}", o.warrior, result.unwrap_or(Fate::Unharmed), o.outcome),
+                        );
+                    }
+                }
+                self.determined().status = Some(status.clone());
+            }
+            _ => return refuse(rule_text(s), format!("this step is recorded as a resolve ({what})")),
+        }
+        Ok(())
+    }
+
+}
+
+// ---------------------------------------------------------------------------
+// Moving through the breakdown.
+// ---------------------------------------------------------------------------
+
+impl Combat {
+    fn is_over(&self) -> bool {
+        self.at >= self.part.script().len()
+    }
+
+    fn goto(&mut self, no: &str) {
+        self.at = self.part.script().iter().position(|s| s.no == no).expect("step in script");
+    }
+
+    /// Enters the current step; an empty window (no "other players") is
+    /// complete at once, so moves on through it.
+    fn settle(&mut self, others: &[String], seq: u64) {
+        while self.awaiting_ruling.is_none() && !self.is_over() {
+            self.enter(others, seq);
+            if !self.window.as_ref().is_some_and(Window::is_closed) {
+                return;
+            }
+            self.leave(seq);
+        }
+        if self.is_over() {
+            self.window = None;
+        }
+    }
+
+    /// The current step is complete: where does the text go next?
+    fn leave(&mut self, seq: u64) {
+        let s = self.current();
+        let script = self.part.script();
+        let section_over = script.get(self.at + 1).is_none_or(|n| n.section != s.section);
+        // "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37" (gap 2).
+        if section_over && self.ended_by.is_none() && s.section != Section::Resolve {
+            if let Some(card) = self.ending_card() {
+                self.ended_by = Some(card);
+                self.goto("37");
+                return;
+            }
+        }
+        match (self.part, s.no) {
+            // "IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15."
+            (Part::Main, "12-15") => {
+                let changes: Vec<u64> = self.effects.standing_of(Kind::ChangeCombatants.name(), Some(self.scope)).map(|e| e.seq).collect();
+                let (mut attackers, mut defenders) = (BTreeSet::new(), BTreeSet::new());
+                for q in &changes {
+                    if let Some(Play::ChangeCombatants { attacker, defender, .. }) = self.plays.get(q) {
+                        attackers.extend(attacker.clone());
+                        defenders.extend(defender.clone());
+                    }
+                }
+                if attackers.len() > 1 || defenders.len() > 1 {
+                    self.awaiting_ruling = Some(Pending::Combatants { cards: changes });
+                    return;
+                }
+                let attacker = attackers.pop_first().unwrap_or_else(|| self.attacker.clone());
+                let defender = defenders.pop_first().unwrap_or_else(|| self.defender.clone());
+                self.change_combatants(attacker, defender);
+            }
+            // "IF COMBAT IS NON-SIMULTANEOUS, GO TO THE NON-SIMULTANEOUS COMBAT BREAKDOWN."
+            (Part::Main, "19") => {
+                let cards: Vec<u64> = self.effects.standing_of(Kind::StrikeOrder.name(), Some(self.scope)).map(|e| e.seq).collect();
+                let firsts: BTreeSet<Option<String>> = cards
+                    .iter()
+                    .filter_map(|q| match self.plays.get(q) {
+                        Some(Play::StrikeOrder { first, .. }) => Some(first.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                if firsts.len() > 1 {
+                    self.awaiting_ruling = Some(Pending::StrikeOrder { cards });
+                    return;
+                }
+                self.set_order(firsts.into_iter().next().flatten());
+            }
+            (_, "46" | "48") => {
+                let (award_seq, points) = self.award.take().expect("award made before its window");
+                let seat = self.effects.get(award_seq).expect("award effect").seat.clone();
+                let cards: Vec<u64> = self.effects.standing_of(Kind::ModifyAward.name(), Some(self.scope)).map(|e| e.seq).collect();
+                let modified: BTreeSet<u64> = cards
+                    .iter()
+                    .filter_map(|q| match self.plays.get(q) {
+                        Some(Play::ModifyAward { points, .. }) => Some(*points),
+                        _ => None,
+                    })
+                    .collect();
+                if !self.effects.stands(award_seq) {
+                    self.give_points(&seat, 0, seq);
+                } else if modified.len() > 1 {
+                    self.award = Some((award_seq, points));
+                    self.awaiting_ruling = Some(Pending::Award { seat, cards });
+                } else {
+                    let points = modified.into_iter().next().unwrap_or(points);
+                    self.give_points(&seat, points, seq);
+                }
+            }
+            _ => self.at += 1,
+        }
+    }
+
+    fn change_combatants(&mut self, attacker: String, defender: String) {
+        if attacker == self.attacker && defender == self.defender {
+            self.at += 1;
+        } else {
+            self.attacker = attacker;
+            self.defender = defender;
+            self.repeats += 1;
+            self.goto("2");
+        }
+    }
+
+    fn set_order(&mut self, first: Option<String>) {
+        match first {
+            None => self.at += 1,
+            Some(first) => {
+                let second = if first == self.attacking_player { self.defending_player.clone() } else { self.attacking_player.clone() };
+                self.order = Order::NonSimultaneous { first, second };
+                self.part = Part::FirstCombat;
+                self.at = 0;
+            }
+        }
+    }
+
+    /// The award is final: credit it, then move on ("IF SECOND WARRIOR IS STILL ALIVE, PROCEED").
+    fn give_points(&mut self, seat: &str, points: u64, seq: u64) {
+        *self.determined().points.entry(seat.to_string()).or_default() += points;
+        if self.part != Part::FirstCombat {
+            self.at += 1;
+            return;
+        }
+        let Order::NonSimultaneous { second, .. } = &self.order else { unreachable!("first combat is non-simultaneous") };
+        let second_warrior = self.warrior_of(second).to_string();
+        let alive = self
+            .first_combat
+            .status
+            .iter()
+            .flatten()
+            .find(|o| o.warrior == second_warrior)
+            .is_none_or(|o| o.outcome.alive());
+        if alive && self.ended_by.is_none() {
+            self.part = Part::SecondCombat;
+            self.at = 0;
+            self.sub_scope = seq;
+        } else {
+            self.at = self.part.script().len();
+        }
+    }
+
+    /// A judge answers what the text leaves open (gap 4).
+    fn rule(&mut self, actor: &str, judge: bool, pending: &Pending, action: &Action, others: &[String], seq: u64) -> Result<bool, Refusal> {
+        const RULE: &str = "the text is silent here (module docs, gap 4): the game waits for a judge's ruling";
+        if !judge {
+            return refuse(RULE, format!("{actor} is not a judge; {}", pending.describe()));
+        }
+        match (pending, action) {
+            (Pending::StrikeOrder { .. }, Action::Resolve(Resolve::StrikeOrder { first })) => {
+                if let Some(f) = first {
+                    if *f != self.attacking_player && *f != self.defending_player {
+                        return refuse(RULE, format!("the first player must be the attacking or defending player, not {f}"));
+                    }
+                }
+                self.awaiting_ruling = None;
+                self.set_order(first.clone());
+            }
+            (Pending::Combatants { .. }, Action::Resolve(Resolve::Combatants { attacker, defender })) => {
+                check_name("warrior", attacker).or_else(|m| refuse(RULE, m))?;
+                check_name("warrior", defender).or_else(|m| refuse(RULE, m))?;
+                self.awaiting_ruling = None;
+                self.change_combatants(attacker.clone(), defender.clone());
+            }
+            (Pending::Award { seat, .. }, Action::Resolve(Resolve::Award { points })) => {
+                self.awaiting_ruling = None;
+                self.award = None;
+                self.give_points(&seat.clone(), *points, seq);
+            }
+            _ => return refuse(RULE, format!("the ruling awaited is a resolve with \"what\": \"{}\"", pending.what())),
+        }
+        self.settle(others, seq);
+        Ok(false)
+    }
+}
+
+/// The text of each step, quoted in refusals.
+fn rule_text(s: Step) -> &'static str {
+    match s.no {
+        "2" => "step 2: Attacking player announces Battle Tactic",
+        "3-6" => "steps 3-6: Defending player, then attacking player, then other players may play card effects to counter; continue until all players pass",
+        "7" => "step 7: Defending player announces if Defender will defend from a Warzone, and which one",
+        "8-11" => "steps 8-11: Attacking player, then defending player, then other players may play card effects to counter; continue until all players pass",
+        "12-15" => "steps 12-15: Defending player may play card effects to change Attacker and/or Defender; Attacking player may counter Defending player's actions; other players may counter either players' action; continue until all players pass",
+        "16" | "18" => "steps 16/18: the player named may play card effects to alter strike order",
+        "17" | "19" => "steps 17/19: the other combatant, then others, may play card effects to counter",
+        "20" | "22" | "28" | "30" => "END COMBAT: the player named may play card effects to End Combat",
+        "21" | "23" | "29" | "31" => "END COMBAT: the player named, then others, may play card effects to counter",
+        "24" | "26" => "steps 24/26: the player named announces which IN PLAY Equipment will be used",
+        "25" | "27" => "steps 25/27: the other players counter and continue until all players pass",
+        "32" => "step 32: Determine combat standing",
+        "33-36" => "steps 33-36: players play card effects to modify combat, in order, until all players pass",
+        "37" => "step 37: Determine final combat standings based on the cumulative effects of all cards played",
+        "38" | "40" | "42" => "ESCAPE WOUNDING: the player named may play card effects to \"save\" wounded and/or killed warriors",
+        "39" | "41" | "43" => "ESCAPE WOUNDING: players may play card effects to counter, in order, until all players pass",
+        "44" => "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed",
+        "45" | "47" => "steps 45/47: the player named is awarded any points earned",
+        "46" | "48" => "steps 46/48: the other players may counter or modify the awarding; continue until all players pass",
+        _ => "the combat breakdown",
+    }
+}

@@ -1,0 +1,23 @@
+//! JSON Schema for the event envelope, the header and every ruleset's
+//! payloads, generated from the Rust types that parse them, so the schema
+//! cannot drift from the code (a test checks the committed files).
+
+use schemars::schema_for;
+use serde_json::Value;
+
+use crate::event::{Event, Header};
+use crate::rules::doomtrooper;
+
+/// (path under schemas/, schema) for every committed schema file.
+pub fn all() -> Vec<(&'static str, Value)> {
+    vec![
+        ("event.schema.json", serde_json::to_value(schema_for!(Event)).expect("schema")),
+        ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
+        ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
+    ]
+}
+
+/// The schema text as committed (pretty, with a final newline).
+pub fn render(schema: &Value) -> String {
+    serde_json::to_string_pretty(schema).expect("schema") + "\n"
+}

@@ -1,0 +1,70 @@
+//! The store: append-only streams of canonical event bytes, one per game.
+//!
+//! The trait is small on purpose: a backend keeps bytes in order and makes
+//! them durable; everything about what the bytes mean (hashes, links,
+//! rules) is checked above it, in `record`, and again here on the way in
+//! and out (TigerBeetle style: assert on both sides of the boundary).
+//! `sled` (the embedded default) is the only backend so far.
+
+pub mod sled;
+
+use crate::event::{Event, EventError, Link};
+
+pub use self::sled::SledStore;
+
+/// The head of a stream: its last event.
+pub type Head = Link;
+
+/// Why an append did not happen. A conflict (someone else appended first)
+/// is distinct from an I/O failure: the caller re-reads and decides.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    #[error("conflict: expected to append seq {expected}, but the stream's next seq is {next}")]
+    Conflict { expected: u64, next: u64, head: Option<Head> },
+    #[error("game {0:?} already exists")]
+    Exists(String),
+    #[error("game {0:?} does not exist")]
+    NoSuchGame(String),
+    #[error("refused by the store: {0}")]
+    Invalid(#[from] EventError),
+    #[error("store I/O error: {0}")]
+    Io(String),
+}
+
+/// Why a read did not return an event.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("game {0:?} does not exist")]
+    NoSuchGame(String),
+    #[error("stored event seq {seq} is broken: {why}")]
+    Corrupt { seq: u64, why: EventError },
+    #[error("store I/O error: {0}")]
+    Io(String),
+}
+
+/// A backend that keeps each game's events in order, durably.
+pub trait Store: Send + Sync {
+    /// Names of all games, sorted.
+    fn games(&self) -> Result<Vec<String>, ReadError>;
+
+    /// The last event of `game`, or None if the game does not exist.
+    fn head(&self, game: &str) -> Result<Option<Head>, ReadError>;
+
+    /// Events of `game` from `from` on, in order, each verified (hash, and
+    /// link to the one before it within this read).
+    fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError>;
+
+    /// Appends `event` (already sealed; `bytes` its canonical JSON) if and
+    /// only if it is the next event of the stream: seq = head + 1 and prev =
+    /// head's hash (seq 0 creates the game). Returns only once durable.
+    fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError>;
+
+    /// One event by seq.
+    fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
+        let mut events = self.read(game, seq)?;
+        events.next().transpose()
+    }
+}
+
+/// An iterator over verified events.
+pub type Events<'a> = Box<dyn Iterator<Item = Result<Event, ReadError>> + 'a>;

@@ -1,0 +1,206 @@
+//! The embedded default store, on sled 0.34.
+//!
+//! Layout: one sled tree per game, named `game/<name>`, key = seq as 8
+//! big-endian bytes (so key order is seq order), value = the event's exact
+//! canonical JSON bytes, the bytes that were hashed. A game exists when its
+//! tree holds event 0.
+//!
+//! Write path (see ARCHITECTURE.md): check seq and prev against the tree's
+//! last entry, `compare_and_swap(key, None, bytes)` so that two writers of
+//! the same seq cannot both succeed (no fork), `flush()`, then `fdatasync`
+//! on sled's log file. sled's own flush ends in `sync_file_range`, which
+//! does not promise durability against power loss; the `sync_data` call
+//! here does. Only then does `append` return Ok.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::{AppendError, Events, Head, ReadError, Store};
+use crate::event::{check_link, decode, Event, Link};
+
+const TREE_PREFIX: &str = "game/";
+
+/// sled stores a node larger than segment_size / 4 as a separate blob file,
+/// which it never syncs. 8 MiB segments put that threshold at 2 MiB, far
+/// above any leaf arbiter can build (sled splits leaves above 16 entries,
+/// events are at most `MAX_EVENT_BYTES`), so every event lives in `db`.
+const SEGMENT_SIZE: usize = 8 * 1024 * 1024;
+
+pub struct SledStore {
+    db: sled::Db,
+    dir: PathBuf,
+    /// sled's log file, kept open so each durable append is one fdatasync.
+    log: File,
+    /// Serialises the sync step, so concurrent appends share syncs rather
+    /// than queue one fdatasync each behind another.
+    sync: Mutex<()>,
+}
+
+impl SledStore {
+    pub fn open(dir: &Path) -> Result<SledStore, ReadError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .segment_size(SEGMENT_SIZE)
+            .open()
+            .map_err(|e| ReadError::Io(format!("cannot open store at {}: {e}", dir.display())))?;
+        let log = File::open(dir.join("db"))
+            .map_err(|e| ReadError::Io(format!("cannot open {}: {e}", dir.join("db").display())))?;
+        // The directory entry of a new store must be durable too.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(SledStore { db, dir: dir.to_path_buf(), log, sync: Mutex::new(()) })
+    }
+
+    fn tree(&self, game: &str) -> Result<sled::Tree, String> {
+        self.db.open_tree(format!("{TREE_PREFIX}{game}")).map_err(|e| e.to_string())
+    }
+
+    fn existing_tree(&self, game: &str) -> Result<sled::Tree, ReadError> {
+        let name = format!("{TREE_PREFIX}{game}");
+        let exists = self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes());
+        if !exists {
+            return Err(ReadError::NoSuchGame(game.to_string()));
+        }
+        let tree = self.tree(game).map_err(ReadError::Io)?;
+        if tree.is_empty() {
+            return Err(ReadError::NoSuchGame(game.to_string()));
+        }
+        Ok(tree)
+    }
+
+    /// Makes everything written so far durable: sled flush, then fdatasync
+    /// of its log file (and of any blob file, which sled never syncs).
+    fn make_durable(&self) -> Result<(), AppendError> {
+        let _guard = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+        self.db.flush().map_err(|e| AppendError::Io(format!("flush failed: {e}")))?;
+        self.log.sync_data().map_err(|e| AppendError::Io(format!("fdatasync failed: {e}")))?;
+        let blobs = self.dir.join("blobs");
+        if let Ok(entries) = std::fs::read_dir(&blobs) {
+            let mut any = false;
+            for entry in entries.flatten() {
+                any = true;
+                File::open(entry.path())
+                    .and_then(|f| f.sync_data())
+                    .map_err(|e| AppendError::Io(format!("sync of blob failed: {e}")))?;
+            }
+            if any {
+                File::open(&blobs)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| AppendError::Io(format!("sync of blobs dir failed: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn key(seq: u64) -> [u8; 8] {
+    seq.to_be_bytes()
+}
+
+fn decode_stored(seq: u64, bytes: &[u8]) -> Result<Event, ReadError> {
+    let corrupt = |why| ReadError::Corrupt { seq, why };
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| corrupt(crate::event::EventError::Malformed("not UTF-8".into())))?;
+    let (event, canonical) = decode(text).map_err(corrupt)?;
+    if canonical != bytes {
+        return Err(corrupt(crate::event::EventError::Malformed("stored bytes are not canonical".into())));
+    }
+    if event.seq != seq {
+        return Err(corrupt(crate::event::EventError::Seq { expected: seq, found: event.seq }));
+    }
+    Ok(event)
+}
+
+impl Store for SledStore {
+    fn games(&self) -> Result<Vec<String>, ReadError> {
+        let mut names = Vec::new();
+        for raw in self.db.tree_names() {
+            let Ok(name) = std::str::from_utf8(&raw) else { continue };
+            if let Some(game) = name.strip_prefix(TREE_PREFIX) {
+                if self.head(game)?.is_some() {
+                    names.push(game.to_string());
+                }
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn head(&self, game: &str) -> Result<Option<Head>, ReadError> {
+        let tree = match self.existing_tree(game) {
+            Ok(t) => t,
+            Err(ReadError::NoSuchGame(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        match tree.last().map_err(|e| ReadError::Io(e.to_string()))? {
+            None => Ok(None),
+            Some((k, v)) => {
+                let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
+                Ok(Some(decode_stored(seq, &v)?.link()))
+            }
+        }
+    }
+
+    fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError> {
+        let tree = self.existing_tree(game)?;
+        // The first event read links to the one before it: fetch that link.
+        let mut prev: Option<Link> = match from.checked_sub(1) {
+            None => None,
+            Some(p) => match tree.get(key(p)).map_err(|e| ReadError::Io(e.to_string()))? {
+                Some(bytes) => Some(decode_stored(p, &bytes)?.link()),
+                None => return Ok(Box::new(std::iter::empty())),
+            },
+        };
+        let iter = tree.range(key(from)..).map(move |item| {
+            let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
+            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
+            let event = decode_stored(seq, &v)?;
+            check_link(&event, prev.as_ref()).map_err(|why| ReadError::Corrupt { seq, why })?;
+            prev = Some(event.link());
+            Ok(event)
+        });
+        Ok(Box::new(iter))
+    }
+
+    fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
+        // On the way in: the bytes must be exactly this event, hash intact.
+        let (decoded, canonical) = decode(std::str::from_utf8(bytes).map_err(|_| AppendError::Io("not UTF-8".into()))?)?;
+        if &decoded != event || canonical != bytes {
+            return Err(AppendError::Io("event and bytes disagree".into()));
+        }
+        let tree = self.tree(game).map_err(AppendError::Io)?;
+        let head = match tree.last().map_err(|e| AppendError::Io(e.to_string()))? {
+            None => None,
+            Some((k, v)) => {
+                let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| AppendError::Io("bad key".into()))?);
+                Some(decode_stored(seq, &v).map_err(|e| AppendError::Io(e.to_string()))?.link())
+            }
+        };
+        let next = head.as_ref().map_or(0, |h| h.seq + 1);
+        if event.seq != next {
+            if event.seq == 0 {
+                return Err(AppendError::Exists(game.to_string()));
+            }
+            if head.is_none() {
+                return Err(AppendError::NoSuchGame(game.to_string()));
+            }
+            return Err(AppendError::Conflict { expected: event.seq, next, head });
+        }
+        check_link(event, head.as_ref())?;
+        // Insert only if no one has taken this seq since we read the head.
+        let swapped = tree
+            .compare_and_swap(key(event.seq), None as Option<&[u8]>, Some(bytes))
+            .map_err(|e| AppendError::Io(e.to_string()))?;
+        if swapped.is_err() {
+            let head = self.head(game).map_err(|e| AppendError::Io(e.to_string()))?;
+            let next = head.as_ref().map_or(0, |h| h.seq + 1);
+            if event.seq == 0 {
+                return Err(AppendError::Exists(game.to_string()));
+            }
+            return Err(AppendError::Conflict { expected: event.seq, next, head });
+        }
+        self.make_durable()
+    }
+}
