@@ -1066,10 +1066,11 @@ impl Combat {
             ("status", Resolve::Status { status }) => {
                 names(status.iter().map(|x| x.warrior.as_str()).collect())?;
                 let results = self.determined().results.clone().unwrap_or_default();
-                let scope = self.scope;
+                let sub = self.sub_scope;
                 let saved: BTreeSet<String> = self
                     .effects
-                    .standing_of(Kind::Save.name(), Some(scope))
+                    .standing_of(Kind::Save.name(), None)
+                    .filter(|e| e.scope >= sub)
                     .filter_map(|e| match self.plays.get(&e.seq) {
                         Some(Play::Save { warrior, .. }) => Some(warrior.clone()),
                         _ => None,

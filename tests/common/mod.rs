@@ -1,0 +1,196 @@
+//! Shared test helpers: a table simulator that seals real events (so every
+//! event a scenario produces is hashed, chained and checked against the
+//! committed JSON Schemas), and a few CLI helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use arbiter::event::{parse_time, seal, Draft, Event};
+use arbiter::kernel::{View, Violation};
+use arbiter::rules::doomtrooper;
+use arbiter::rules::{step, RulesetState, Table};
+use serde_json::{json, Value};
+
+/// The committed schemas, compiled once.
+struct Schemas {
+    event: jsonschema::Validator,
+    open: jsonschema::Validator,
+    doomtrooper: jsonschema::Validator,
+}
+
+fn schemas() -> &'static Schemas {
+    static S: OnceLock<Schemas> = OnceLock::new();
+    S.get_or_init(|| {
+        let load = |p: &str| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(p);
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{p}: {e}"))
+        };
+        Schemas { event: load("event.schema.json"), open: load("open.schema.json"), doomtrooper: load("doomtrooper/action.schema.json") }
+    })
+}
+
+/// Asserts that an event validates against the committed schemas.
+pub fn assert_schema_valid(event: &Event) {
+    let s = schemas();
+    let value = serde_json::to_value(event).unwrap();
+    if let Err(e) = s.event.validate(&value) {
+        panic!("event {} does not match schemas/event.schema.json: {e}", event.seq);
+    }
+    let payload = if event.seq == 0 { &s.open } else { &s.doomtrooper };
+    if let Err(e) = payload.validate(&event.action) {
+        panic!("action of event {} does not match its payload schema: {e}: {}", event.seq, event.action);
+    }
+}
+
+/// A game at a table, folded in memory: no store, real events.
+pub struct Sim {
+    pub table: Table,
+    pub events: Vec<Event>,
+}
+
+pub fn header(seats: &[&str], judges: &[&str]) -> Value {
+    json!({
+        "type": "open", "ruleset": "doomtrooper", "ruleset_version": 1,
+        "seats": seats.iter().map(|s| json!({"id": s, "name": format!("Player {s}")})).collect::<Vec<_>>(),
+        "judges": judges,
+    })
+}
+
+impl Sim {
+    pub fn new(seats: &[&str], judges: &[&str]) -> Sim {
+        let draft = Draft { actor: "organiser".into(), action: header(seats, judges), at: None };
+        let (event, _) = seal(&draft, None, parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
+        assert_schema_valid(&event);
+        let table = step(None, &event).unwrap();
+        Sim { table, events: vec![event] }
+    }
+
+    /// Applies an action; on refusal the state is untouched.
+    pub fn try_act(&mut self, actor: &str, action: Value) -> Result<u64, Violation> {
+        let prev = self.events.last().unwrap().link();
+        let draft = Draft { actor: actor.into(), action, at: None };
+        let (event, _) = seal(&draft, Some(&prev), parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
+        let table = step(Some(&self.table), &event)?;
+        assert_schema_valid(&event);
+        self.table = table;
+        let seq = event.seq;
+        self.events.push(event);
+        Ok(seq)
+    }
+
+    #[track_caller]
+    pub fn act(&mut self, actor: &str, action: Value) -> u64 {
+        match self.try_act(actor, action.clone()) {
+            Ok(seq) => seq,
+            Err(v) => panic!("{actor} {action} refused: {v}"),
+        }
+    }
+
+    /// Asserts the action is refused, leaves nothing behind, and returns the refusal.
+    #[track_caller]
+    pub fn refused(&mut self, actor: &str, action: Value) -> Violation {
+        let before = (self.table.clone(), self.events.len());
+        match self.try_act(actor, action.clone()) {
+            Ok(_) => panic!("{actor} {action} was accepted at {}", before.0.view().step.reference),
+            Err(v) => {
+                assert_eq!((self.table.clone(), self.events.len()), before, "a refusal changed the state");
+                v
+            }
+        }
+    }
+
+    #[track_caller]
+    pub fn pass(&mut self, seats: &[&str]) {
+        for s in seats {
+            self.act(s, json!({"type": "pass"}));
+        }
+    }
+
+    pub fn view(&self) -> View {
+        self.table.view()
+    }
+
+    pub fn step_no(&self) -> String {
+        self.view().step.number
+    }
+
+    #[track_caller]
+    pub fn at_step(&self, no: &str, may_act: &[&str]) {
+        let v = self.view();
+        assert_eq!((v.step.number.as_str(), v.may_act.iter().map(String::as_str).collect::<Vec<_>>()), (no, may_act.to_vec()), "at {}", v.step.reference);
+    }
+
+    pub fn state(&self) -> &doomtrooper::State {
+        match &self.table.state {
+            RulesetState::Doomtrooper(s) => s,
+        }
+    }
+
+    pub fn combat(&self) -> &doomtrooper::Combat {
+        self.state().combat.as_ref().expect("a combat is under way")
+    }
+}
+
+// Actions, in the payloads of schemas/doomtrooper/action.schema.json.
+pub fn combat(defending: &str, attacker: &str, defender: &str) -> Value {
+    json!({"type": "announce", "what": "combat", "defending_player": defending, "attacker": attacker, "defender": defender})
+}
+pub fn tactic(t: &str) -> Value {
+    json!({"type": "announce", "what": "battle_tactic", "tactic": t})
+}
+pub fn warzone(w: Option<&str>) -> Value {
+    json!({"type": "announce", "what": "warzone", "warzone": w})
+}
+pub fn equipment(items: &[&str]) -> Value {
+    json!({"type": "announce", "what": "equipment", "items": items})
+}
+pub fn play(effect: &str, card: &str) -> Value {
+    json!({"type": "play", "effect": effect, "card": card})
+}
+pub fn counter(card: &str, target: u64) -> Value {
+    json!({"type": "counter", "card": card, "target": target})
+}
+pub fn standing(a: (&str, i64), d: (&str, i64)) -> Value {
+    json!({"type": "resolve", "what": "standing", "ratings": [{"warrior": a.0, "rating": a.1}, {"warrior": d.0, "rating": d.1}]})
+}
+pub fn results(list: &[(&str, &str)], counted: &[u64]) -> Value {
+    json!({"type": "resolve", "what": "results", "counted": counted,
+           "results": list.iter().map(|(w, o)| json!({"warrior": w, "outcome": o})).collect::<Vec<_>>()})
+}
+pub fn status(list: &[(&str, &str)]) -> Value {
+    json!({"type": "resolve", "what": "status", "status": list.iter().map(|(w, o)| json!({"warrior": w, "outcome": o})).collect::<Vec<_>>()})
+}
+pub fn award(points: u64) -> Value {
+    json!({"type": "resolve", "what": "award", "points": points})
+}
+
+// CLI helpers.
+pub fn arbiter(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbiter")).arg("--data").arg(data).args(args).output().expect("run arbiter")
+}
+
+pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+pub fn sample() -> &'static str {
+    include_str!("../../examples/doomtrooper-sample.jsonl")
+}
+
+pub fn repo_file(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}

@@ -1,0 +1,525 @@
+//! Scenario tests: the Doomtrooper combat breakdown, walked step by step
+//! against the text in shared/rules/doomtrooper-combat-breakdown.txt.
+
+mod common;
+
+use arbiter::event::ActionType;
+use arbiter::rules::doomtrooper::{Order, Part};
+use common::*;
+use serde_json::json;
+
+const A: &str = "Max Steiner"; // p1's warrior
+const D: &str = "Legionnaire"; // p2's warrior
+
+/// Steps 1-15 with no card played: two players, p1 attacks p2.
+fn to_step_16(sim: &mut Sim) {
+    sim.act("p1", combat("p2", A, D));
+    sim.at_step("2", &["p1"]);
+    sim.act("p1", tactic("Fight"));
+    sim.at_step("3-6", &["p2"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("7", &["p2"]);
+    sim.act("p2", warzone(Some("Venus")));
+    sim.at_step("8-11", &["p1"]);
+    sim.pass(&["p1", "p2"]);
+    sim.at_step("12-15", &["p2"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("16", &["p1"]);
+}
+
+/// Steps 16-31 with no card played, simultaneous.
+fn to_step_32(sim: &mut Sim) {
+    to_step_16(sim);
+    sim.pass(&["p1"]);
+    sim.at_step("17", &["p2"]);
+    sim.pass(&["p2"]);
+    sim.at_step("18", &["p2"]);
+    sim.pass(&["p2"]);
+    sim.at_step("19", &["p1"]);
+    sim.pass(&["p1"]);
+    end_combat_steps(sim, "p1", "p2");
+    sim.at_step("24", &["p1"]);
+    sim.act("p1", equipment(&["Bolter"]));
+    sim.at_step("25", &["p2"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("26", &["p2"]);
+    sim.act("p2", equipment(&[]));
+    sim.at_step("27", &["p1"]);
+    sim.pass(&["p1", "p2"]);
+    end_combat_steps(sim, "p1", "p2");
+    sim.at_step("32", &["p1", "Dana"]);
+}
+
+/// END COMBAT with every player passing (two players).
+fn end_combat_steps(sim: &mut Sim, first: &str, second: &str) {
+    let n: u32 = sim.step_no().parse().unwrap();
+    for (i, who) in [first, second, second, first].into_iter().enumerate() {
+        sim.at_step(&(n + i as u32).to_string(), &[who]);
+        sim.pass(&[who]);
+    }
+}
+
+#[test]
+fn simultaneous_combat_walks_every_step_in_the_texts_order() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    sim.at_step("1", &["p1", "p2"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 6), (D, 4)));
+    sim.at_step("33-36", &["p1"]);
+    let stim = sim.act("p1", play("modify", "Stimulants"));
+    sim.at_step("33-36", &["p2"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("37", &["p1", "Dana"]);
+    sim.act("p1", results(&[(A, "unharmed"), (D, "wounded")], &[stim]));
+    for (no, who) in [("38", "p1"), ("39", "p2"), ("39", "p1"), ("40", "p2"), ("41", "p1"), ("41", "p2")] {
+        sim.at_step(no, &[who]);
+        sim.pass(&[who]);
+    }
+    // Step 42: "Other players may ... save": there are none, so it is skipped.
+    sim.at_step("43", &["p1"]);
+    sim.pass(&["p1", "p2"]);
+    sim.at_step("44", &["p1", "Dana"]);
+    sim.act("p1", status(&[(A, "unharmed"), (D, "wounded")]));
+    sim.at_step("45", &["p1", "Dana"]);
+    sim.act("p1", award(1));
+    sim.at_step("46", &["p2"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("47", &["p2", "Dana"]);
+    sim.act("p2", award(0));
+    sim.at_step("48", &["p1"]);
+    sim.pass(&["p1", "p2"]);
+    // Combat over: back to step 1, points credited, combat kept in history.
+    sim.at_step("1", &["p1", "p2"]);
+    assert_eq!(sim.state().points["p1"], 1);
+    assert_eq!(sim.state().finished.len(), 1);
+    assert_eq!(sim.state().finished[0].first_combat.results.as_ref().unwrap()[1].warrior, D);
+}
+
+#[test]
+fn other_players_act_where_the_text_says_in_seat_order() {
+    let mut sim = Sim::new(&["p1", "p2", "p3", "p4"], &[]);
+    sim.act("p2", combat("p4", A, D));
+    sim.act("p2", tactic("Shoot"));
+    // Steps 3-6: defending player, attacking player, other players (seat order).
+    for who in ["p4", "p2", "p1", "p3"] {
+        sim.at_step("3-6", &[who]);
+        sim.pass(&[who]);
+    }
+    sim.act("p4", warzone(None));
+    // Steps 8-11: attacking, defending, others.
+    for who in ["p2", "p4", "p1", "p3"] {
+        sim.at_step("8-11", &[who]);
+        sim.pass(&[who]);
+    }
+    assert_eq!(sim.view().step.number, "12-15");
+    assert_eq!(sim.combat().window.as_ref().unwrap().order, vec!["p4", "p2", "p1", "p3"]);
+}
+
+#[test]
+fn a_play_restarts_the_round_of_passes() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &[]);
+    sim.act("p1", combat("p2", A, D));
+    let t = sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2"]);
+    let c = sim.act("p1", counter("Misdirection", t)); // p1 counters its own tactic: legal, pointless
+    // Everyone gets another chance: p3, p2, then p1 again.
+    sim.pass(&["p3", "p2"]);
+    sim.at_step("3-6", &["p1"]);
+    sim.pass(&["p1"]);
+    sim.at_step("7", &["p2"]);
+    assert!(!sim.combat().effects.stands(t) && sim.combat().effects.stands(c));
+}
+
+#[test]
+fn out_of_turn_and_illegal_actions_are_refused_with_step_rule_and_who_may_act() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    let v = sim.refused("p1", json!({"type": "pass"}));
+    assert!(v.message.contains("step 1"), "{v}");
+    sim.refused("p1", combat("p1", A, D)); // attacking yourself
+    sim.refused("Dana", combat("p2", A, D)); // a judge does not attack
+    sim.act("p1", combat("p2", A, D));
+    let v = sim.refused("p2", tactic("Fight"));
+    assert_eq!(v.may_act, vec!["p1"]);
+    assert_eq!(v.step.reference, "Doomtrooper step 2 (ANNOUNCE BATTLE TACTIC)");
+    let t = sim.act("p1", tactic("Fight"));
+    let v = sim.refused("p1", counter("Cancel", t)); // p2 has priority at step 3
+    assert!(v.to_string().contains("it is p2's turn"), "{v}");
+    assert_eq!(v.may_act, vec!["p2"]);
+    // A modifier outside MODIFY COMBAT RATINGS.
+    let v = sim.refused("p2", play("modify", "Stimulants"));
+    assert!(v.message.contains("may not play"), "{v}");
+    // Counters name an effect that exists.
+    let v = sim.refused("p2", counter("Cancel", 99));
+    assert!(v.message.contains("seq 99"), "{v}");
+    sim.refused("p2", json!({"type": "resolve", "what": "award", "points": 1}));
+    sim.refused("p2", json!({"type": "open"}));
+    sim.refused("p2", json!({"type": "teleport"}));
+    sim.refused("p2", json!({"type": "pass", "extra": 1}));
+}
+
+#[test]
+fn step_13_attacker_counters_only_the_defenders_actions_and_others_only_the_combatants() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &[]);
+    sim.act("p1", combat("p2", A, D));
+    sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.act("p2", warzone(None));
+    sim.pass(&["p1", "p2", "p3"]);
+    // 12-15: p2 (defending) changes combatants; p1 may counter it; p3 may counter either.
+    let change = sim.act("p2", json!({"type": "play", "effect": "change_combatants", "card": "Body Guard", "defender": "Sergeant"}));
+    let v = sim.refused("p1", play("change_combatants", "Clumsiness"));
+    assert!(v.message.contains("only counter"), "{v}");
+    sim.pass(&["p1"]);
+    let c3 = sim.act("p3", counter("Cancel", change));
+    // p2 answers p3's counter (the defending player may counter anything).
+    sim.pass(&["p2"]);
+    // p1 may not counter p3's counter: "counter Defending player's actions".
+    let v = sim.refused("p1", counter("Cancel", c3));
+    assert!(v.rule.contains("step 13"), "{v}");
+    sim.pass(&["p1", "p3"]);
+    // The change was countered: no repeat; on to 16.
+    sim.at_step("16", &["p1"]);
+    assert_eq!(sim.combat().defender, D);
+    assert_eq!(sim.combat().repeats, 0);
+}
+
+#[test]
+fn changed_combatants_repeat_steps_2_to_15() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    sim.act("p1", combat("p2", A, D));
+    sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", warzone(None));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p2", json!({"type": "play", "effect": "change_combatants", "card": "Rear Guard", "defender": "Sergeant"}));
+    sim.pass(&["p1", "p2"]);
+    // IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15.
+    sim.at_step("2", &["p1"]);
+    assert_eq!((sim.combat().defender.as_str(), sim.combat().repeats), ("Sergeant", 1));
+    sim.act("p1", tactic("Shoot"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", warzone(Some("Mars")));
+    sim.pass(&["p1", "p2"]);
+    // A "change" to the same combatants is no change: no second repeat.
+    sim.act("p2", json!({"type": "play", "effect": "change_combatants", "card": "Point Guard", "defender": "Sergeant"}));
+    sim.pass(&["p1", "p2"]);
+    sim.at_step("16", &["p1"]);
+    assert_eq!(sim.combat().repeats, 1);
+    // Counters may not reach back into the previous round of steps 2-15.
+    sim.refused("p1", counter("Cancel", 9));
+}
+
+#[test]
+fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    sim.act("p1", combat("p2", A, D));
+    sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.act("p2", warzone(None));
+    sim.pass(&["p1", "p2", "p3"]);
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.at_step("16", &["p1"]);
+    sim.pass(&["p1"]);
+    sim.pass(&["p2", "p3"]);
+    sim.at_step("18", &["p2"]);
+    // The defender's Surprise Attack: p2's warrior strikes first.
+    sim.act("p2", json!({"type": "play", "effect": "strike_order", "card": "Surprise Attack", "first": "p2"}));
+    sim.pass(&["p2"]);
+    sim.at_step("19", &["p1"]);
+    sim.pass(&["p1", "p3"]);
+    assert_eq!(sim.combat().order, Order::NonSimultaneous { first: "p2".into(), second: "p1".into() });
+    assert_eq!(sim.combat().part, Part::FirstCombat);
+    assert!(sim.view().step.reference.contains("non-simultaneous breakdown, first combat"));
+    // END COMBAT with the first and second player: 20 first, 21 second then others, 22 second, 23 first then others.
+    for (no, who) in [("20", "p2"), ("21", "p1"), ("21", "p3"), ("22", "p1"), ("23", "p2"), ("23", "p3")] {
+        sim.at_step(no, &[who]);
+        sim.pass(&[who]);
+    }
+    sim.at_step("24", &["p2"]);
+    sim.act("p2", equipment(&["Plasma Carbine"]));
+    sim.pass(&["p1", "p3", "p2"]);
+    // Non-simultaneous: no step 26/27; straight to END COMBAT 28.
+    for (no, who) in [("28", "p2"), ("29", "p1"), ("29", "p3"), ("30", "p1"), ("31", "p2"), ("31", "p3")] {
+        sim.at_step(no, &[who]);
+        sim.pass(&[who]);
+    }
+    sim.at_step("32", &["p2", "Dana"]);
+    sim.refused("p1", standing((D, 5), (A, 5))); // the first player (or a judge) records
+    sim.act("Dana", standing((D, 5), (A, 5)));
+    sim.at_step("33-36", &["p2"]); // first player, second player, others
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.act("p2", results(&[(D, "unharmed"), (A, "wounded")], &[]));
+    // First combat ESCAPE WOUNDING: 38 first, 39 second/others/first, 42 others, 43 first/second/others.
+    for (no, who) in [("38", "p2"), ("39", "p1"), ("39", "p3"), ("39", "p2"), ("42", "p3"), ("43", "p2"), ("43", "p1"), ("43", "p3")] {
+        sim.at_step(no, &[who]);
+        sim.pass(&[who]);
+    }
+    sim.act("p2", status(&[(D, "unharmed"), (A, "wounded")]));
+    sim.at_step("45", &["p2", "Dana"]);
+    sim.act("p2", award(1));
+    sim.pass(&["p1", "p3", "p2"]);
+    // IF SECOND WARRIOR IS STILL ALIVE, PROCEED: p1's warrior is only wounded.
+    assert_eq!(sim.combat().part, Part::SecondCombat);
+    sim.at_step("24", &["p1"]); // SECOND PLAYER DETERMINES EQUIPMENT USAGE
+    sim.act("p1", equipment(&[]));
+    sim.pass(&["p2", "p3", "p1"]);
+    // "NOTE THAT FIRST PLAYER STILL GOES FIRST IN MANY INSTANCES": 28 is still the first player's.
+    for (no, who) in [("28", "p2"), ("29", "p1"), ("29", "p3"), ("30", "p1"), ("31", "p2"), ("31", "p3")] {
+        sim.at_step(no, &[who]);
+        sim.pass(&[who]);
+    }
+    sim.act("p2", standing((A, 3), (D, 5)));
+    sim.at_step("33-36", &["p2"]);
+    let m = sim.act("p2", play("modify", "Turn of Events"));
+    sim.pass(&["p1", "p3", "p2"]);
+    sim.act("p2", results(&[(A, "wounded"), (D, "killed")], &[m]));
+    for (no, who) in [("38", "p1"), ("39", "p2"), ("39", "p3"), ("39", "p1"), ("42", "p3"), ("43", "p1"), ("43", "p2"), ("43", "p3")] {
+        sim.at_step(no, &[who]);
+        sim.pass(&[who]);
+    }
+    sim.act("p2", status(&[(A, "wounded"), (D, "killed")]));
+    sim.at_step("45", &["p1", "Dana"]); // Second player is awarded
+    sim.act("p1", award(2));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.at_step("1", &["p1", "p2", "p3"]);
+    assert_eq!((sim.state().points["p1"], sim.state().points["p2"]), (2, 1));
+    let done = &sim.state().finished[0];
+    assert_eq!(done.second_combat.as_ref().unwrap().results.as_ref().unwrap()[1].outcome, arbiter::rules::doomtrooper::Fate::Killed);
+}
+
+#[test]
+fn no_second_combat_when_the_second_warrior_was_killed() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    to_step_16(&mut sim);
+    sim.act("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
+    sim.pass(&["p1", "p2", "p2", "p1"]); // 16, 17, 18, 19
+    end_combat_steps(&mut sim, "p1", "p2");
+    sim.act("p1", equipment(&[]));
+    sim.pass(&["p2", "p1"]);
+    end_combat_steps(&mut sim, "p1", "p2");
+    sim.act("p1", standing((A, 8), (D, 2)));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
+    sim.pass(&["p1", "p2", "p1", "p1", "p2"]); // 38, 39, 43
+    sim.act("p1", status(&[(A, "unharmed"), (D, "killed")]));
+    sim.act("p1", award(1));
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("1", &["p1", "p2"]);
+    assert!(sim.state().finished[0].second_combat.is_none());
+}
+
+#[test]
+fn a_combat_ending_card_that_stands_goes_to_step_37_and_one_countered_does_not() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    to_step_16(&mut sim);
+    sim.pass(&["p1", "p2", "p2", "p1"]);
+    // 20: Attack Prediction, countered at 21: combat goes on.
+    sim.at_step("20", &["p1"]);
+    let ap = sim.act("p1", play("end_combat", "Attack Prediction"));
+    sim.pass(&["p1"]);
+    sim.at_step("21", &["p2"]);
+    sim.act("p2", counter("Cancel", ap));
+    sim.pass(&["p2"]);
+    sim.at_step("22", &["p2"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("24", &["p1"]);
+    sim.act("p1", equipment(&[]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", equipment(&[]));
+    sim.pass(&["p1", "p2"]);
+    // 30: the defender's Minefield stands: IMMEDIATELY to step 37.
+    sim.pass(&["p1", "p2"]);
+    sim.at_step("30", &["p2"]);
+    let mf = sim.act("p2", play("end_combat", "Minefield"));
+    // Once it is played only counters and passes are legal.
+    let v = sim.refused("p2", play("end_combat", "Smoke Bomb"));
+    assert!(v.message.contains("only counters"), "{v}");
+    sim.pass(&["p2"]);
+    sim.pass(&["p1"]);
+    sim.at_step("37", &["p1"]);
+    assert_eq!(sim.combat().ended_by, Some(mf));
+    assert!(sim.combat().first_combat.standing.is_none(), "steps 32-36 were skipped");
+    sim.act("p1", results(&[(A, "unharmed"), (D, "unharmed")], &[]));
+    sim.at_step("38", &["p1"]);
+}
+
+#[test]
+fn pacifism_ends_combat_from_modify_combat_ratings() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    let stim = sim.act("p1", play("modify", "Stimulants"));
+    let v = sim.refused("p2", play("modify", "Pacifism"));
+    assert!(v.message.contains("COMBAT ENDING CARD"), "{v}");
+    let pac = sim.act("p2", play("end_combat", "Pacifism"));
+    sim.refused("p1", play("modify", "Adrenaline"));
+    sim.pass(&["p1", "p2"]);
+    sim.at_step("37", &["p1", "Dana"]);
+    assert_eq!(sim.combat().ended_by, Some(pac));
+    // Cards that were not countered still count.
+    sim.act("p1", results(&[(A, "unharmed"), (D, "unharmed")], &[stim]));
+}
+
+#[test]
+fn special_cards_are_legal_only_in_the_steps_named_at_the_end_of_the_text() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    to_step_16(&mut sim);
+    // Ambush: DETERMINE NON-SIMULTANEOUS COMBAT, so legal here...
+    // ...but Medkit (ESCAPE WOUNDING) and Smoke Bomb (equipment or END COMBAT) are not.
+    let v = sim.refused("p1", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}));
+    assert!(v.message.contains("not wounded") || v.message.contains("ESCAPE WOUNDING"), "{v}");
+    let v = sim.refused("p1", play("end_combat", "Smoke Bomb"));
+    assert!(v.message.contains("DETERMINE EQUIPMENT USAGE or END COMBAT"), "{v}");
+    sim.pass(&["p1", "p2", "p2", "p1"]);
+    // END COMBAT: Ambush is not legal here; an unlisted combat-ending card is.
+    let v = sim.refused("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
+    assert!(v.message.contains("Ambush is played during DETERMINE NON-SIMULTANEOUS COMBAT only"), "{v}");
+    sim.refused("p1", play("end_combat", "Premonition"));
+    sim.pass(&["p1", "p2", "p2", "p1"]);
+    // Step 24: equipment-usage cards before the announcement (Ticker; Smoke Bomb as combat ending).
+    sim.act("p1", play("equipment", "Ticker"));
+    sim.refused("p1", play("equipment", "Turn of Events"));
+    let relic = sim.act("p1", equipment(&["Relic of Ilian"]));
+    assert_eq!(sim.view().step.number, "25");
+    // Counters at 25 may not use a card listed for another step.
+    let v = sim.refused("p2", counter("Medkit", relic));
+    assert!(v.message.contains("Medkit"), "{v}");
+}
+
+#[test]
+fn step_37_disregards_countered_cards_and_counters_nest() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    let m1 = sim.act("p1", play("modify", "Stimulants"));
+    let c1 = sim.act("p2", counter("Cancel", m1));
+    let c2 = sim.act("p1", counter("Cancel the Cancel", c1)); // m1 stands again
+    let m2 = sim.act("p2", play("modify", "Shield"));
+    let c3 = sim.act("p1", counter("Cancel", m2));
+    sim.pass(&["p2", "p1"]);
+    assert!(sim.combat().effects.stands(m1) && sim.combat().effects.stands(c2) && !sim.combat().effects.stands(m2));
+    let _ = c3;
+    let v = sim.refused("p1", results(&[(A, "unharmed"), (D, "wounded")], &[m1, m2]));
+    assert!(v.rule.contains("disregard those cards") && v.message.contains(&format!("[{m2}]")), "{v}");
+    sim.refused("p1", results(&[(A, "unharmed"), (D, "wounded")], &[]));
+    sim.refused("p1", results(&[(A, "unharmed")], &[m1])); // every combatant
+    sim.refused("p1", results(&[(A, "unharmed"), ("Nobody", "wounded")], &[m1]));
+    sim.act("p1", results(&[(A, "unharmed"), (D, "wounded")], &[m1]));
+    // ESCAPE WOUNDING: only a harmed warrior can be saved.
+    sim.refused("p1", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}));
+    sim.pass(&["p1", "p2", "p1"]);
+    let save = sim.act("p2", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}));
+    sim.pass(&["p2", "p1", "p2"]); // 40 ends; 41 p1, p2
+    sim.pass(&["p1", "p2"]); // 43
+    assert!(sim.combat().effects.stands(save));
+    // The save stands, so D's status may differ from its result; A's may not.
+    sim.refused("p1", status(&[(A, "wounded"), (D, "unharmed")]));
+    sim.act("p1", status(&[(A, "unharmed"), (D, "unharmed")]));
+}
+
+#[test]
+fn status_must_follow_the_result_unless_a_save_stands() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", results(&[(A, "killed"), (D, "wounded")], &[]));
+    sim.pass(&["p1", "p2", "p1", "p2", "p1", "p2", "p1", "p2"]);
+    let v = sim.refused("p1", status(&[(A, "wounded"), (D, "wounded")]));
+    assert!(v.rule.contains("step 44"), "{v}");
+    sim.act("p1", status(&[(A, "killed"), (D, "wounded")]));
+}
+
+#[test]
+fn conflicting_strike_orders_wait_for_a_judges_ruling() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_16(&mut sim);
+    sim.act("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p2", json!({"type": "play", "effect": "strike_order", "card": "Surprise Attack", "first": "p2"}));
+    sim.pass(&["p2", "p1"]);
+    let view = sim.view();
+    assert_eq!(view.may_act, vec!["Dana"]);
+    assert_eq!(view.legal, vec![ActionType::Resolve]);
+    assert!(view.awaiting_ruling.as_deref().unwrap().contains("disagree"));
+    let v = sim.refused("p1", json!({"type": "resolve", "what": "strike_order", "first": "p1"}));
+    assert!(v.message.contains("not a judge"), "{v}");
+    sim.refused("Dana", award(3)); // the wrong ruling
+    sim.refused("Dana", json!({"type": "resolve", "what": "strike_order", "first": "p7"}));
+    sim.act("Dana", json!({"type": "resolve", "what": "strike_order", "first": "p2"}));
+    assert_eq!(sim.combat().order, Order::NonSimultaneous { first: "p2".into(), second: "p1".into() });
+    sim.at_step("20", &["p2"]);
+}
+
+#[test]
+fn awards_can_be_countered_or_modified() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    sim.act("p1", combat("p2", A, D));
+    sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.act("p2", warzone(None));
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]);
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]); // 16-19
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]); // 20-23
+    sim.act("p1", equipment(&[]));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p2", equipment(&[]));
+    sim.pass(&["p1", "p3", "p2"]);
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]); // 28-31
+    sim.act("p1", standing((A, 5), (D, 1)));
+    sim.pass(&["p1", "p2", "p3"]);
+    sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
+    sim.pass(&["p1", "p2", "p3", "p1", "p2", "p1", "p3", "p2", "p3", "p1", "p2", "p3"]); // 38-43
+    sim.act("p1", status(&[(A, "unharmed"), (D, "killed")]));
+    let a1 = sim.act("p1", award(3));
+    // 46: the defending player counters the award; p1 does not answer.
+    sim.act("p2", counter("Denial", a1));
+    sim.pass(&["p3", "p1", "p2"]);
+    sim.at_step("47", &["p2", "Dana"]);
+    sim.act("p2", award(1));
+    // 48: p1 and p3 modify the awarding differently: a judge decides.
+    sim.act("p1", json!({"type": "play", "effect": "modify_award", "card": "Bureaucracy", "points": 0}));
+    sim.act("p3", json!({"type": "play", "effect": "modify_award", "card": "Promotion", "points": 2}));
+    sim.pass(&["p2", "p1", "p3"]);
+    assert!(sim.view().awaiting_ruling.is_some());
+    sim.act("Dana", award(2));
+    sim.at_step("1", &["p1", "p2", "p3"]);
+    assert_eq!((sim.state().points["p1"], sim.state().points["p2"]), (0, 2));
+}
+
+#[test]
+fn a_game_holds_many_combats_in_sequence() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    for n in 1..=3u64 {
+        to_step_16(&mut sim);
+        sim.pass(&["p1", "p2", "p2", "p1"]);
+        let card = sim.act("p1", play("end_combat", "Smoke Bomb"));
+        sim.pass(&["p1", "p2", "p2", "p1"]);
+        assert_eq!(sim.combat().ended_by, Some(card));
+        assert_eq!(sim.combat().number, n);
+        sim.act("p1", results(&[(A, "unharmed"), (D, "unharmed")], &[]));
+        sim.pass(&["p1", "p2", "p1", "p2", "p1", "p2", "p1", "p2"]);
+        sim.act("p1", status(&[(A, "unharmed"), (D, "unharmed")]));
+        sim.act("p1", award(1));
+        sim.pass(&["p2", "p1"]);
+        sim.act("p2", award(0));
+        sim.pass(&["p1", "p2"]);
+    }
+    assert_eq!(sim.state().finished.len(), 3);
+    assert_eq!(sim.state().points["p1"], 3);
+}
+
+#[test]
+fn the_bundled_sample_is_legal_and_ends_as_recorded() {
+    let mut lines = sample().lines();
+    let first: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(first["action"], header(&["p1", "p2", "p3"], &["Dana"]).as_object().map(|_| first["action"].clone()).unwrap());
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    for line in lines {
+        let sub: serde_json::Value = serde_json::from_str(line).unwrap();
+        sim.act(sub["actor"].as_str().unwrap(), sub["action"].clone());
+    }
+    assert_eq!(sim.state().finished.len(), 2);
+    assert_eq!(sim.state().points["p1"], 2);
+    assert_eq!(sim.state().finished[0].repeats, 1);
+}
