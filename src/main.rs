@@ -44,7 +44,13 @@ fn report(err: &anyhow::Error, json: bool) {
     }
     match record {
         Some(RecordError::Refused(v)) => {
-            eprintln!("error: refused: {}", v.message);
+            let top = err.to_string();
+            if top == v.to_string() {
+                eprintln!("error: refused: {}", v.message);
+            } else {
+                eprintln!("error: {top}");
+                eprintln!("  refused: {}", v.message);
+            }
             eprintln!("  at:   {}", v.step.reference);
             eprintln!("  rule: {}", v.rule);
             if v.may_act.is_empty() {

@@ -204,7 +204,9 @@ where
     let mut prev: Option<Link> = None;
     for event in events {
         let event = event?;
-        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: event.seq, why: why.to_string() })?;
+        // A broken link is reported at the position where the record breaks.
+        let at = prev.as_ref().map_or(0, |p| p.seq + 1);
+        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
         let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken { seq: event.seq, why: format!("the event is not legal: {v}") })?;
         table = Some(next);
         prev = Some(event.link());
