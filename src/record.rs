@@ -246,14 +246,20 @@ pub fn read_export(reader: impl BufRead) -> impl Iterator<Item = Result<Event, R
             return Some(Err(broken(EventError::StreamFull.to_string())));
         }
         let text = match std::str::from_utf8(&line) {
-            Ok(t) => t.trim_end_matches('\r'),
+            Ok(t) => t,
             Err(_) => return Some(Err(broken("not UTF-8".into()))),
         };
         if text.trim().is_empty() {
             return Some(Err(broken("empty line".into())));
         }
         count += 1;
-        Some(decode(text).map(|(e, _)| e).map_err(|why| broken(why.to_string())))
+        // An exported line is exactly the canonical JSON of its event, so any
+        // changed byte, even white space, is found.
+        Some(match decode(text) {
+            Ok((event, bytes)) if bytes == line => Ok(event),
+            Ok(_) => Err(broken("not the canonical JSON of the event (was the file reformatted?)".into())),
+            Err(why) => Err(broken(why.to_string())),
+        })
     })
 }
 

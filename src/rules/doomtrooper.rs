@@ -64,6 +64,7 @@
 //!    Smoke Bomb) before the announcement, which ends the step.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -598,8 +599,9 @@ pub struct State {
     pub judges: Vec<String>,
     pub points: BTreeMap<String, u64>,
     pub combat: Option<Combat>,
-    /// Finished combats, oldest first.
-    pub finished: Vec<Combat>,
+    /// Finished combats, oldest first. Shared between successive states, so
+    /// applying an event copies only the combat under way, not the history.
+    pub finished: Arc<Vec<Arc<Combat>>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -615,7 +617,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         judges: header.judges.clone(),
         points: header.seats.iter().map(|s| (s.id.clone(), 0)).collect(),
         combat: None,
-        finished: Vec::new(),
+        finished: Arc::new(Vec::new()),
     })
 }
 
@@ -659,7 +661,7 @@ impl State {
                     *self.points.entry(seat.clone()).or_default() += p;
                 }
             }
-            self.finished.push(done);
+            Arc::make_mut(&mut self.finished).push(Arc::new(done));
         }
         Ok(())
     }
