@@ -95,7 +95,9 @@ impl<'de> Visitor<'de> for Strict {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let depth = self.depth + 1;
         if depth > MAX_DEPTH {
-            return Err(de::Error::custom(format!("nesting deeper than {MAX_DEPTH}")));
+            return Err(de::Error::custom(format!(
+                "nesting deeper than {MAX_DEPTH}"
+            )));
         }
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(Strict { depth })? {
@@ -111,7 +113,9 @@ impl<'de> Visitor<'de> for Strict {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let depth = self.depth + 1;
         if depth > MAX_DEPTH {
-            return Err(de::Error::custom(format!("nesting deeper than {MAX_DEPTH}")));
+            return Err(de::Error::custom(format!(
+                "nesting deeper than {MAX_DEPTH}"
+            )));
         }
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -152,14 +156,54 @@ mod tests {
 
     #[test]
     fn refuses_what_makes_a_record_ambiguous() {
-        assert!(parse_strict(r#"{"a":1,"a":2}"#).unwrap_err().0.contains("duplicate key"));
-        assert!(parse_strict(r#"{"a":1.5}"#).unwrap_err().0.contains("floating-point"));
-        assert!(parse_strict(r#"{"a":1e3}"#).unwrap_err().0.contains("floating-point"));
-        assert!(parse_strict(r#"{"a":9007199254740992}"#).unwrap_err().0.contains("2^53"));
-        assert!(parse_strict(r#"{"a":-9007199254740992}"#).unwrap_err().0.contains("2^53"));
-        assert!(parse_strict("{\"a\":\"x\\ny\"}").unwrap_err().0.contains("control"));
-        assert!(parse_strict(r#"{"a":1} x"#).unwrap_err().0.contains("trailing"));
-        assert!(parse_strict(r#"{"a":"#).unwrap_err().0.contains("malformed"));
+        assert!(
+            parse_strict(r#"{"a":1,"a":2}"#)
+                .unwrap_err()
+                .0
+                .contains("duplicate key")
+        );
+        assert!(
+            parse_strict(r#"{"a":1.5}"#)
+                .unwrap_err()
+                .0
+                .contains("floating-point")
+        );
+        assert!(
+            parse_strict(r#"{"a":1e3}"#)
+                .unwrap_err()
+                .0
+                .contains("floating-point")
+        );
+        assert!(
+            parse_strict(r#"{"a":9007199254740992}"#)
+                .unwrap_err()
+                .0
+                .contains("2^53")
+        );
+        assert!(
+            parse_strict(r#"{"a":-9007199254740992}"#)
+                .unwrap_err()
+                .0
+                .contains("2^53")
+        );
+        assert!(
+            parse_strict("{\"a\":\"x\\ny\"}")
+                .unwrap_err()
+                .0
+                .contains("control")
+        );
+        assert!(
+            parse_strict(r#"{"a":1} x"#)
+                .unwrap_err()
+                .0
+                .contains("trailing")
+        );
+        assert!(
+            parse_strict(r#"{"a":"#)
+                .unwrap_err()
+                .0
+                .contains("malformed")
+        );
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
         assert!(parse_strict(&deep).unwrap_err().0.contains("nesting"));
     }
@@ -171,6 +215,9 @@ mod tests {
             String::from_utf8(canonical(&v)).unwrap(),
             r#"{"a":{"y":null,"z":"é"},"b":[1,-2]}"#
         );
-        assert_eq!(parse_strict("9007199254740991").unwrap(), Value::from(MAX_SAFE_INTEGER));
+        assert_eq!(
+            parse_strict("9007199254740991").unwrap(),
+            Value::from(MAX_SAFE_INTEGER)
+        );
     }
 }

@@ -13,6 +13,10 @@
 //!
 //! I/O happens only in `store` and in the binary (`src/main.rs`, `src/cli/`).
 
+// A Violation is the refusal a judge reads: step, rule, message, who may act.
+// It is returned on the cold path only, so it stays a plain value, not a box.
+#![allow(clippy::result_large_err)]
+
 pub mod event;
 pub mod json;
 pub mod kernel;

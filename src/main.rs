@@ -10,6 +10,12 @@ use arbiter::record::RecordError;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Like other Unix filters, end quietly when the reader goes away
+    // (`arbiter log g | head`) instead of panicking on a broken pipe.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = cli::Cli::parse();
     let json = args.json;
     match cli::run(args) {
@@ -35,7 +41,9 @@ fn report(err: &anyhow::Error, json: bool) {
     let record = err.downcast_ref::<RecordError>();
     if json {
         let body = match record {
-            Some(RecordError::Refused(v)) => serde_json::json!({"error": {"kind": "refused", "message": v.message, "step": v.step, "rule": v.rule, "may_act": v.may_act}}),
+            Some(RecordError::Refused(v)) => {
+                serde_json::json!({"error": {"kind": "refused", "message": v.message, "step": v.step, "rule": v.rule, "may_act": v.may_act}})
+            }
             Some(e) => serde_json::json!({"error": {"kind": kind(e), "message": e.to_string()}}),
             None => serde_json::json!({"error": {"kind": "usage", "message": format!("{err:#}")}}),
         };

@@ -12,11 +12,13 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event::{check_game_name, check_link, decode, seal, Draft, Event, EventError, Header, Link};
+use crate::event::{
+    Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal,
+};
 use crate::json::{canonical, parse_strict};
 use crate::kernel::Violation;
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS};
-use crate::rules::{step, Table};
+use crate::rules::{Table, step};
 use crate::store::{AppendError, ReadError, Store};
 
 /// Why an operation on a record failed. The variants are what a caller
@@ -28,7 +30,9 @@ pub enum RecordError {
     Input(String),
     #[error("{0}")]
     Refused(Box<Violation>),
-    #[error("conflict: expected seq {expected}, but the game's next seq is {next}; re-read the game and try again")]
+    #[error(
+        "conflict: expected seq {expected}, but the game's next seq is {next}; re-read the game and try again"
+    )]
     Conflict { expected: u64, next: u64 },
     #[error("game {0:?} does not exist")]
     NoSuchGame(String),
@@ -44,7 +48,10 @@ impl From<ReadError> for RecordError {
     fn from(e: ReadError) -> Self {
         match e {
             ReadError::NoSuchGame(g) => RecordError::NoSuchGame(g),
-            ReadError::Corrupt { seq, why } => RecordError::Broken { seq, why: why.to_string() },
+            ReadError::Corrupt { seq, why } => RecordError::Broken {
+                seq,
+                why: why.to_string(),
+            },
             ReadError::Io(m) => RecordError::Io(m),
         }
     }
@@ -53,7 +60,9 @@ impl From<ReadError> for RecordError {
 impl From<AppendError> for RecordError {
     fn from(e: AppendError) -> Self {
         match e {
-            AppendError::Conflict { expected, next, .. } => RecordError::Conflict { expected, next },
+            AppendError::Conflict { expected, next, .. } => {
+                RecordError::Conflict { expected, next }
+            }
             AppendError::Exists(g) => RecordError::Exists(g),
             AppendError::NoSuchGame(g) => RecordError::NoSuchGame(g),
             AppendError::Invalid(why) => RecordError::Input(why.to_string()),
@@ -76,13 +85,23 @@ impl Submission {
     /// Parses one JSON Lines entry strictly.
     pub fn parse(line: &str) -> Result<Submission, RecordError> {
         let value = parse_strict(line).map_err(|e| RecordError::Input(e.0))?;
-        serde_json::from_value(value).map_err(|e| RecordError::Input(format!("expected {{\"actor\": ..., \"action\": {{...}}}}: {e}")))
+        serde_json::from_value(value).map_err(|e| {
+            RecordError::Input(format!(
+                "expected {{\"actor\": ..., \"action\": {{...}}}}: {e}"
+            ))
+        })
     }
     fn draft(&self) -> Result<Draft, RecordError> {
         if !self.action.is_object() || self.action.get("type").and_then(Value::as_str).is_none() {
-            return Err(RecordError::Input("an action is a JSON object with a string \"type\"".into()));
+            return Err(RecordError::Input(
+                "an action is a JSON object with a string \"type\"".into(),
+            ));
         }
-        Ok(Draft { actor: self.actor.clone(), action: self.action.clone(), at: self.at.clone() })
+        Ok(Draft {
+            actor: self.actor.clone(),
+            action: self.action.clone(),
+            at: self.at.clone(),
+        })
     }
 }
 
@@ -104,12 +123,23 @@ pub struct Recorder<'s> {
 }
 
 /// Creates a game: event 0 with the header. `opened_by` is the actor of event 0.
-pub fn create(store: &dyn Store, game: &str, header: &Header, opened_by: &str, at: Option<String>) -> Result<Event, RecordError> {
+pub fn create(
+    store: &dyn Store,
+    game: &str,
+    header: &Header,
+    opened_by: &str,
+    at: Option<String>,
+) -> Result<Event, RecordError> {
     check_game_name(game).map_err(RecordError::Input)?;
     let action = serde_json::to_value(header).map_err(|e| RecordError::Input(e.to_string()))?;
     crate::event::check_name("actor", opened_by).map_err(RecordError::Input)?;
-    let draft = Draft { actor: opened_by.to_string(), action, at };
-    let (event, bytes) = seal(&draft, None, Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
+    let draft = Draft {
+        actor: opened_by.to_string(),
+        action,
+        at,
+    };
+    let (event, bytes) =
+        seal(&draft, None, Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
     step(None, &event).map_err(|v| RecordError::Refused(Box::new(v)))?;
     store.append(game, &event, &bytes)?;
     Ok(event)
@@ -122,12 +152,20 @@ impl<'s> Recorder<'s> {
         let mut head = None;
         for event in store.read(game, 0)? {
             let event = event?;
-            let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken { seq: event.seq, why: format!("no longer legal: {v}") })?;
+            let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken {
+                seq: event.seq,
+                why: format!("no longer legal: {v}"),
+            })?;
             table = Some(next);
             head = Some(event.link());
         }
         match (table, head) {
-            (Some(table), Some(head)) => Ok(Recorder { store, game: game.to_string(), table, head }),
+            (Some(table), Some(head)) => Ok(Recorder {
+                store,
+                game: game.to_string(),
+                table,
+                head,
+            }),
             _ => Err(RecordError::NoSuchGame(game.to_string())),
         }
     }
@@ -142,8 +180,12 @@ impl<'s> Recorder<'s> {
     /// Checks a submission against the rules at the head without storing it.
     pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Table), RecordError> {
         let draft = sub.draft()?;
-        let (event, bytes) = seal(&draft, Some(&self.head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
-        let table = self.table.apply(event.seq, &event.actor, &event.action).map_err(|v| RecordError::Refused(Box::new(v)))?;
+        let (event, bytes) = seal(&draft, Some(&self.head), Utc::now())
+            .map_err(|e| RecordError::Input(e.to_string()))?;
+        let table = self
+            .table
+            .apply(event.seq, &event.actor, &event.action)
+            .map_err(|v| RecordError::Refused(Box::new(v)))?;
         Ok((event, bytes, table))
     }
 
@@ -154,8 +196,11 @@ impl<'s> Recorder<'s> {
         let mut table = self.table.clone();
         for (i, sub) in subs.iter().enumerate() {
             let draft = sub.draft().map_err(|e| (i, e))?;
-            let (event, _) = seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
-            table = table.apply(event.seq, &event.actor, &event.action).map_err(|v| (i, RecordError::Refused(Box::new(v))))?;
+            let (event, _) = seal(&draft, Some(&head), Utc::now())
+                .map_err(|e| (i, RecordError::Input(e.to_string())))?;
+            table = table
+                .apply(event.seq, &event.actor, &event.action)
+                .map_err(|v| (i, RecordError::Refused(Box::new(v))))?;
             head = event.link();
         }
         Ok(())
@@ -164,15 +209,22 @@ impl<'s> Recorder<'s> {
     /// Appends one action. With `expect`, it must go at that seq (optimistic
     /// concurrency); a retry of an append already stored at `expect` returns
     /// the stored event.
-    pub fn append(&mut self, sub: &Submission, expect: Option<u64>) -> Result<Appended, RecordError> {
+    pub fn append(
+        &mut self,
+        sub: &Submission,
+        expect: Option<u64>,
+    ) -> Result<Appended, RecordError> {
         let next = self.head.seq + 1;
         if let Some(expected) = expect {
-            if expected < next {
-                if let Some(stored) = self.store.get(&self.game, expected)? {
-                    if stored.actor == sub.actor && stored.action == sub.action {
-                        return Ok(Appended { event: stored, duplicate: true });
-                    }
-                }
+            if expected < next
+                && let Some(stored) = self.store.get(&self.game, expected)?
+                && stored.actor == sub.actor
+                && stored.action == sub.action
+            {
+                return Ok(Appended {
+                    event: stored,
+                    duplicate: true,
+                });
             }
             if expected != next {
                 return Err(RecordError::Conflict { expected, next });
@@ -182,7 +234,10 @@ impl<'s> Recorder<'s> {
         self.store.append(&self.game, &event, &bytes)?;
         self.head = event.link();
         self.table = table;
-        Ok(Appended { event, duplicate: false })
+        Ok(Appended {
+            event,
+            duplicate: false,
+        })
     }
 }
 
@@ -196,7 +251,10 @@ pub struct Verified {
 /// Verifies a sequence of events from seq 0: hashes, links, and a full
 /// re-fold in which every event must still be legal. Streams: memory is
 /// one state, whatever the length.
-pub fn verify<I>(events: I, expect_head: Option<&str>) -> Result<(Verified, Option<Table>), RecordError>
+pub fn verify<I>(
+    events: I,
+    expect_head: Option<&str>,
+) -> Result<(Verified, Option<Table>), RecordError>
 where
     I: IntoIterator<Item = Result<Event, RecordError>>,
 {
@@ -206,23 +264,41 @@ where
         let event = event?;
         // A broken link is reported at the position where the record breaks.
         let at = prev.as_ref().map_or(0, |p| p.seq + 1);
-        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
-        let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken { seq: event.seq, why: format!("the event is not legal: {v}") })?;
+        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken {
+            seq: at,
+            why: why.to_string(),
+        })?;
+        let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken {
+            seq: event.seq,
+            why: format!("the event is not legal: {v}"),
+        })?;
         table = Some(next);
         prev = Some(event.link());
     }
     let Some(head) = prev else {
-        return Err(RecordError::Broken { seq: 0, why: "the record is empty".into() });
+        return Err(RecordError::Broken {
+            seq: 0,
+            why: "the record is empty".into(),
+        });
     };
-    if let Some(want) = expect_head {
-        if want != head.hash {
-            return Err(RecordError::Broken {
-                seq: head.seq,
-                why: format!("the head is {}, not the expected {want} (events were added or removed at the end)", head.hash),
-            });
-        }
+    if let Some(want) = expect_head
+        && want != head.hash
+    {
+        return Err(RecordError::Broken {
+            seq: head.seq,
+            why: format!(
+                "the head is {}, not the expected {want} (events were added or removed at the end)",
+                head.hash
+            ),
+        });
     }
-    Ok((Verified { events: head.seq + 1, head: head.hash }, table))
+    Ok((
+        Verified {
+            events: head.seq + 1,
+            head: head.hash,
+        },
+        table,
+    ))
 }
 
 /// Reads an export (JSON Lines, one event per line), each event checked on
@@ -234,13 +310,22 @@ pub fn read_export(reader: impl BufRead) -> impl Iterator<Item = Result<Event, R
         let (n, line) = lines.next()?;
         let line_no = n as u64 + 1;
         let seq = count;
-        let broken = move |why: String| RecordError::Broken { seq, why: format!("line {line_no}: {why}") };
+        let broken = move |why: String| RecordError::Broken {
+            seq,
+            why: format!("line {line_no}: {why}"),
+        };
         let line = match line {
             Ok(l) => l,
-            Err(e) => return Some(Err(RecordError::Io(format!("cannot read line {line_no}: {e}")))),
+            Err(e) => {
+                return Some(Err(RecordError::Io(format!(
+                    "cannot read line {line_no}: {e}"
+                ))));
+            }
         };
         if line.len() > MAX_LINE_BYTES {
-            return Some(Err(broken(format!("line longer than {MAX_LINE_BYTES} bytes"))));
+            return Some(Err(broken(format!(
+                "line longer than {MAX_LINE_BYTES} bytes"
+            ))));
         }
         if count >= MAX_STREAM_EVENTS {
             return Some(Err(broken(EventError::StreamFull.to_string())));
@@ -257,7 +342,9 @@ pub fn read_export(reader: impl BufRead) -> impl Iterator<Item = Result<Event, R
         // changed byte, even white space, is found.
         Some(match decode(text) {
             Ok((event, bytes)) if bytes == line => Ok(event),
-            Ok(_) => Err(broken("not the canonical JSON of the event (was the file reformatted?)".into())),
+            Ok(_) => Err(broken(
+                "not the canonical JSON of the event (was the file reformatted?)".into(),
+            )),
             Err(why) => Err(broken(why.to_string())),
         })
     })

@@ -11,9 +11,18 @@ use crate::rules::doomtrooper;
 /// (path under schemas/, schema) for every committed schema file.
 pub fn all() -> Vec<(&'static str, Value)> {
     vec![
-        ("event.schema.json", serde_json::to_value(schema_for!(Event)).expect("schema")),
-        ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
-        ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
+        (
+            "event.schema.json",
+            serde_json::to_value(schema_for!(Event)).expect("schema"),
+        ),
+        (
+            "open.schema.json",
+            serde_json::to_value(schema_for!(Header)).expect("schema"),
+        ),
+        (
+            "doomtrooper/action.schema.json",
+            serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema"),
+        ),
     ]
 }
 

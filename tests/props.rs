@@ -5,12 +5,12 @@ mod common;
 
 use std::io::Cursor;
 
-use arbiter::event::{parse_time, seal, Draft};
+use arbiter::event::{Draft, parse_time, seal};
 use arbiter::record::{canonical_bytes, read_export, verify};
 use arbiter::rules::fold;
 use common::*;
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const A: &str = "Max";
 const D: &str = "Leg";
@@ -20,7 +20,7 @@ const D: &str = "Leg";
 fn candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
     let view = sim.view();
     let seats = ["p1", "p2", "p3"];
-    let actor = if pick % 7 == 0 || view.may_act.is_empty() {
+    let actor = if pick.is_multiple_of(7) || view.may_act.is_empty() {
         seats[n as usize % 3].to_string()
     } else {
         view.may_act[n as usize % view.may_act.len()].clone()
@@ -31,32 +31,82 @@ fn candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
     };
     let warriors = [c.attacker.as_str(), c.defender.as_str()];
     let last = sim.events.len() as u64 - 1;
-    let standing_mods: Vec<u64> = c.effects.effects.iter().filter(|e| e.kind == "modify" && c.effects.stands(e.seq)).map(|e| e.seq).collect();
+    let standing_mods: Vec<u64> = c
+        .effects
+        .effects
+        .iter()
+        .filter(|e| e.kind == "modify" && c.effects.stands(e.seq))
+        .map(|e| e.seq)
+        .collect();
     let action = match (view.step.number.as_str(), pick % 5) {
         ("2", _) => tactic("Fight"),
-        ("7", _) => warzone(if n % 2 == 0 { None } else { Some("Mars") }),
+        ("7", _) => warzone(if n.is_multiple_of(2) {
+            None
+        } else {
+            Some("Mars")
+        }),
         ("24" | "26", 0) => play("equipment", "Ticker"),
         ("24" | "26", _) => equipment(&["Bolter"]),
         ("32", _) => standing((warriors[0], n as i64), (warriors[1], 3)),
-        ("37", _) => results(&[(warriors[0], "unharmed"), (warriors[1], if n % 2 == 0 { "wounded" } else { "killed" })], &standing_mods),
+        ("37", _) => results(
+            &[
+                (warriors[0], "unharmed"),
+                (
+                    warriors[1],
+                    if n.is_multiple_of(2) {
+                        "wounded"
+                    } else {
+                        "killed"
+                    },
+                ),
+            ],
+            &standing_mods,
+        ),
         ("44", _) => {
-            let r = c.first_combat.results.clone().or(c.second_combat.as_ref().and_then(|s| s.results.clone())).unwrap_or_default();
-            let list: Vec<(String, String)> = r.iter().map(|o| (o.warrior.clone(), serde_json::to_value(o.outcome).unwrap().as_str().unwrap().to_string())).collect();
+            let r = c
+                .first_combat
+                .results
+                .clone()
+                .or(c.second_combat.as_ref().and_then(|s| s.results.clone()))
+                .unwrap_or_default();
+            let list: Vec<(String, String)> = r
+                .iter()
+                .map(|o| {
+                    (
+                        o.warrior.clone(),
+                        serde_json::to_value(o.outcome)
+                            .unwrap()
+                            .as_str()
+                            .unwrap()
+                            .to_string(),
+                    )
+                })
+                .collect();
             json!({"type": "resolve", "what": "status", "status": list.iter().map(|(w, o)| json!({"warrior": w, "outcome": o})).collect::<Vec<_>>()})
         }
         ("45" | "47", _) => award(n as u64 % 3),
         (_, 0) => counter("Cancel", last.saturating_sub(n as u64 % 3)),
         (_, 1) => match view.step.number.as_str() {
-            "12-15" => json!({"type": "play", "effect": "change_combatants", "card": "Body Guard", "defender": format!("G{}", n % 2)}),
-            "16" | "18" => json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": seats[n as usize % 2]}),
+            "12-15" => {
+                json!({"type": "play", "effect": "change_combatants", "card": "Body Guard", "defender": format!("G{}", n % 2)})
+            }
+            "16" | "18" => {
+                json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": seats[n as usize % 2]})
+            }
             "20" | "22" | "28" | "30" => play("end_combat", "Smoke Bomb"),
             "33-36" => play("modify", "Stimulants"),
             _ => play("modify", "Out Of Place"),
         },
-        _ if view.awaiting_ruling.is_some() => json!({"type": "resolve", "what": "strike_order", "first": "p1"}),
+        _ if view.awaiting_ruling.is_some() => {
+            json!({"type": "resolve", "what": "strike_order", "first": "p1"})
+        }
         _ => json!({"type": "pass"}),
     };
-    let actor = if view.awaiting_ruling.is_some() { "Dana".to_string() } else { actor };
+    let actor = if view.awaiting_ruling.is_some() {
+        "Dana".to_string()
+    } else {
+        actor
+    };
     (actor, action)
 }
 
@@ -109,7 +159,9 @@ proptest! {
 #[test]
 fn random_play_reaches_deep_into_the_breakdown() {
     // Guards the property tests against testing only step 1 and 2.
-    let choices: Vec<(u8, u8)> = (0..600u32).map(|i| ((i * 7 % 251) as u8, (i * 13 % 253) as u8)).collect();
+    let choices: Vec<(u8, u8)> = (0..600u32)
+        .map(|i| ((i * 7 % 251) as u8, (i * 13 % 253) as u8))
+        .collect();
     let sim = play_out(&choices);
     let deepest = sim.events.len();
     assert!(deepest > 150, "only {deepest} events accepted");

@@ -5,12 +5,12 @@
 use std::process::ExitCode;
 
 use arbiter::event::Header;
-use arbiter::record::{self, verify, Recorder, RecordError, Submission};
+use arbiter::record::{self, RecordError, Recorder, Submission, verify};
 use arbiter::rules::describe;
 use arbiter::store::Store;
 
 use super::read::view_text;
-use super::{rec, Output};
+use super::{Output, rec};
 
 /// The bundled sample: a three-player Doomtrooper combat (a battle tactic
 /// countered, a change of combatants that repeats steps 2-15, a
@@ -29,12 +29,22 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         Some(n) => n,
         None => {
             let games = store.games().map_err(|e| rec(e.into()))?;
-            (1..).map(|i| if i == 1 { "sample".to_string() } else { format!("sample-{i}") }).find(|n| !games.contains(n)).expect("a free name")
+            (1..)
+                .map(|i| {
+                    if i == 1 {
+                        "sample".to_string()
+                    } else {
+                        format!("sample-{i}")
+                    }
+                })
+                .find(|n| !games.contains(n))
+                .expect("a free name")
         }
     };
     let mut lines = SAMPLE.lines().filter(|l| !l.trim().is_empty());
     let first = Submission::parse(lines.next().expect("sample has a header")).map_err(rec)?;
-    let header: Header = serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;
+    let header: Header =
+        serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;
     record::create(store, &name, &header, &first.actor, None).map_err(rec)?;
     let mut recorder = Recorder::load(store, &name).map_err(rec)?;
     for line in lines {
@@ -47,10 +57,18 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
     for event in store.read(&name, 0).map_err(|e| rec(e.into()))? {
         let event = event.map_err(|e| rec(e.into()))?;
         if !out.json {
-            println!("{:>4}  {:<10} {}", event.seq, event.actor, describe(&event.action));
+            println!(
+                "{:>4}  {:<10} {}",
+                event.seq,
+                event.actor,
+                describe(&event.action)
+            );
         }
     }
-    let events = store.read(&name, 0).map_err(|e| rec(e.into()))?.map(|e| e.map_err(RecordError::from));
+    let events = store
+        .read(&name, 0)
+        .map_err(|e| rec(e.into()))?
+        .map(|e| e.map_err(RecordError::from));
     let (verified, table) = verify(events, None).map_err(rec)?;
     let table = table.expect("verified record has a state");
     let view = table.view();

@@ -18,10 +18,19 @@ use arbiter::store::SledStore;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "arbiter", version, about = "An event-sourced adjudication log for tournament card and tabletop games.")]
+#[command(
+    name = "arbiter",
+    version,
+    about = "An event-sourced adjudication log for tournament card and tabletop games."
+)]
 pub struct Cli {
     /// Store directory (sled).
-    #[arg(long, global = true, env = "ARBITER_DATA", default_value = "./arbiter-data")]
+    #[arg(
+        long,
+        global = true,
+        env = "ARBITER_DATA",
+        default_value = "./arbiter-data"
+    )]
     pub data: PathBuf,
     /// Machine-readable output on stdout.
     #[arg(long, global = true)]
@@ -93,7 +102,8 @@ impl Output {
 }
 
 fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create store directory {}", dir.display()))?;
     SledStore::open(dir).map_err(|e| anyhow::Error::new(RecordError::Io(e.to_string())))
 }
 

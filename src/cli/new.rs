@@ -7,7 +7,7 @@ use arbiter::record;
 use arbiter::rules::RULESETS;
 use arbiter::store::Store;
 
-use super::{rec, Output};
+use super::{Output, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -36,14 +36,25 @@ pub struct Args {
 }
 
 fn parse_seat(s: &str) -> Result<Seat, String> {
-    let (id, name) = s.split_once('=').ok_or_else(|| format!("a seat is ID=NAME, e.g. p1=Alice, not {s:?}"))?;
-    Ok(Seat { id: id.to_string(), name: name.to_string() })
+    let (id, name) = s
+        .split_once('=')
+        .ok_or_else(|| format!("a seat is ID=NAME, e.g. p1=Alice, not {s:?}"))?;
+    Ok(Seat {
+        id: id.to_string(),
+        name: name.to_string(),
+    })
 }
 
 pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
     let version = a
         .ruleset_version
-        .or_else(|| RULESETS.iter().filter(|(n, _)| *n == a.ruleset).map(|(_, v)| *v).max())
+        .or_else(|| {
+            RULESETS
+                .iter()
+                .filter(|(n, _)| *n == a.ruleset)
+                .map(|(_, v)| *v)
+                .max()
+        })
         .unwrap_or(0);
     let header = Header {
         kind: OpenTag::Open,
@@ -57,7 +68,10 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
     };
     let event = record::create(store, &a.game, &header, &a.by, None).map_err(rec)?;
     out.emit(serde_json::to_value(&event)?, || {
-        format!("created game {} ({} v{}), seq 0, hash {}", a.game, header.ruleset, header.ruleset_version, event.hash)
+        format!(
+            "created game {} ({} v{}), seq 0, hash {}",
+            a.game, header.ruleset, header.ruleset_version, event.hash
+        )
     });
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,8 +24,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 bail!("{} is not current: run `arbiter schema`", file.display());
             }
         } else {
-            std::fs::create_dir_all(file.parent().expect("parent")).with_context(|| format!("cannot create {}", a.dir.display()))?;
-            std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+            std::fs::create_dir_all(file.parent().expect("parent"))
+                .with_context(|| format!("cannot create {}", a.dir.display()))?;
+            std::fs::write(&file, text)
+                .with_context(|| format!("cannot write {}", file.display()))?;
             println!("wrote {}", file.display());
         }
     }

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use arbiter::record::{verify, RecordError};
+use arbiter::record::{RecordError, verify};
 use arbiter::store::Store;
 
-use super::{rec, Output};
+use super::{Output, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,7 +20,11 @@ pub struct Args {
 }
 
 pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let games = if a.all { store.games().map_err(|e| rec(e.into()))? } else { a.games };
+    let games = if a.all {
+        store.games().map_err(|e| rec(e.into()))?
+    } else {
+        a.games
+    };
     if games.is_empty() {
         bail!("name a game to verify, or --all");
     }
@@ -28,8 +32,12 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         bail!("--head checks one game");
     }
     for game in &games {
-        let events = store.read(game, 0).map_err(|e| rec(e.into()))?.map(|e| e.map_err(RecordError::from));
-        let (verified, _) = verify(events, a.head.as_deref()).map_err(|e| rec(e).context(format!("{game} failed verification")))?;
+        let events = store
+            .read(game, 0)
+            .map_err(|e| rec(e.into()))?
+            .map(|e| e.map_err(RecordError::from));
+        let (verified, _) = verify(events, a.head.as_deref())
+            .map_err(|e| rec(e).context(format!("{game} failed verification")))?;
         out.emit(serde_json::json!({"game": game, "ok": true, "events": verified.events, "head": verified.head}), || {
             format!("ok: {game}: {} events, hashes, links and rules verified; head {}", verified.events, verified.head)
         });

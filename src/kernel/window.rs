@@ -17,7 +17,11 @@ pub struct Window {
 
 impl Window {
     pub fn new(order: Vec<String>) -> Window {
-        Window { order, priority: 0, passes: 0 }
+        Window {
+            order,
+            priority: 0,
+            passes: 0,
+        }
     }
 
     pub fn is_closed(&self) -> bool {

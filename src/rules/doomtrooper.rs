@@ -69,7 +69,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::event::{check_name, ActionType, Header};
+use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{Effect, Ledger, StepRef, View, Violation, Window};
 
 pub const NAME: &str = "doomtrooper";
@@ -86,7 +86,10 @@ pub enum Action {
     Announce(Announce),
     Play(Play),
     /// A card effect that NULLIFIES the effect made by event `target`.
-    Counter { card: String, target: u64 },
+    Counter {
+        card: String,
+        target: u64,
+    },
     Pass {},
     Resolve(Resolve),
 }
@@ -95,7 +98,11 @@ pub enum Action {
 #[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Announce {
     /// Step 1: the actor is the attacking player.
-    Combat { defending_player: String, attacker: String, defender: String },
+    Combat {
+        defending_player: String,
+        attacker: String,
+        defender: String,
+    },
     /// Step 2.
     BattleTactic { tactic: String },
     /// Step 7: the warzone the defender defends from, or null for none.
@@ -144,7 +151,10 @@ pub enum Resolve {
     /// Step 32: each combatant's combat rating.
     Standing { ratings: Vec<Rating> },
     /// Step 37: each combatant's result, and the seqs of the modifiers counted.
-    Results { results: Vec<Outcome>, counted: Vec<u64> },
+    Results {
+        results: Vec<Outcome>,
+        counted: Vec<u64>,
+    },
     /// Step 44: each combatant's status after ESCAPE WOUNDING.
     Status { status: Vec<Outcome> },
     /// Steps 45 and 47: points earned by the player awarded.
@@ -310,15 +320,27 @@ const fn step(no: &'static str, section: Section, does: Does) -> Step {
 
 const ANY_COUNTER: May = May::Counter(Answers::Any);
 const fn counters(order: &'static [Role]) -> Does {
-    Does::Window(order, &[(Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER), (Second, ANY_COUNTER)])
+    Does::Window(
+        order,
+        &[
+            (Attacking, ANY_COUNTER),
+            (Defending, ANY_COUNTER),
+            (Others, ANY_COUNTER),
+            (First, ANY_COUNTER),
+            (Second, ANY_COUNTER),
+        ],
+    )
 }
 const fn plays(role: Role, kinds: &'static [Kind]) -> Does {
     Does::Plays(role, kinds)
 }
 
+/// A window's players in order, and what each role may do in it.
+type WindowSpec = (Vec<Role>, Vec<(Role, May)>);
+
 impl Step {
     /// The window of a window step: its order, and what each role may do.
-    fn window(&self) -> Option<(Vec<Role>, Vec<(Role, May)>)> {
+    fn window(&self) -> Option<WindowSpec> {
         match self.does {
             Does::Window(order, may) => Some((order.to_vec(), may.to_vec())),
             Does::Plays(role, kinds) => Some((vec![role], vec![(role, May::Play(kinds))])),
@@ -337,10 +359,22 @@ const AWARD_MODS: May = May::Play(&[Kind::ModifyAward]);
 
 /// COMBAT BREAKDOWN, steps 2 to 48 (step 1 starts a combat).
 const MAIN: &[Step] = &[
-    step("2", S::BattleTactic, Does::Announce(Attacking, "battle_tactic", &[])),
-    step("3-6", S::BattleTactic, counters(&[Defending, Attacking, Others])),
+    step(
+        "2",
+        S::BattleTactic,
+        Does::Announce(Attacking, "battle_tactic", &[]),
+    ),
+    step(
+        "3-6",
+        S::BattleTactic,
+        counters(&[Defending, Attacking, Others]),
+    ),
     step("7", S::Warzone, Does::Announce(Defending, "warzone", &[])),
-    step("8-11", S::Warzone, counters(&[Attacking, Defending, Others])),
+    step(
+        "8-11",
+        S::Warzone,
+        counters(&[Attacking, Defending, Others]),
+    ),
     step(
         "12-15",
         S::ChangeCombatants,
@@ -362,10 +396,26 @@ const MAIN: &[Step] = &[
     step("21", S::EndCombat, counters(&[Defending, Others])),
     step("22", S::EndCombat, plays(Defending, END)),
     step("23", S::EndCombat, counters(&[Attacking, Others])),
-    step("24", S::Equipment, Does::Announce(Attacking, "equipment", EQUIP)),
-    step("25", S::Equipment, counters(&[Defending, Others, Attacking])),
-    step("26", S::Equipment, Does::Announce(Defending, "equipment", EQUIP)),
-    step("27", S::Equipment, counters(&[Attacking, Others, Defending])),
+    step(
+        "24",
+        S::Equipment,
+        Does::Announce(Attacking, "equipment", EQUIP),
+    ),
+    step(
+        "25",
+        S::Equipment,
+        counters(&[Defending, Others, Attacking]),
+    ),
+    step(
+        "26",
+        S::Equipment,
+        Does::Announce(Defending, "equipment", EQUIP),
+    ),
+    step(
+        "27",
+        S::Equipment,
+        counters(&[Attacking, Others, Defending]),
+    ),
     step("28", S::EndCombat, plays(Attacking, END)),
     step("29", S::EndCombat, counters(&[Defending, Others])),
     step("30", S::EndCombat, plays(Defending, END)),
@@ -376,7 +426,14 @@ const MAIN: &[Step] = &[
         S::Modify,
         Does::Window(
             &[Attacking, Defending, Others],
-            &[(Attacking, May::Play(MODIFY)), (Defending, May::Play(MODIFY)), (Others, May::Play(MODIFY)), (Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER)],
+            &[
+                (Attacking, May::Play(MODIFY)),
+                (Defending, May::Play(MODIFY)),
+                (Others, May::Play(MODIFY)),
+                (Attacking, ANY_COUNTER),
+                (Defending, ANY_COUNTER),
+                (Others, ANY_COUNTER),
+            ],
         ),
     ),
     step("37", S::Resolve, Does::Determine("results")),
@@ -388,14 +445,47 @@ const MAIN: &[Step] = &[
     step("43", S::Escape, counters(&[Attacking, Defending, Others])),
     step("44", S::Status, Does::Determine("status")),
     step("45", S::Award, Does::Award(Attacking)),
-    step("46", S::Award, Does::Window(&[Defending, Others, Attacking], &[(Defending, AWARD_MODS), (Others, AWARD_MODS), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (Attacking, ANY_COUNTER)])),
+    step(
+        "46",
+        S::Award,
+        Does::Window(
+            &[Defending, Others, Attacking],
+            &[
+                (Defending, AWARD_MODS),
+                (Others, AWARD_MODS),
+                (Defending, ANY_COUNTER),
+                (Others, ANY_COUNTER),
+                (Attacking, ANY_COUNTER),
+            ],
+        ),
+    ),
     step("47", S::Award, Does::Award(Defending)),
-    step("48", S::Award, Does::Window(&[Attacking, Others, Defending], &[(Attacking, AWARD_MODS), (Others, AWARD_MODS), (Attacking, ANY_COUNTER), (Others, ANY_COUNTER), (Defending, ANY_COUNTER)])),
+    step(
+        "48",
+        S::Award,
+        Does::Window(
+            &[Attacking, Others, Defending],
+            &[
+                (Attacking, AWARD_MODS),
+                (Others, AWARD_MODS),
+                (Attacking, ANY_COUNTER),
+                (Others, ANY_COUNTER),
+                (Defending, ANY_COUNTER),
+            ],
+        ),
+    ),
 ];
 
 const MODIFY_FS: Does = Does::Window(
     &[First, Second, Others],
-    &[(First, May::Play(MODIFY)), (Second, May::Play(MODIFY)), (Others, May::Play(MODIFY)), (First, ANY_COUNTER), (Second, ANY_COUNTER), (Others, ANY_COUNTER)],
+    &[
+        (First, May::Play(MODIFY)),
+        (Second, May::Play(MODIFY)),
+        (Others, May::Play(MODIFY)),
+        (First, ANY_COUNTER),
+        (Second, ANY_COUNTER),
+        (Others, ANY_COUNTER),
+    ],
 );
 
 /// NON-SIMULTANEOUS COMBAT BREAKDOWN: END COMBAT and the FIRST COMBAT.
@@ -404,7 +494,11 @@ const FIRST: &[Step] = &[
     step("21", S::EndCombat, counters(&[Second, Others])),
     step("22", S::EndCombat, plays(Second, END)),
     step("23", S::EndCombat, counters(&[First, Others])),
-    step("24", S::Equipment, Does::Announce(First, "equipment", EQUIP)),
+    step(
+        "24",
+        S::Equipment,
+        Does::Announce(First, "equipment", EQUIP),
+    ),
     step("25", S::Equipment, counters(&[Second, Others, First])),
     step("28", S::EndCombat, plays(First, END)),
     step("29", S::EndCombat, counters(&[Second, Others])),
@@ -419,12 +513,29 @@ const FIRST: &[Step] = &[
     step("43", S::Escape, counters(&[First, Second, Others])),
     step("44", S::Status, Does::Determine("status")),
     step("45", S::Award, Does::Award(First)),
-    step("46", S::Award, Does::Window(&[Second, Others, First], &[(Second, AWARD_MODS), (Others, AWARD_MODS), (Second, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER)])),
+    step(
+        "46",
+        S::Award,
+        Does::Window(
+            &[Second, Others, First],
+            &[
+                (Second, AWARD_MODS),
+                (Others, AWARD_MODS),
+                (Second, ANY_COUNTER),
+                (Others, ANY_COUNTER),
+                (First, ANY_COUNTER),
+            ],
+        ),
+    ),
 ];
 
 /// NON-SIMULTANEOUS COMBAT BREAKDOWN: the SECOND COMBAT, "IF SECOND WARRIOR IS STILL ALIVE".
 const SECOND: &[Step] = &[
-    step("24", S::Equipment, Does::Announce(Second, "equipment", EQUIP)),
+    step(
+        "24",
+        S::Equipment,
+        Does::Announce(Second, "equipment", EQUIP),
+    ),
     step("25", S::Equipment, counters(&[First, Others, Second])),
     step("28", S::EndCombat, plays(First, END)),
     step("29", S::EndCombat, counters(&[Second, Others])),
@@ -439,7 +550,20 @@ const SECOND: &[Step] = &[
     step("43", S::Escape, counters(&[Second, First, Others])),
     step("44", S::Status, Does::Determine("status")),
     step("45", S::Award, Does::Award(Second)),
-    step("46", S::Award, Does::Window(&[First, Others, Second], &[(First, AWARD_MODS), (Others, AWARD_MODS), (First, ANY_COUNTER), (Others, ANY_COUNTER), (Second, ANY_COUNTER)])),
+    step(
+        "46",
+        S::Award,
+        Does::Window(
+            &[First, Others, Second],
+            &[
+                (First, AWARD_MODS),
+                (Others, AWARD_MODS),
+                (First, ANY_COUNTER),
+                (Others, ANY_COUNTER),
+                (Second, ANY_COUNTER),
+            ],
+        ),
+    ),
 ];
 
 /// "Here are special cards to consider and during which step they are played."
@@ -450,27 +574,96 @@ struct Special {
 }
 
 const SPECIAL_CARDS: &[Special] = &[
-    Special { name: "Personal Anti-Personnel Mines", ends_combat: true, sections: &[S::Equipment] },
-    Special { name: "Ticker", ends_combat: false, sections: &[S::Equipment] },
-    Special { name: "Smoke Bomb", ends_combat: true, sections: &[S::Equipment, S::EndCombat] },
-    Special { name: "Medkit", ends_combat: false, sections: &[S::Escape] },
-    Special { name: "Attack Prediction", ends_combat: true, sections: &[S::EndCombat] },
-    Special { name: "Pacifism", ends_combat: true, sections: &[S::EndCombat, S::Modify] },
-    Special { name: "Premonition", ends_combat: false, sections: &[S::ChangeCombatants] },
-    Special { name: "Body Guard", ends_combat: false, sections: &[S::ChangeCombatants] },
-    Special { name: "Point Guard", ends_combat: false, sections: &[S::ChangeCombatants] },
-    Special { name: "Rear Guard", ends_combat: false, sections: &[S::ChangeCombatants] },
-    Special { name: "Clumsiness", ends_combat: false, sections: &[S::ChangeCombatants] },
-    Special { name: "Minefield", ends_combat: true, sections: &[S::EndCombat] },
-    Special { name: "Shelter of the Crowd", ends_combat: true, sections: &[S::ChangeCombatants, S::EndCombat] },
-    Special { name: "Turn of Events", ends_combat: false, sections: &[S::Modify] },
-    Special { name: "Ambush", ends_combat: false, sections: &[S::NonSimultaneous] },
-    Special { name: "Surprise Attack", ends_combat: false, sections: &[S::NonSimultaneous] },
+    Special {
+        name: "Personal Anti-Personnel Mines",
+        ends_combat: true,
+        sections: &[S::Equipment],
+    },
+    Special {
+        name: "Ticker",
+        ends_combat: false,
+        sections: &[S::Equipment],
+    },
+    Special {
+        name: "Smoke Bomb",
+        ends_combat: true,
+        sections: &[S::Equipment, S::EndCombat],
+    },
+    Special {
+        name: "Medkit",
+        ends_combat: false,
+        sections: &[S::Escape],
+    },
+    Special {
+        name: "Attack Prediction",
+        ends_combat: true,
+        sections: &[S::EndCombat],
+    },
+    Special {
+        name: "Pacifism",
+        ends_combat: true,
+        sections: &[S::EndCombat, S::Modify],
+    },
+    Special {
+        name: "Premonition",
+        ends_combat: false,
+        sections: &[S::ChangeCombatants],
+    },
+    Special {
+        name: "Body Guard",
+        ends_combat: false,
+        sections: &[S::ChangeCombatants],
+    },
+    Special {
+        name: "Point Guard",
+        ends_combat: false,
+        sections: &[S::ChangeCombatants],
+    },
+    Special {
+        name: "Rear Guard",
+        ends_combat: false,
+        sections: &[S::ChangeCombatants],
+    },
+    Special {
+        name: "Clumsiness",
+        ends_combat: false,
+        sections: &[S::ChangeCombatants],
+    },
+    Special {
+        name: "Minefield",
+        ends_combat: true,
+        sections: &[S::EndCombat],
+    },
+    Special {
+        name: "Shelter of the Crowd",
+        ends_combat: true,
+        sections: &[S::ChangeCombatants, S::EndCombat],
+    },
+    Special {
+        name: "Turn of Events",
+        ends_combat: false,
+        sections: &[S::Modify],
+    },
+    Special {
+        name: "Ambush",
+        ends_combat: false,
+        sections: &[S::NonSimultaneous],
+    },
+    Special {
+        name: "Surprise Attack",
+        ends_combat: false,
+        sections: &[S::NonSimultaneous],
+    },
 ];
 
 /// Card names match the list whatever their case and spacing.
 fn special(card: &str) -> Option<&'static Special> {
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
     let card = norm(card);
     SPECIAL_CARDS.iter().find(|s| norm(s.name) == card)
 }
@@ -523,9 +716,15 @@ impl Pending {
     }
     fn describe(&self) -> String {
         match self {
-            Pending::StrikeOrder { cards } => format!("strike-order cards {cards:?} still stand and disagree on who strikes first; the text does not say which wins"),
-            Pending::Combatants { cards } => format!("combatant changes {cards:?} still stand and disagree; the text does not say which wins"),
-            Pending::Award { seat, cards } => format!("award modifications {cards:?} for {seat} still stand and disagree; the text does not say which wins"),
+            Pending::StrikeOrder { cards } => format!(
+                "strike-order cards {cards:?} still stand and disagree on who strikes first; the text does not say which wins"
+            ),
+            Pending::Combatants { cards } => format!(
+                "combatant changes {cards:?} still stand and disagree; the text does not say which wins"
+            ),
+            Pending::Award { seat, cards } => format!(
+                "award modifications {cards:?} for {seat} still stand and disagree; the text does not say which wins"
+            ),
         }
     }
 }
@@ -629,13 +828,23 @@ fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusa
 
 impl State {
     /// Applies one event's action. Pure: the new state, or why not.
-    pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
+    pub fn apply(
+        &self,
+        seq: u64,
+        actor: &str,
+        action: &serde_json::Value,
+    ) -> Result<State, Violation> {
         let view = self.view();
         let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
-            Violation::new(&view, "the payloads in schemas/doomtrooper/action.schema.json", format!("not a Doomtrooper action: {e}"))
+            Violation::new(
+                &view,
+                "the payloads in schemas/doomtrooper/action.schema.json",
+                format!("not a Doomtrooper action: {e}"),
+            )
         })?;
         let mut next = self.clone();
-        next.step(seq, actor, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
+        next.step(seq, actor, &action)
+            .map_err(|(rule, message)| Violation::new(&view, rule, message))?;
         Ok(next)
     }
 
@@ -668,14 +877,28 @@ impl State {
 
     fn start_combat(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
         const RULE: &str = "step 1: Attacking player announces Attacker and Defender";
-        let Action::Announce(Announce::Combat { defending_player, attacker, defender }) = action else {
-            return refuse(RULE, "no combat is under way; the next action is step 1, an announcement of attacker and defender");
+        let Action::Announce(Announce::Combat {
+            defending_player,
+            attacker,
+            defender,
+        }) = action
+        else {
+            return refuse(
+                RULE,
+                "no combat is under way; the next action is step 1, an announcement of attacker and defender",
+            );
         };
         if !self.seats.iter().any(|s| s == actor) {
-            return refuse(RULE, format!("{actor} is not a seat; only a player attacks"));
+            return refuse(
+                RULE,
+                format!("{actor} is not a seat; only a player attacks"),
+            );
         }
         if !self.seats.contains(defending_player) || defending_player == actor {
-            return refuse(RULE, format!("the defending player must be another seat, not {defending_player:?}"));
+            return refuse(
+                RULE,
+                format!("the defending player must be another seat, not {defending_player:?}"),
+            );
         }
         check_name("attacker", attacker).or_else(|m| refuse(RULE, m))?;
         check_name("defender", defender).or_else(|m| refuse(RULE, m))?;
@@ -704,7 +927,12 @@ impl State {
             first_combat: Determined::default(),
             second_combat: None,
         };
-        let others: Vec<String> = self.seats.iter().filter(|s| *s != actor && *s != defending_player).cloned().collect();
+        let others: Vec<String> = self
+            .seats
+            .iter()
+            .filter(|s| *s != actor && *s != defending_player)
+            .cloned()
+            .collect();
         combat.settle(&others, seq);
         self.combat = Some(combat);
         Ok(())
@@ -734,12 +962,26 @@ impl State {
         let step = StepRef {
             number: s.no.into(),
             title: s.section.title().into(),
-            reference: format!("Doomtrooper {part}{plural} {} ({})", s.no, s.section.title()),
+            reference: format!(
+                "Doomtrooper {part}{plural} {} ({})",
+                s.no,
+                s.section.title()
+            ),
         };
         if let Some(p) = &c.awaiting_ruling {
-            return View { step, may_act: self.judges.clone(), legal: vec![ActionType::Resolve], awaiting_ruling: Some(p.describe()) };
+            return View {
+                step,
+                may_act: self.judges.clone(),
+                legal: vec![ActionType::Resolve],
+                awaiting_ruling: Some(p.describe()),
+            };
         }
-        let others: Vec<String> = self.seats.iter().filter(|x| **x != c.attacking_player && **x != c.defending_player).cloned().collect();
+        let others: Vec<String> = self
+            .seats
+            .iter()
+            .filter(|x| **x != c.attacking_player && **x != c.defending_player)
+            .cloned()
+            .collect();
         let (may_act, legal) = match s.does {
             Does::Announce(role, _, kinds) => {
                 let mut legal = vec![ActionType::Announce];
@@ -750,7 +992,11 @@ impl State {
             }
             Does::Window(..) | Does::Plays(..) => {
                 let (_, may) = s.window().expect("window step");
-                let holder = c.window.as_ref().and_then(|w| w.holder()).map(str::to_string);
+                let holder = c
+                    .window
+                    .as_ref()
+                    .and_then(|w| w.holder())
+                    .map(str::to_string);
                 let mut legal = BTreeSet::new();
                 if let Some(h) = &holder {
                     legal.insert(ActionType::Pass);
@@ -776,7 +1022,12 @@ impl State {
                 (who, vec![ActionType::Resolve])
             }
         };
-        View { step, may_act, legal, awaiting_ruling: None }
+        View {
+            step,
+            may_act,
+            legal,
+            awaiting_ruling: None,
+        }
     }
 }
 
@@ -808,7 +1059,11 @@ impl Combat {
     }
 
     fn warrior_of(&self, seat: &str) -> &str {
-        if seat == self.attacking_player { &self.attacker } else { &self.defender }
+        if seat == self.attacking_player {
+            &self.attacker
+        } else {
+            &self.defender
+        }
     }
 
     fn determined(&mut self) -> &mut Determined {
@@ -822,16 +1077,28 @@ impl Combat {
     fn enter(&mut self, others: &[String], seq: u64) {
         let s = self.current();
         self.step = s.no.to_string();
-        let prev_section = self.at.checked_sub(1).map(|i| self.part.script()[i].section);
+        let prev_section = self
+            .at
+            .checked_sub(1)
+            .map(|i| self.part.script()[i].section);
         if prev_section != Some(s.section) {
             // A new part of the breakdown: counters answer only within it.
             self.scope = seq;
         }
-        self.window = s.window().map(|(order, _)| Window::new(order.iter().flat_map(|r| self.seats(*r, others)).collect()));
+        self.window = s.window().map(|(order, _)| {
+            Window::new(order.iter().flat_map(|r| self.seats(*r, others)).collect())
+        });
     }
 
     /// Applies the action to the current step; true when the step is complete.
-    fn act(&mut self, seq: u64, actor: &str, judge: bool, others: &[String], action: &Action) -> Result<bool, Refusal> {
+    fn act(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        judge: bool,
+        others: &[String],
+        action: &Action,
+    ) -> Result<bool, Refusal> {
         if let Some(pending) = self.awaiting_ruling.clone() {
             return self.rule(actor, judge, &pending, action, others, seq);
         }
@@ -840,74 +1107,147 @@ impl Combat {
             Does::Announce(role, what, kinds) => {
                 let who = self.seats(role, others);
                 if !who.iter().any(|w| w == actor) {
-                    return refuse(rule_text(s), format!("only {} acts at this step, not {actor}", who.join(", ")));
+                    return refuse(
+                        rule_text(s),
+                        format!("only {} acts at this step, not {actor}", who.join(", ")),
+                    );
                 }
                 match action {
                     Action::Announce(a) => self.announce(seq, actor, what, a, s).map(|()| true),
-                    Action::Play(p) if !kinds.is_empty() => self.play(seq, actor, p, kinds, s).map(|()| false),
-                    _ => refuse(rule_text(s), format!("the step's action is an announcement ({what})")),
+                    Action::Play(p) if !kinds.is_empty() => {
+                        self.play(seq, actor, p, kinds, s).map(|()| false)
+                    }
+                    _ => refuse(
+                        rule_text(s),
+                        format!("the step's action is an announcement ({what})"),
+                    ),
                 }
             }
             Does::Window(..) | Does::Plays(..) => {
                 let (_, may) = s.window().expect("window step");
-                let holder = self.window.as_ref().and_then(|w| w.holder()).unwrap_or_default().to_string();
+                let holder = self
+                    .window
+                    .as_ref()
+                    .and_then(|w| w.holder())
+                    .unwrap_or_default()
+                    .to_string();
                 if holder != actor {
-                    return refuse(rule_text(s), format!("it is {holder}'s turn to act or pass, not {actor}'s"));
+                    return refuse(
+                        rule_text(s),
+                        format!("it is {holder}'s turn to act or pass, not {actor}'s"),
+                    );
                 }
-                let mine: Vec<May> = may.iter().filter(|(r, _)| self.seats(*r, others).iter().any(|x| x == actor)).map(|(_, m)| *m).collect();
+                let mine: Vec<May> = may
+                    .iter()
+                    .filter(|(r, _)| self.seats(*r, others).iter().any(|x| x == actor))
+                    .map(|(_, m)| *m)
+                    .collect();
                 match action {
                     Action::Pass {} => {
                         self.window.as_mut().expect("window").pass();
                         Ok(self.window.as_ref().is_some_and(Window::is_closed))
                     }
                     Action::Play(p) => {
-                        let kinds: Vec<Kind> = mine.iter().flat_map(|m| match m { May::Play(k) => k.to_vec(), _ => vec![] }).collect();
+                        let kinds: Vec<Kind> = mine
+                            .iter()
+                            .flat_map(|m| match m {
+                                May::Play(k) => k.to_vec(),
+                                _ => vec![],
+                            })
+                            .collect();
                         if kinds.is_empty() {
-                            return refuse(rule_text(s), format!("{actor} may not play card effects here, only counter or pass"));
+                            return refuse(
+                                rule_text(s),
+                                format!(
+                                    "{actor} may not play card effects here, only counter or pass"
+                                ),
+                            );
                         }
                         self.play(seq, actor, p, &kinds, s)?;
                         self.window.as_mut().expect("window").played();
                         Ok(false)
                     }
                     Action::Counter { card, target } => {
-                        let Some(answers) = mine.iter().find_map(|m| match m { May::Counter(a) => Some(*a), _ => None }) else {
+                        let Some(answers) = mine.iter().find_map(|m| match m {
+                            May::Counter(a) => Some(*a),
+                            _ => None,
+                        }) else {
                             return refuse(rule_text(s), format!("{actor} may not counter here"));
                         };
                         self.counter(seq, actor, card, *target, answers, others, s)?;
                         self.window.as_mut().expect("window").played();
                         Ok(false)
                     }
-                    _ => refuse(rule_text(s), "in this window a player plays, counters or passes"),
+                    _ => refuse(
+                        rule_text(s),
+                        "in this window a player plays, counters or passes",
+                    ),
                 }
             }
             Does::Determine(what) => {
                 if actor != self.recorder() && !judge {
-                    return refuse("gap 1 (module docs): the attacking player (first player once non-simultaneous) or a judge records what the table determined", format!("{actor} may not record this determination"));
+                    return refuse(
+                        "gap 1 (module docs): the attacking player (first player once non-simultaneous) or a judge records what the table determined",
+                        format!("{actor} may not record this determination"),
+                    );
                 }
                 match action {
                     Action::Resolve(r) => self.determine(what, r, s).map(|()| true),
-                    _ => refuse(rule_text(s), format!("this step is recorded as a resolve ({what})")),
+                    _ => refuse(
+                        rule_text(s),
+                        format!("this step is recorded as a resolve ({what})"),
+                    ),
                 }
             }
             Does::Award(role) => {
                 let who = self.seats(role, others);
                 if !who.iter().any(|w| w == actor) && !judge {
-                    return refuse(rule_text(s), format!("the award is recorded by {} (or a judge), not {actor}", who.join(", ")));
+                    return refuse(
+                        rule_text(s),
+                        format!(
+                            "the award is recorded by {} (or a judge), not {actor}",
+                            who.join(", ")
+                        ),
+                    );
                 }
                 match action {
                     Action::Resolve(Resolve::Award { points }) => {
                         self.award = Some((seq, *points));
-                        self.effects.push(Effect { seq, seat: who[0].clone(), card: None, kind: "award".into(), counters: None, scope: self.scope });
+                        self.effects.push(Effect {
+                            seq,
+                            seat: who[0].clone(),
+                            card: None,
+                            kind: "award".into(),
+                            counters: None,
+                            scope: self.scope,
+                        });
                         Ok(true)
                     }
-                    _ => refuse(rule_text(s), "this step is recorded as a resolve (award) with the points earned"),
+                    _ => refuse(
+                        rule_text(s),
+                        "this step is recorded as a resolve (award) with the points earned",
+                    ),
                 }
             }
         }
     }
 
-    fn announce(&mut self, seq: u64, actor: &str, what: &str, a: &Announce, s: Step) -> Result<(), Refusal> {
-        let effect = |kind: &str| Effect { seq, seat: actor.to_string(), card: None, kind: kind.into(), counters: None, scope: self.scope };
+    fn announce(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        what: &str,
+        a: &Announce,
+        s: Step,
+    ) -> Result<(), Refusal> {
+        let effect = |kind: &str| Effect {
+            seq,
+            seat: actor.to_string(),
+            card: None,
+            kind: kind.into(),
+            counters: None,
+            scope: self.scope,
+        };
         match (what, a) {
             ("battle_tactic", Announce::BattleTactic { tactic }) => {
                 check_name("battle tactic", tactic).or_else(|m| refuse(rule_text(s), m))?;
@@ -933,11 +1273,25 @@ impl Combat {
         Ok(())
     }
 
-    fn play(&mut self, seq: u64, actor: &str, p: &Play, allowed: &[Kind], s: Step) -> Result<(), Refusal> {
+    fn play(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        p: &Play,
+        allowed: &[Kind],
+        s: Step,
+    ) -> Result<(), Refusal> {
         let (card, kind) = match p {
-            Play::ChangeCombatants { card, attacker, defender } => {
+            Play::ChangeCombatants {
+                card,
+                attacker,
+                defender,
+            } => {
                 if attacker.is_none() && defender.is_none() {
-                    return refuse(rule_text(s), "a change of combatants names the new attacker, defender or both");
+                    return refuse(
+                        rule_text(s),
+                        "a change of combatants names the new attacker, defender or both",
+                    );
                 }
                 for w in attacker.iter().chain(defender) {
                     check_name("warrior", w).or_else(|m| refuse(rule_text(s), m))?;
@@ -945,10 +1299,16 @@ impl Combat {
                 (card, Kind::ChangeCombatants)
             }
             Play::StrikeOrder { card, first } => {
-                if let Some(f) = first {
-                    if *f != self.attacking_player && *f != self.defending_player {
-                        return refuse(rule_text(s), format!("the first player must be the attacking or defending player, not {f}"));
-                    }
+                if let Some(f) = first
+                    && *f != self.attacking_player
+                    && *f != self.defending_player
+                {
+                    return refuse(
+                        rule_text(s),
+                        format!(
+                            "the first player must be the attacking or defending player, not {f}"
+                        ),
+                    );
                 }
                 (card, Kind::StrikeOrder)
             }
@@ -957,8 +1317,14 @@ impl Combat {
             Play::Modify { card } => (card, Kind::Modify),
             Play::Save { card, warrior } => {
                 let harmed = self.determined().results.clone().unwrap_or_default();
-                if !harmed.iter().any(|o| o.warrior == *warrior && o.outcome != Fate::Unharmed) {
-                    return refuse("step 38: card effects \"save\" wounded and/or killed warriors", format!("{warrior} was not wounded, killed or removed in this combat"));
+                if !harmed
+                    .iter()
+                    .any(|o| o.warrior == *warrior && o.outcome != Fate::Unharmed)
+                {
+                    return refuse(
+                        "step 38: card effects \"save\" wounded and/or killed warriors",
+                        format!("{warrior} was not wounded, killed or removed in this combat"),
+                    );
                 }
                 (card, Kind::Save)
             }
@@ -968,21 +1334,41 @@ impl Combat {
         if let Some(ending) = self.ending_card() {
             return refuse(
                 "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37",
-                format!("the combat-ending card played at seq {ending} still stands: only counters to it, or passes, are legal now"),
+                format!(
+                    "the combat-ending card played at seq {ending} still stands: only counters to it, or passes, are legal now"
+                ),
             );
         }
         match special(card) {
             Some(sp) => {
                 if !sp.sections.contains(&s.section) {
                     let named: Vec<_> = sp.sections.iter().map(|x| x.title()).collect();
-                    return refuse("special cards at the end of the text", format!("{} is played during {} only, and this is {}", sp.name, named.join(" or "), s.section.title()));
+                    return refuse(
+                        "special cards at the end of the text",
+                        format!(
+                            "{} is played during {} only, and this is {}",
+                            sp.name,
+                            named.join(" or "),
+                            s.section.title()
+                        ),
+                    );
                 }
                 if sp.ends_combat != (kind == Kind::EndCombat) {
-                    let should = if sp.ends_combat { "is a COMBAT ENDING CARD: play it as end_combat" } else { "is not a combat-ending card" };
-                    return refuse("special cards at the end of the text", format!("{} {should}", sp.name));
+                    let should = if sp.ends_combat {
+                        "is a COMBAT ENDING CARD: play it as end_combat"
+                    } else {
+                        "is not a combat-ending card"
+                    };
+                    return refuse(
+                        "special cards at the end of the text",
+                        format!("{} {should}", sp.name),
+                    );
                 }
                 if !sp.ends_combat && !allowed.contains(&kind) {
-                    return refuse(rule_text(s), format!("{actor} may not play a {} effect here", kind.name()));
+                    return refuse(
+                        rule_text(s),
+                        format!("{actor} may not play a {} effect here", kind.name()),
+                    );
                 }
             }
             None if !allowed.contains(&kind) => {
@@ -991,50 +1377,101 @@ impl Combat {
                     _ => rule_text(s),
                 };
                 let may: Vec<_> = allowed.iter().map(|k| k.name()).collect();
-                return refuse(rule, format!("a {} effect is not legal here; {actor} may play: {}", kind.name(), may.join(", ")));
+                return refuse(
+                    rule,
+                    format!(
+                        "a {} effect is not legal here; {actor} may play: {}",
+                        kind.name(),
+                        may.join(", ")
+                    ),
+                );
             }
             None => {}
         }
-        self.effects.push(Effect { seq, seat: actor.to_string(), card: Some(card.clone()), kind: kind.name().into(), counters: None, scope: self.scope });
+        self.effects.push(Effect {
+            seq,
+            seat: actor.to_string(),
+            card: Some(card.clone()),
+            kind: kind.name().into(),
+            counters: None,
+            scope: self.scope,
+        });
         self.plays.insert(seq, p.clone());
         Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn counter(&mut self, seq: u64, actor: &str, card: &str, target: u64, answers: Answers, others: &[String], s: Step) -> Result<(), Refusal> {
+    fn counter(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        card: &str,
+        target: u64,
+        answers: Answers,
+        others: &[String],
+        s: Step,
+    ) -> Result<(), Refusal> {
         const RULE: &str = "the term \"counter\" refers to cards which NULLIFY a just-played card";
         check_name("card", card).or_else(|m| refuse(RULE, m))?;
         let Some(t) = self.effects.get(target).cloned() else {
-            return refuse(RULE, format!("seq {target} is not a card effect of this combat that can be countered"));
+            return refuse(
+                RULE,
+                format!("seq {target} is not a card effect of this combat that can be countered"),
+            );
         };
         if t.scope != self.scope {
-            return refuse(RULE, format!("seq {target} belongs to an earlier part of the breakdown; a counter answers a just-played card of {}", s.section.title()));
+            return refuse(
+                RULE,
+                format!(
+                    "seq {target} belongs to an earlier part of the breakdown; a counter answers a just-played card of {}",
+                    s.section.title()
+                ),
+            );
         }
-        if let Some(sp) = special(card) {
-            if !sp.sections.contains(&s.section) {
-                return refuse("special cards at the end of the text", format!("{} is not played during {}", sp.name, s.section.title()));
-            }
+        if let Some(sp) = special(card)
+            && !sp.sections.contains(&s.section)
+        {
+            return refuse(
+                "special cards at the end of the text",
+                format!("{} is not played during {}", sp.name, s.section.title()),
+            );
         }
         match answers {
             Answers::Any => {}
             Answers::EffectsOf(role) => {
                 if !self.seats(role, others).contains(&t.seat) {
-                    return refuse("step 13: Attacking player may play card effects to counter Defending player's actions", format!("seq {target} is not the defending player's"));
+                    return refuse(
+                        "step 13: Attacking player may play card effects to counter Defending player's actions",
+                        format!("seq {target} is not the defending player's"),
+                    );
                 }
             }
             Answers::Combatants => {
                 if t.seat != self.attacking_player && t.seat != self.defending_player {
-                    return refuse("step 14: Other players may play card effects to counter either players' action", format!("seq {target} is not the attacking or defending player's"));
+                    return refuse(
+                        "step 14: Other players may play card effects to counter either players' action",
+                        format!("seq {target} is not the attacking or defending player's"),
+                    );
                 }
             }
         }
-        self.effects.push(Effect { seq, seat: actor.to_string(), card: Some(card.to_string()), kind: "counter".into(), counters: Some(target), scope: self.scope });
+        self.effects.push(Effect {
+            seq,
+            seat: actor.to_string(),
+            card: Some(card.to_string()),
+            kind: "counter".into(),
+            counters: Some(target),
+            scope: self.scope,
+        });
         Ok(())
     }
 
     /// A standing combat-ending card of the current part of the breakdown.
     fn ending_card(&self) -> Option<u64> {
-        self.effects.standing_of(Kind::EndCombat.name(), Some(self.scope)).map(|e| e.seq).next()
+        self.effects
+            .standing_of(Kind::EndCombat.name(), Some(self.scope))
+            .map(|e| e.seq)
+            .next()
     }
 
     fn determine(&mut self, what: &str, r: &Resolve, s: Step) -> Result<(), Refusal> {
@@ -1042,7 +1479,13 @@ impl Combat {
         let names = |list: Vec<&str>| -> Result<(), Refusal> {
             let set: BTreeSet<&str> = list.iter().copied().collect();
             if set.len() != list.len() || set != warriors {
-                return refuse(rule_text(s), format!("name each combatant ({}) exactly once", warriors.iter().copied().collect::<Vec<_>>().join(", ")));
+                return refuse(
+                    rule_text(s),
+                    format!(
+                        "name each combatant ({}) exactly once",
+                        warriors.iter().copied().collect::<Vec<_>>().join(", ")
+                    ),
+                );
             }
             Ok(())
         };
@@ -1054,13 +1497,32 @@ impl Combat {
             ("results", Resolve::Results { results, counted }) => {
                 names(results.iter().map(|x| x.warrior.as_str()).collect())?;
                 let sub = self.sub_scope;
-                let standing: BTreeSet<u64> = self.effects.effects.iter().filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub).map(|e| e.seq).filter(|q| self.effects.stands(*q)).collect();
+                let standing: BTreeSet<u64> = self
+                    .effects
+                    .effects
+                    .iter()
+                    .filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub)
+                    .map(|e| e.seq)
+                    .filter(|q| self.effects.stands(*q))
+                    .collect();
                 let counted_set: BTreeSet<u64> = counted.iter().copied().collect();
                 if counted_set.len() != counted.len() || counted_set != standing {
-                    let countered: Vec<u64> = self.effects.effects.iter().filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub && !standing.contains(&e.seq)).map(|e| e.seq).collect();
+                    let countered: Vec<u64> = self
+                        .effects
+                        .effects
+                        .iter()
+                        .filter(|e| {
+                            e.kind == Kind::Modify.name()
+                                && e.scope >= sub
+                                && !standing.contains(&e.seq)
+                        })
+                        .map(|e| e.seq)
+                        .collect();
                     return refuse(
                         "step 37: Note which cards were countered by card effects and disregard those cards",
-                        format!("the modifiers that still stand are {standing:?} (countered, to disregard: {countered:?}); counted {counted:?}"),
+                        format!(
+                            "the modifiers that still stand are {standing:?} (countered, to disregard: {countered:?}); counted {counted:?}"
+                        ),
                     );
                 }
                 self.determined().results = Some(results.clone());
@@ -1079,21 +1541,33 @@ impl Combat {
                     })
                     .collect();
                 for o in status {
-                    let result = results.iter().find(|r| r.warrior == o.warrior).map(|r| r.outcome);
+                    let result = results
+                        .iter()
+                        .find(|r| r.warrior == o.warrior)
+                        .map(|r| r.outcome);
                     if result != Some(o.outcome) && !saved.contains(&o.warrior) {
                         return refuse(
                             "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed",
-                            format!("{} was {:?} at step 37 and no save that still stands names it, so its status cannot be {:?}", o.warrior, result.unwrap_or(Fate::Unharmed), o.outcome),
+                            format!(
+                                "{} was {:?} at step 37 and no save that still stands names it, so its status cannot be {:?}",
+                                o.warrior,
+                                result.unwrap_or(Fate::Unharmed),
+                                o.outcome
+                            ),
                         );
                     }
                 }
                 self.determined().status = Some(status.clone());
             }
-            _ => return refuse(rule_text(s), format!("this step is recorded as a resolve ({what})")),
+            _ => {
+                return refuse(
+                    rule_text(s),
+                    format!("this step is recorded as a resolve ({what})"),
+                );
+            }
         }
         Ok(())
     }
-
 }
 
 // ---------------------------------------------------------------------------
@@ -1106,7 +1580,12 @@ impl Combat {
     }
 
     fn goto(&mut self, no: &str) {
-        self.at = self.part.script().iter().position(|s| s.no == no).expect("step in script");
+        self.at = self
+            .part
+            .script()
+            .iter()
+            .position(|s| s.no == no)
+            .expect("step in script");
     }
 
     /// Enters the current step; an empty window (no "other players") is
@@ -1128,22 +1607,33 @@ impl Combat {
     fn leave(&mut self, seq: u64) {
         let s = self.current();
         let script = self.part.script();
-        let section_over = script.get(self.at + 1).is_none_or(|n| n.section != s.section);
+        let section_over = script
+            .get(self.at + 1)
+            .is_none_or(|n| n.section != s.section);
         // "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37" (gap 2).
-        if section_over && self.ended_by.is_none() && s.section != Section::Resolve {
-            if let Some(card) = self.ending_card() {
-                self.ended_by = Some(card);
-                self.goto("37");
-                return;
-            }
+        if section_over
+            && self.ended_by.is_none()
+            && s.section != Section::Resolve
+            && let Some(card) = self.ending_card()
+        {
+            self.ended_by = Some(card);
+            self.goto("37");
+            return;
         }
         match (self.part, s.no) {
             // "IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15."
             (Part::Main, "12-15") => {
-                let changes: Vec<u64> = self.effects.standing_of(Kind::ChangeCombatants.name(), Some(self.scope)).map(|e| e.seq).collect();
+                let changes: Vec<u64> = self
+                    .effects
+                    .standing_of(Kind::ChangeCombatants.name(), Some(self.scope))
+                    .map(|e| e.seq)
+                    .collect();
                 let (mut attackers, mut defenders) = (BTreeSet::new(), BTreeSet::new());
                 for q in &changes {
-                    if let Some(Play::ChangeCombatants { attacker, defender, .. }) = self.plays.get(q) {
+                    if let Some(Play::ChangeCombatants {
+                        attacker, defender, ..
+                    }) = self.plays.get(q)
+                    {
                         attackers.extend(attacker.clone());
                         defenders.extend(defender.clone());
                     }
@@ -1152,13 +1642,21 @@ impl Combat {
                     self.awaiting_ruling = Some(Pending::Combatants { cards: changes });
                     return;
                 }
-                let attacker = attackers.pop_first().unwrap_or_else(|| self.attacker.clone());
-                let defender = defenders.pop_first().unwrap_or_else(|| self.defender.clone());
+                let attacker = attackers
+                    .pop_first()
+                    .unwrap_or_else(|| self.attacker.clone());
+                let defender = defenders
+                    .pop_first()
+                    .unwrap_or_else(|| self.defender.clone());
                 self.change_combatants(attacker, defender);
             }
             // "IF COMBAT IS NON-SIMULTANEOUS, GO TO THE NON-SIMULTANEOUS COMBAT BREAKDOWN."
             (Part::Main, "19") => {
-                let cards: Vec<u64> = self.effects.standing_of(Kind::StrikeOrder.name(), Some(self.scope)).map(|e| e.seq).collect();
+                let cards: Vec<u64> = self
+                    .effects
+                    .standing_of(Kind::StrikeOrder.name(), Some(self.scope))
+                    .map(|e| e.seq)
+                    .collect();
                 let firsts: BTreeSet<Option<String>> = cards
                     .iter()
                     .filter_map(|q| match self.plays.get(q) {
@@ -1174,8 +1672,17 @@ impl Combat {
             }
             (_, "46" | "48") => {
                 let (award_seq, points) = self.award.take().expect("award made before its window");
-                let seat = self.effects.get(award_seq).expect("award effect").seat.clone();
-                let cards: Vec<u64> = self.effects.standing_of(Kind::ModifyAward.name(), Some(self.scope)).map(|e| e.seq).collect();
+                let seat = self
+                    .effects
+                    .get(award_seq)
+                    .expect("award effect")
+                    .seat
+                    .clone();
+                let cards: Vec<u64> = self
+                    .effects
+                    .standing_of(Kind::ModifyAward.name(), Some(self.scope))
+                    .map(|e| e.seq)
+                    .collect();
                 let modified: BTreeSet<u64> = cards
                     .iter()
                     .filter_map(|q| match self.plays.get(q) {
@@ -1212,7 +1719,11 @@ impl Combat {
         match first {
             None => self.at += 1,
             Some(first) => {
-                let second = if first == self.attacking_player { self.defending_player.clone() } else { self.attacking_player.clone() };
+                let second = if first == self.attacking_player {
+                    self.defending_player.clone()
+                } else {
+                    self.attacking_player.clone()
+                };
                 self.order = Order::NonSimultaneous { first, second };
                 self.part = Part::FirstCombat;
                 self.at = 0;
@@ -1222,12 +1733,18 @@ impl Combat {
 
     /// The award is final: credit it, then move on ("IF SECOND WARRIOR IS STILL ALIVE, PROCEED").
     fn give_points(&mut self, seat: &str, points: u64, seq: u64) {
-        *self.determined().points.entry(seat.to_string()).or_default() += points;
+        *self
+            .determined()
+            .points
+            .entry(seat.to_string())
+            .or_default() += points;
         if self.part != Part::FirstCombat {
             self.at += 1;
             return;
         }
-        let Order::NonSimultaneous { second, .. } = &self.order else { unreachable!("first combat is non-simultaneous") };
+        let Order::NonSimultaneous { second, .. } = &self.order else {
+            unreachable!("first combat is non-simultaneous")
+        };
         let second_warrior = self.warrior_of(second).to_string();
         let alive = self
             .first_combat
@@ -1246,22 +1763,43 @@ impl Combat {
     }
 
     /// A judge answers what the text leaves open (gap 4).
-    fn rule(&mut self, actor: &str, judge: bool, pending: &Pending, action: &Action, others: &[String], seq: u64) -> Result<bool, Refusal> {
-        const RULE: &str = "the text is silent here (module docs, gap 4): the game waits for a judge's ruling";
+    fn rule(
+        &mut self,
+        actor: &str,
+        judge: bool,
+        pending: &Pending,
+        action: &Action,
+        others: &[String],
+        seq: u64,
+    ) -> Result<bool, Refusal> {
+        const RULE: &str =
+            "the text is silent here (module docs, gap 4): the game waits for a judge's ruling";
         if !judge {
-            return refuse(RULE, format!("{actor} is not a judge; {}", pending.describe()));
+            return refuse(
+                RULE,
+                format!("{actor} is not a judge; {}", pending.describe()),
+            );
         }
         match (pending, action) {
             (Pending::StrikeOrder { .. }, Action::Resolve(Resolve::StrikeOrder { first })) => {
-                if let Some(f) = first {
-                    if *f != self.attacking_player && *f != self.defending_player {
-                        return refuse(RULE, format!("the first player must be the attacking or defending player, not {f}"));
-                    }
+                if let Some(f) = first
+                    && *f != self.attacking_player
+                    && *f != self.defending_player
+                {
+                    return refuse(
+                        RULE,
+                        format!(
+                            "the first player must be the attacking or defending player, not {f}"
+                        ),
+                    );
                 }
                 self.awaiting_ruling = None;
                 self.set_order(first.clone());
             }
-            (Pending::Combatants { .. }, Action::Resolve(Resolve::Combatants { attacker, defender })) => {
+            (
+                Pending::Combatants { .. },
+                Action::Resolve(Resolve::Combatants { attacker, defender }),
+            ) => {
                 check_name("warrior", attacker).or_else(|m| refuse(RULE, m))?;
                 check_name("warrior", defender).or_else(|m| refuse(RULE, m))?;
                 self.awaiting_ruling = None;
@@ -1272,7 +1810,15 @@ impl Combat {
                 self.award = None;
                 self.give_points(&seat.clone(), *points, seq);
             }
-            _ => return refuse(RULE, format!("the ruling awaited is a resolve with \"what\": \"{}\"", pending.what())),
+            _ => {
+                return refuse(
+                    RULE,
+                    format!(
+                        "the ruling awaited is a resolve with \"what\": \"{}\"",
+                        pending.what()
+                    ),
+                );
+            }
         }
         self.settle(others, seq);
         Ok(false)
@@ -1283,24 +1829,52 @@ impl Combat {
 fn rule_text(s: Step) -> &'static str {
     match s.no {
         "2" => "step 2: Attacking player announces Battle Tactic",
-        "3-6" => "steps 3-6: Defending player, then attacking player, then other players may play card effects to counter; continue until all players pass",
-        "7" => "step 7: Defending player announces if Defender will defend from a Warzone, and which one",
-        "8-11" => "steps 8-11: Attacking player, then defending player, then other players may play card effects to counter; continue until all players pass",
-        "12-15" => "steps 12-15: Defending player may play card effects to change Attacker and/or Defender; Attacking player may counter Defending player's actions; other players may counter either players' action; continue until all players pass",
+        "3-6" => {
+            "steps 3-6: Defending player, then attacking player, then other players may play card effects to counter; continue until all players pass"
+        }
+        "7" => {
+            "step 7: Defending player announces if Defender will defend from a Warzone, and which one"
+        }
+        "8-11" => {
+            "steps 8-11: Attacking player, then defending player, then other players may play card effects to counter; continue until all players pass"
+        }
+        "12-15" => {
+            "steps 12-15: Defending player may play card effects to change Attacker and/or Defender; Attacking player may counter Defending player's actions; other players may counter either players' action; continue until all players pass"
+        }
         "16" | "18" => "steps 16/18: the player named may play card effects to alter strike order",
-        "17" | "19" => "steps 17/19: the other combatant, then others, may play card effects to counter",
-        "20" | "22" | "28" | "30" => "END COMBAT: the player named may play card effects to End Combat",
-        "21" | "23" | "29" | "31" => "END COMBAT: the player named, then others, may play card effects to counter",
-        "24" | "26" => "steps 24/26: the player named announces which IN PLAY Equipment will be used",
+        "17" | "19" => {
+            "steps 17/19: the other combatant, then others, may play card effects to counter"
+        }
+        "20" | "22" | "28" | "30" => {
+            "END COMBAT: the player named may play card effects to End Combat"
+        }
+        "21" | "23" | "29" | "31" => {
+            "END COMBAT: the player named, then others, may play card effects to counter"
+        }
+        "24" | "26" => {
+            "steps 24/26: the player named announces which IN PLAY Equipment will be used"
+        }
         "25" | "27" => "steps 25/27: the other players counter and continue until all players pass",
         "32" => "step 32: Determine combat standing",
-        "33-36" => "steps 33-36: players play card effects to modify combat, in order, until all players pass",
-        "37" => "step 37: Determine final combat standings based on the cumulative effects of all cards played",
-        "38" | "40" | "42" => "ESCAPE WOUNDING: the player named may play card effects to \"save\" wounded and/or killed warriors",
-        "39" | "41" | "43" => "ESCAPE WOUNDING: players may play card effects to counter, in order, until all players pass",
-        "44" => "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed",
+        "33-36" => {
+            "steps 33-36: players play card effects to modify combat, in order, until all players pass"
+        }
+        "37" => {
+            "step 37: Determine final combat standings based on the cumulative effects of all cards played"
+        }
+        "38" | "40" | "42" => {
+            "ESCAPE WOUNDING: the player named may play card effects to \"save\" wounded and/or killed warriors"
+        }
+        "39" | "41" | "43" => {
+            "ESCAPE WOUNDING: players may play card effects to counter, in order, until all players pass"
+        }
+        "44" => {
+            "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed"
+        }
         "45" | "47" => "steps 45/47: the player named is awarded any points earned",
-        "46" | "48" => "steps 46/48: the other players may counter or modify the awarding; continue until all players pass",
+        "46" | "48" => {
+            "steps 46/48: the other players may counter or modify the awarding; continue until all players pass"
+        }
         _ => "the combat breakdown",
     }
 }

@@ -35,20 +35,33 @@ impl Table {
     /// The state after event 0.
     pub fn open(header: &Header) -> Result<Table, Violation> {
         let refuse = |message: String| Violation {
-            step: StepRef { number: "0".into(), title: "open".into(), reference: "event 0 (the header)".into() },
+            step: StepRef {
+                number: "0".into(),
+                title: "open".into(),
+                reference: "event 0 (the header)".into(),
+            },
             rule: "event 0 holds the header".into(),
             message,
             may_act: vec![],
         };
         header.check().map_err(refuse)?;
         let state = match (header.ruleset.as_str(), header.ruleset_version) {
-            (doomtrooper::NAME, doomtrooper::VERSION) => RulesetState::Doomtrooper(doomtrooper::open(header).map_err(refuse)?),
+            (doomtrooper::NAME, doomtrooper::VERSION) => {
+                RulesetState::Doomtrooper(doomtrooper::open(header).map_err(refuse)?)
+            }
             (name, version) => {
-                let known: Vec<String> = RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
-                return Err(refuse(format!("unknown ruleset {name} v{version}; this arbiter knows {}", known.join(", "))));
+                let known: Vec<String> =
+                    RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
+                return Err(refuse(format!(
+                    "unknown ruleset {name} v{version}; this arbiter knows {}",
+                    known.join(", ")
+                )));
             }
         };
-        Ok(Table { header: header.clone(), state })
+        Ok(Table {
+            header: header.clone(),
+            state,
+        })
     }
 
     /// The state after event `seq` by `actor`, or why it is illegal.
@@ -57,21 +70,47 @@ impl Table {
         if !self.header.is_seat(actor) && !self.header.is_judge(actor) {
             let mut known = self.header.seat_ids();
             known.extend(self.header.judges.iter().cloned());
-            return Err(Violation::new(&view, "every actor is a seat or a judge of the header", format!("unknown actor {actor:?}; the seats and judges are {}", known.join(", "))));
+            return Err(Violation::new(
+                &view,
+                "every actor is a seat or a judge of the header",
+                format!(
+                    "unknown actor {actor:?}; the seats and judges are {}",
+                    known.join(", ")
+                ),
+            ));
         }
-        let kind = action.get("type").and_then(Value::as_str).unwrap_or_default();
+        let kind = action
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         match ActionType::parse(kind) {
             None => {
                 let names: Vec<_> = ActionType::ALL.iter().map(|t| t.name()).collect();
-                return Err(Violation::new(&view, "the kernel's action types", format!("unknown action type {kind:?}; the types are {}", names.join(", "))));
+                return Err(Violation::new(
+                    &view,
+                    "the kernel's action types",
+                    format!(
+                        "unknown action type {kind:?}; the types are {}",
+                        names.join(", ")
+                    ),
+                ));
             }
-            Some(ActionType::Open) => return Err(Violation::new(&view, "event 0 holds the header", "a game is opened once, at seq 0")),
+            Some(ActionType::Open) => {
+                return Err(Violation::new(
+                    &view,
+                    "event 0 holds the header",
+                    "a game is opened once, at seq 0",
+                ));
+            }
             Some(_) => {}
         }
         let state = match &self.state {
             RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(s.apply(seq, actor, action)?),
         };
-        Ok(Table { header: self.header.clone(), state })
+        Ok(Table {
+            header: self.header.clone(),
+            state,
+        })
     }
 
     pub fn view(&self) -> View {
@@ -115,8 +154,15 @@ pub fn step(table: Option<&Table>, event: &Event) -> Result<Table, Violation> {
 /// An action in plain words: its type, then its fields, e.g.
 /// `counter Smoke Bomb -> seq 12` or `announce combat defending_player=p2 attacker=...`.
 pub fn describe(action: &Value) -> String {
-    let Some(map) = action.as_object() else { return action.to_string() };
-    let mut words = vec![map.get("type").and_then(Value::as_str).unwrap_or("?").to_string()];
+    let Some(map) = action.as_object() else {
+        return action.to_string();
+    };
+    let mut words = vec![
+        map.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string(),
+    ];
     for tag in ["what", "effect"] {
         if let Some(Value::String(s)) = map.get(tag) {
             words.push(s.clone());

@@ -1,17 +1,17 @@
 //! Shared test helpers: a table simulator that seals real events (so every
 //! event a scenario produces is hashed, chained and checked against the
 //! committed JSON Schemas), and a few CLI helpers.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::result_large_err)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use arbiter::event::{parse_time, seal, Draft, Event};
+use arbiter::event::{Draft, Event, parse_time, seal};
 use arbiter::kernel::{View, Violation};
 use arbiter::rules::doomtrooper;
-use arbiter::rules::{step, RulesetState, Table};
-use serde_json::{json, Value};
+use arbiter::rules::{RulesetState, Table, step};
+use serde_json::{Value, json};
 
 /// The committed schemas, compiled once.
 struct Schemas {
@@ -24,11 +24,17 @@ fn schemas() -> &'static Schemas {
     static S: OnceLock<Schemas> = OnceLock::new();
     S.get_or_init(|| {
         let load = |p: &str| {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(p);
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("schemas")
+                .join(p);
             let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{p}: {e}"))
         };
-        Schemas { event: load("event.schema.json"), open: load("open.schema.json"), doomtrooper: load("doomtrooper/action.schema.json") }
+        Schemas {
+            event: load("event.schema.json"),
+            open: load("open.schema.json"),
+            doomtrooper: load("doomtrooper/action.schema.json"),
+        }
     })
 }
 
@@ -37,11 +43,21 @@ pub fn assert_schema_valid(event: &Event) {
     let s = schemas();
     let value = serde_json::to_value(event).unwrap();
     if let Err(e) = s.event.validate(&value) {
-        panic!("event {} does not match schemas/event.schema.json: {e}", event.seq);
+        panic!(
+            "event {} does not match schemas/event.schema.json: {e}",
+            event.seq
+        );
     }
-    let payload = if event.seq == 0 { &s.open } else { &s.doomtrooper };
+    let payload = if event.seq == 0 {
+        &s.open
+    } else {
+        &s.doomtrooper
+    };
     if let Err(e) = payload.validate(&event.action) {
-        panic!("action of event {} does not match its payload schema: {e}: {}", event.seq, event.action);
+        panic!(
+            "action of event {} does not match its payload schema: {e}: {}",
+            event.seq, event.action
+        );
     }
 }
 
@@ -61,18 +77,34 @@ pub fn header(seats: &[&str], judges: &[&str]) -> Value {
 
 impl Sim {
     pub fn new(seats: &[&str], judges: &[&str]) -> Sim {
-        let draft = Draft { actor: "organiser".into(), action: header(seats, judges), at: None };
+        let draft = Draft {
+            actor: "organiser".into(),
+            action: header(seats, judges),
+            at: None,
+        };
         let (event, _) = seal(&draft, None, parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
         assert_schema_valid(&event);
         let table = step(None, &event).unwrap();
-        Sim { table, events: vec![event] }
+        Sim {
+            table,
+            events: vec![event],
+        }
     }
 
     /// Applies an action; on refusal the state is untouched.
     pub fn try_act(&mut self, actor: &str, action: Value) -> Result<u64, Violation> {
         let prev = self.events.last().unwrap().link();
-        let draft = Draft { actor: actor.into(), action, at: None };
-        let (event, _) = seal(&draft, Some(&prev), parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
+        let draft = Draft {
+            actor: actor.into(),
+            action,
+            at: None,
+        };
+        let (event, _) = seal(
+            &draft,
+            Some(&prev),
+            parse_time("2026-11-21T10:00:00Z").unwrap(),
+        )
+        .unwrap();
         let table = step(Some(&self.table), &event)?;
         assert_schema_valid(&event);
         self.table = table;
@@ -94,9 +126,16 @@ impl Sim {
     pub fn refused(&mut self, actor: &str, action: Value) -> Violation {
         let before = (self.table.clone(), self.events.len());
         match self.try_act(actor, action.clone()) {
-            Ok(_) => panic!("{actor} {action} was accepted at {}", before.0.view().step.reference),
+            Ok(_) => panic!(
+                "{actor} {action} was accepted at {}",
+                before.0.view().step.reference
+            ),
             Err(v) => {
-                assert_eq!((self.table.clone(), self.events.len()), before, "a refusal changed the state");
+                assert_eq!(
+                    (self.table.clone(), self.events.len()),
+                    before,
+                    "a refusal changed the state"
+                );
                 v
             }
         }
@@ -120,7 +159,15 @@ impl Sim {
     #[track_caller]
     pub fn at_step(&self, no: &str, may_act: &[&str]) {
         let v = self.view();
-        assert_eq!((v.step.number.as_str(), v.may_act.iter().map(String::as_str).collect::<Vec<_>>()), (no, may_act.to_vec()), "at {}", v.step.reference);
+        assert_eq!(
+            (
+                v.step.number.as_str(),
+                v.may_act.iter().map(String::as_str).collect::<Vec<_>>()
+            ),
+            (no, may_act.to_vec()),
+            "at {}",
+            v.step.reference
+        );
     }
 
     pub fn state(&self) -> &doomtrooper::State {
@@ -169,7 +216,12 @@ pub fn award(points: u64) -> Value {
 
 // CLI helpers.
 pub fn arbiter(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbiter")).arg("--data").arg(data).args(args).output().expect("run arbiter")
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run arbiter")
 }
 
 pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
@@ -183,7 +235,12 @@ pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
