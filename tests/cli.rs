@@ -178,71 +178,33 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
             && err.contains("nothing was stored"),
         "{err}"
     );
-    // Usage and I/O errors exit 2.
+    // Usage and I/O errors exit 2; a refused header exits 1.
+    let code = |args: &[&str]| arbiter(d, args).status.code();
     assert_eq!(
-        arbiter(
-            d,
-            &["append", "nosuch", "--actor", "p1", r#"{"type":"pass"}"#]
-        )
-        .status
-        .code(),
+        code(&["append", "nosuch", "--actor", "p1", r#"{"type":"pass"}"#]),
         Some(2)
     );
-    assert_eq!(arbiter(d, &["frobnicate"]).status.code(), Some(2));
-    assert_eq!(
-        arbiter(
-            d,
-            &[
+    assert_eq!(code(&["frobnicate"]), Some(2));
+    for (game, ruleset, second_seat) in [
+        ("bad name!", "doomtrooper", "p2=B"),
+        ("h", "chess", "p2=B"),
+        ("h", "doomtrooper", "p1=B"),
+    ] {
+        assert_eq!(
+            code(&[
                 "new",
-                "bad name!",
+                game,
                 "--ruleset",
-                "doomtrooper",
+                ruleset,
                 "--seat",
                 "p1=A",
                 "--seat",
-                "p2=B"
-            ]
-        )
-        .status
-        .code(),
-        Some(1)
-    );
-    assert_eq!(
-        arbiter(
-            d,
-            &[
-                "new",
-                "h",
-                "--ruleset",
-                "chess",
-                "--seat",
-                "p1=A",
-                "--seat",
-                "p2=B"
-            ]
-        )
-        .status
-        .code(),
-        Some(1)
-    );
-    assert_eq!(
-        arbiter(
-            d,
-            &[
-                "new",
-                "h",
-                "--ruleset",
-                "doomtrooper",
-                "--seat",
-                "p1=A",
-                "--seat",
-                "p1=B"
-            ]
-        )
-        .status
-        .code(),
-        Some(1)
-    );
+                second_seat
+            ]),
+            Some(1),
+            "{game} {ruleset} {second_seat}"
+        );
+    }
     assert_eq!(arbiter(d, &["games"]).stdout, b"g\n");
 }
 

@@ -71,17 +71,14 @@ fn simultaneous_combat_walks_every_step_in_the_texts_order() {
     sim.pass(&["p2", "p1"]);
     sim.at_step("37", &["p1", "Dana"]);
     sim.act("p1", results(&[(A, "unharmed"), (D, "wounded")], &[stim]));
-    for (no, who) in [
+    sim.walk(&[
         ("38", "p1"),
         ("39", "p2"),
         ("39", "p1"),
         ("40", "p2"),
         ("41", "p1"),
         ("41", "p2"),
-    ] {
-        sim.at_step(no, &[who]);
-        sim.pass(&[who]);
-    }
+    ]);
     // Step 42: "Other players may ... save": there are none, so it is skipped.
     sim.at_step("43", &["p1"]);
     sim.pass(&["p1", "p2"]);
@@ -272,32 +269,26 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
             .contains("non-simultaneous breakdown, first combat")
     );
     // END COMBAT with the first and second player: 20 first, 21 second then others, 22 second, 23 first then others.
-    for (no, who) in [
+    sim.walk(&[
         ("20", "p2"),
         ("21", "p1"),
         ("21", "p3"),
         ("22", "p1"),
         ("23", "p2"),
         ("23", "p3"),
-    ] {
-        sim.at_step(no, &[who]);
-        sim.pass(&[who]);
-    }
+    ]);
     sim.at_step("24", &["p2"]);
     sim.act("p2", equipment(&["Plasma Carbine"]));
     sim.pass(&["p1", "p3", "p2"]);
     // Non-simultaneous: no step 26/27; straight to END COMBAT 28.
-    for (no, who) in [
+    sim.walk(&[
         ("28", "p2"),
         ("29", "p1"),
         ("29", "p3"),
         ("30", "p1"),
         ("31", "p2"),
         ("31", "p3"),
-    ] {
-        sim.at_step(no, &[who]);
-        sim.pass(&[who]);
-    }
+    ]);
     sim.at_step("32", &["p2", "Dana"]);
     sim.refused("p1", standing((D, 5), (A, 5))); // the first player (or a judge) records
     sim.act("Dana", standing((D, 5), (A, 5)));
@@ -305,7 +296,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     sim.pass(&["p2", "p1", "p3"]);
     sim.act("p2", results(&[(D, "unharmed"), (A, "wounded")], &[]));
     // First combat ESCAPE WOUNDING: 38 first, 39 second/others/first, 42 others, 43 first/second/others.
-    for (no, who) in [
+    sim.walk(&[
         ("38", "p2"),
         ("39", "p1"),
         ("39", "p3"),
@@ -314,10 +305,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
         ("43", "p2"),
         ("43", "p1"),
         ("43", "p3"),
-    ] {
-        sim.at_step(no, &[who]);
-        sim.pass(&[who]);
-    }
+    ]);
     sim.act("p2", status(&[(D, "unharmed"), (A, "wounded")]));
     sim.at_step("45", &["p2", "Dana"]);
     sim.act("p2", award(1));
@@ -328,23 +316,20 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     sim.act("p1", equipment(&[]));
     sim.pass(&["p2", "p3", "p1"]);
     // "NOTE THAT FIRST PLAYER STILL GOES FIRST IN MANY INSTANCES": 28 is still the first player's.
-    for (no, who) in [
+    sim.walk(&[
         ("28", "p2"),
         ("29", "p1"),
         ("29", "p3"),
         ("30", "p1"),
         ("31", "p2"),
         ("31", "p3"),
-    ] {
-        sim.at_step(no, &[who]);
-        sim.pass(&[who]);
-    }
+    ]);
     sim.act("p2", standing((A, 3), (D, 5)));
     sim.at_step("33-36", &["p2"]);
     let m = sim.act("p2", play("modify", "Turn of Events"));
     sim.pass(&["p1", "p3", "p2"]);
     sim.act("p2", results(&[(A, "wounded"), (D, "killed")], &[m]));
-    for (no, who) in [
+    sim.walk(&[
         ("38", "p1"),
         ("39", "p2"),
         ("39", "p3"),
@@ -353,10 +338,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
         ("43", "p1"),
         ("43", "p2"),
         ("43", "p3"),
-    ] {
-        sim.at_step(no, &[who]);
-        sim.pass(&[who]);
-    }
+    ]);
     sim.act("p2", status(&[(A, "wounded"), (D, "killed")]));
     sim.at_step("45", &["p1", "Dana"]); // Second player is awarded
     sim.act("p1", award(2));

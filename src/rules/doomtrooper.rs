@@ -47,6 +47,8 @@
 //!    the text lists ("Defending player, then others"); the player whose
 //!    card is countered gets no answer there. Steps 25, 27, 39, 41, 43, 46,
 //!    48 say "until all players pass", so everyone is in those windows.
+//!    In steps 12-15 the defending player may only play changes, as written:
+//!    it cannot counter a counter to its own change.
 //! 4. **Conflicting effects**: two strike-order cards that still stand and
 //!    name different first players, two combatant changes that name
 //!    different warriors, two award modifications with different points:
@@ -301,6 +303,12 @@ enum Does {
     Window(&'static [Role], &'static [(Role, May)]),
     /// A window of one role, who may play the listed effects ("X may play card effects to ...").
     Plays(Role, &'static [Kind]),
+    /// AWARD POINTS: a window in `order`; who may modify the awarding, and who may counter.
+    Awards(
+        &'static [Role],
+        &'static [(Role, May)],
+        &'static [(Role, May)],
+    ),
     /// The table records what it determined (`resolve` with this `what`).
     Determine(&'static str),
     /// The role is awarded points (`resolve` award).
@@ -319,18 +327,41 @@ const fn step(no: &'static str, section: Section, does: Does) -> Step {
 }
 
 const ANY_COUNTER: May = May::Counter(Answers::Any);
+const MODIFY_AWARD: May = May::Play(&[Kind::ModifyAward]);
+
+/// "X, then Y ... may play card effects to counter": everyone in the order may counter.
 const fn counters(order: &'static [Role]) -> Does {
-    Does::Window(
-        order,
-        &[
-            (Attacking, ANY_COUNTER),
-            (Defending, ANY_COUNTER),
-            (Others, ANY_COUNTER),
-            (First, ANY_COUNTER),
-            (Second, ANY_COUNTER),
-        ],
-    )
+    #[rustfmt::skip]
+    const ALL: &[(Role, May)] = &[(Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER), (Second, ANY_COUNTER)];
+    Does::Window(order, ALL)
 }
+
+/// "X plays card effects to modify combat": everyone in the order may modify or counter.
+const fn modify(order: &'static [Role]) -> Does {
+    const M: May = May::Play(&[Kind::Modify]);
+    #[rustfmt::skip]
+    const ALL: &[(Role, May)] = &[
+        (Attacking, M), (Defending, M), (Others, M), (First, M), (Second, M),
+        (Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER), (Second, ANY_COUNTER),
+    ];
+    Does::Window(order, ALL)
+}
+
+/// "X, then others may counter or modify the awarding. Continue until all
+/// players pass": the player awarded (last in the order) may only counter.
+const fn award_window(order: &'static [Role]) -> Does {
+    #[rustfmt::skip]
+    const ALL_COUNTER: &[(Role, May)] = &[(Attacking, ANY_COUNTER), (Defending, ANY_COUNTER), (Others, ANY_COUNTER), (First, ANY_COUNTER), (Second, ANY_COUNTER)];
+    let may: &'static [(Role, May)] = match order[order.len() - 1] {
+        Attacking => &[(Defending, MODIFY_AWARD), (Others, MODIFY_AWARD)],
+        Defending => &[(Attacking, MODIFY_AWARD), (Others, MODIFY_AWARD)],
+        First => &[(Second, MODIFY_AWARD), (Others, MODIFY_AWARD)],
+        Second => &[(First, MODIFY_AWARD), (Others, MODIFY_AWARD)],
+        Others => &[],
+    };
+    Does::Awards(order, may, ALL_COUNTER)
+}
+
 const fn plays(role: Role, kinds: &'static [Kind]) -> Does {
     Does::Plays(role, kinds)
 }
@@ -344,226 +375,108 @@ impl Step {
         match self.does {
             Does::Window(order, may) => Some((order.to_vec(), may.to_vec())),
             Does::Plays(role, kinds) => Some((vec![role], vec![(role, May::Play(kinds))])),
+            Does::Awards(order, modify, counter) => {
+                Some((order.to_vec(), [modify, counter].concat()))
+            }
             _ => None,
         }
     }
 }
 
 use Section as S;
-const MODIFY: &[Kind] = &[Kind::Modify];
 const SAVE: &[Kind] = &[Kind::Save];
 const END: &[Kind] = &[Kind::EndCombat];
 const ORDER: &[Kind] = &[Kind::StrikeOrder];
 const EQUIP: &[Kind] = &[Kind::Equipment];
-const AWARD_MODS: May = May::Play(&[Kind::ModifyAward]);
 
 /// COMBAT BREAKDOWN, steps 2 to 48 (step 1 starts a combat).
+#[rustfmt::skip]
 const MAIN: &[Step] = &[
-    step(
-        "2",
-        S::BattleTactic,
-        Does::Announce(Attacking, "battle_tactic", &[]),
-    ),
-    step(
-        "3-6",
-        S::BattleTactic,
-        counters(&[Defending, Attacking, Others]),
-    ),
-    step("7", S::Warzone, Does::Announce(Defending, "warzone", &[])),
-    step(
-        "8-11",
-        S::Warzone,
-        counters(&[Attacking, Defending, Others]),
-    ),
-    step(
-        "12-15",
-        S::ChangeCombatants,
-        Does::Window(
-            &[Defending, Attacking, Others],
-            &[
-                (Defending, May::Play(&[Kind::ChangeCombatants])),
-                (Defending, ANY_COUNTER),
-                (Attacking, May::Counter(Answers::EffectsOf(Defending))),
-                (Others, May::Counter(Answers::Combatants)),
-            ],
-        ),
-    ),
-    step("16", S::NonSimultaneous, plays(Attacking, ORDER)),
-    step("17", S::NonSimultaneous, counters(&[Defending, Others])),
-    step("18", S::NonSimultaneous, plays(Defending, ORDER)),
-    step("19", S::NonSimultaneous, counters(&[Attacking, Others])),
-    step("20", S::EndCombat, plays(Attacking, END)),
-    step("21", S::EndCombat, counters(&[Defending, Others])),
-    step("22", S::EndCombat, plays(Defending, END)),
-    step("23", S::EndCombat, counters(&[Attacking, Others])),
-    step(
-        "24",
-        S::Equipment,
-        Does::Announce(Attacking, "equipment", EQUIP),
-    ),
-    step(
-        "25",
-        S::Equipment,
-        counters(&[Defending, Others, Attacking]),
-    ),
-    step(
-        "26",
-        S::Equipment,
-        Does::Announce(Defending, "equipment", EQUIP),
-    ),
-    step(
-        "27",
-        S::Equipment,
-        counters(&[Attacking, Others, Defending]),
-    ),
-    step("28", S::EndCombat, plays(Attacking, END)),
-    step("29", S::EndCombat, counters(&[Defending, Others])),
-    step("30", S::EndCombat, plays(Defending, END)),
-    step("31", S::EndCombat, counters(&[Attacking, Others])),
-    step("32", S::Standing, Does::Determine("standing")),
-    step(
-        "33-36",
-        S::Modify,
-        Does::Window(
-            &[Attacking, Defending, Others],
-            &[
-                (Attacking, May::Play(MODIFY)),
-                (Defending, May::Play(MODIFY)),
-                (Others, May::Play(MODIFY)),
-                (Attacking, ANY_COUNTER),
-                (Defending, ANY_COUNTER),
-                (Others, ANY_COUNTER),
-            ],
-        ),
-    ),
-    step("37", S::Resolve, Does::Determine("results")),
-    step("38", S::Escape, plays(Attacking, SAVE)),
-    step("39", S::Escape, counters(&[Defending, Others, Attacking])),
-    step("40", S::Escape, plays(Defending, SAVE)),
-    step("41", S::Escape, counters(&[Attacking, Others, Defending])),
-    step("42", S::Escape, plays(Others, SAVE)),
-    step("43", S::Escape, counters(&[Attacking, Defending, Others])),
-    step("44", S::Status, Does::Determine("status")),
-    step("45", S::Award, Does::Award(Attacking)),
-    step(
-        "46",
-        S::Award,
-        Does::Window(
-            &[Defending, Others, Attacking],
-            &[
-                (Defending, AWARD_MODS),
-                (Others, AWARD_MODS),
-                (Defending, ANY_COUNTER),
-                (Others, ANY_COUNTER),
-                (Attacking, ANY_COUNTER),
-            ],
-        ),
-    ),
-    step("47", S::Award, Does::Award(Defending)),
-    step(
-        "48",
-        S::Award,
-        Does::Window(
-            &[Attacking, Others, Defending],
-            &[
-                (Attacking, AWARD_MODS),
-                (Others, AWARD_MODS),
-                (Attacking, ANY_COUNTER),
-                (Others, ANY_COUNTER),
-                (Defending, ANY_COUNTER),
-            ],
-        ),
-    ),
+    step("2",     S::BattleTactic,     Does::Announce(Attacking, "battle_tactic", &[])),
+    step("3-6",   S::BattleTactic,     counters(&[Defending, Attacking, Others])),
+    step("7",     S::Warzone,          Does::Announce(Defending, "warzone", &[])),
+    step("8-11",  S::Warzone,          counters(&[Attacking, Defending, Others])),
+    step("12-15", S::ChangeCombatants, Does::Window(&[Defending, Attacking, Others], &[
+        (Defending, May::Play(&[Kind::ChangeCombatants])),
+        (Attacking, May::Counter(Answers::EffectsOf(Defending))),
+        (Others,    May::Counter(Answers::Combatants)),
+    ])),
+    step("16",    S::NonSimultaneous,  plays(Attacking, ORDER)),
+    step("17",    S::NonSimultaneous,  counters(&[Defending, Others])),
+    step("18",    S::NonSimultaneous,  plays(Defending, ORDER)),
+    step("19",    S::NonSimultaneous,  counters(&[Attacking, Others])),
+    step("20",    S::EndCombat,        plays(Attacking, END)),
+    step("21",    S::EndCombat,        counters(&[Defending, Others])),
+    step("22",    S::EndCombat,        plays(Defending, END)),
+    step("23",    S::EndCombat,        counters(&[Attacking, Others])),
+    step("24",    S::Equipment,        Does::Announce(Attacking, "equipment", EQUIP)),
+    step("25",    S::Equipment,        counters(&[Defending, Others, Attacking])),
+    step("26",    S::Equipment,        Does::Announce(Defending, "equipment", EQUIP)),
+    step("27",    S::Equipment,        counters(&[Attacking, Others, Defending])),
+    step("28",    S::EndCombat,        plays(Attacking, END)),
+    step("29",    S::EndCombat,        counters(&[Defending, Others])),
+    step("30",    S::EndCombat,        plays(Defending, END)),
+    step("31",    S::EndCombat,        counters(&[Attacking, Others])),
+    step("32",    S::Standing,         Does::Determine("standing")),
+    step("33-36", S::Modify,           modify(&[Attacking, Defending, Others])),
+    step("37",    S::Resolve,          Does::Determine("results")),
+    step("38",    S::Escape,           plays(Attacking, SAVE)),
+    step("39",    S::Escape,           counters(&[Defending, Others, Attacking])),
+    step("40",    S::Escape,           plays(Defending, SAVE)),
+    step("41",    S::Escape,           counters(&[Attacking, Others, Defending])),
+    step("42",    S::Escape,           plays(Others, SAVE)),
+    step("43",    S::Escape,           counters(&[Attacking, Defending, Others])),
+    step("44",    S::Status,           Does::Determine("status")),
+    step("45",    S::Award,            Does::Award(Attacking)),
+    step("46",    S::Award,            award_window(&[Defending, Others, Attacking])),
+    step("47",    S::Award,            Does::Award(Defending)),
+    step("48",    S::Award,            award_window(&[Attacking, Others, Defending])),
 ];
 
-const MODIFY_FS: Does = Does::Window(
-    &[First, Second, Others],
-    &[
-        (First, May::Play(MODIFY)),
-        (Second, May::Play(MODIFY)),
-        (Others, May::Play(MODIFY)),
-        (First, ANY_COUNTER),
-        (Second, ANY_COUNTER),
-        (Others, ANY_COUNTER),
-    ],
-);
-
 /// NON-SIMULTANEOUS COMBAT BREAKDOWN: END COMBAT and the FIRST COMBAT.
+#[rustfmt::skip]
 const FIRST: &[Step] = &[
-    step("20", S::EndCombat, plays(First, END)),
-    step("21", S::EndCombat, counters(&[Second, Others])),
-    step("22", S::EndCombat, plays(Second, END)),
-    step("23", S::EndCombat, counters(&[First, Others])),
-    step(
-        "24",
-        S::Equipment,
-        Does::Announce(First, "equipment", EQUIP),
-    ),
-    step("25", S::Equipment, counters(&[Second, Others, First])),
-    step("28", S::EndCombat, plays(First, END)),
-    step("29", S::EndCombat, counters(&[Second, Others])),
-    step("30", S::EndCombat, plays(Second, END)),
-    step("31", S::EndCombat, counters(&[First, Others])),
-    step("32", S::Standing, Does::Determine("standing")),
-    step("33-36", S::Modify, MODIFY_FS),
-    step("37", S::Resolve, Does::Determine("results")),
-    step("38", S::Escape, plays(First, SAVE)),
-    step("39", S::Escape, counters(&[Second, Others, First])),
-    step("42", S::Escape, plays(Others, SAVE)),
-    step("43", S::Escape, counters(&[First, Second, Others])),
-    step("44", S::Status, Does::Determine("status")),
-    step("45", S::Award, Does::Award(First)),
-    step(
-        "46",
-        S::Award,
-        Does::Window(
-            &[Second, Others, First],
-            &[
-                (Second, AWARD_MODS),
-                (Others, AWARD_MODS),
-                (Second, ANY_COUNTER),
-                (Others, ANY_COUNTER),
-                (First, ANY_COUNTER),
-            ],
-        ),
-    ),
+    step("20",    S::EndCombat,        plays(First, END)),
+    step("21",    S::EndCombat,        counters(&[Second, Others])),
+    step("22",    S::EndCombat,        plays(Second, END)),
+    step("23",    S::EndCombat,        counters(&[First, Others])),
+    step("24",    S::Equipment,        Does::Announce(First, "equipment", EQUIP)),
+    step("25",    S::Equipment,        counters(&[Second, Others, First])),
+    step("28",    S::EndCombat,        plays(First, END)),
+    step("29",    S::EndCombat,        counters(&[Second, Others])),
+    step("30",    S::EndCombat,        plays(Second, END)),
+    step("31",    S::EndCombat,        counters(&[First, Others])),
+    step("32",    S::Standing,         Does::Determine("standing")),
+    step("33-36", S::Modify,           modify(&[First, Second, Others])),
+    step("37",    S::Resolve,          Does::Determine("results")),
+    step("38",    S::Escape,           plays(First, SAVE)),
+    step("39",    S::Escape,           counters(&[Second, Others, First])),
+    step("42",    S::Escape,           plays(Others, SAVE)),
+    step("43",    S::Escape,           counters(&[First, Second, Others])),
+    step("44",    S::Status,           Does::Determine("status")),
+    step("45",    S::Award,            Does::Award(First)),
+    step("46",    S::Award,            award_window(&[Second, Others, First])),
 ];
 
 /// NON-SIMULTANEOUS COMBAT BREAKDOWN: the SECOND COMBAT, "IF SECOND WARRIOR IS STILL ALIVE".
+#[rustfmt::skip]
 const SECOND: &[Step] = &[
-    step(
-        "24",
-        S::Equipment,
-        Does::Announce(Second, "equipment", EQUIP),
-    ),
-    step("25", S::Equipment, counters(&[First, Others, Second])),
-    step("28", S::EndCombat, plays(First, END)),
-    step("29", S::EndCombat, counters(&[Second, Others])),
-    step("30", S::EndCombat, plays(Second, END)),
-    step("31", S::EndCombat, counters(&[First, Others])),
-    step("32", S::Standing, Does::Determine("standing")),
-    step("33-36", S::Modify, MODIFY_FS),
-    step("37", S::Resolve, Does::Determine("results")),
-    step("38", S::Escape, plays(Second, SAVE)),
-    step("39", S::Escape, counters(&[First, Others, Second])),
-    step("42", S::Escape, plays(Others, SAVE)),
-    step("43", S::Escape, counters(&[Second, First, Others])),
-    step("44", S::Status, Does::Determine("status")),
-    step("45", S::Award, Does::Award(Second)),
-    step(
-        "46",
-        S::Award,
-        Does::Window(
-            &[First, Others, Second],
-            &[
-                (First, AWARD_MODS),
-                (Others, AWARD_MODS),
-                (First, ANY_COUNTER),
-                (Others, ANY_COUNTER),
-                (Second, ANY_COUNTER),
-            ],
-        ),
-    ),
+    step("24",    S::Equipment,        Does::Announce(Second, "equipment", EQUIP)),
+    step("25",    S::Equipment,        counters(&[First, Others, Second])),
+    step("28",    S::EndCombat,        plays(First, END)),
+    step("29",    S::EndCombat,        counters(&[Second, Others])),
+    step("30",    S::EndCombat,        plays(Second, END)),
+    step("31",    S::EndCombat,        counters(&[First, Others])),
+    step("32",    S::Standing,         Does::Determine("standing")),
+    step("33-36", S::Modify,           modify(&[First, Second, Others])),
+    step("37",    S::Resolve,          Does::Determine("results")),
+    step("38",    S::Escape,           plays(Second, SAVE)),
+    step("39",    S::Escape,           counters(&[First, Others, Second])),
+    step("42",    S::Escape,           plays(Others, SAVE)),
+    step("43",    S::Escape,           counters(&[Second, First, Others])),
+    step("44",    S::Status,           Does::Determine("status")),
+    step("45",    S::Award,            Does::Award(Second)),
+    step("46",    S::Award,            award_window(&[First, Others, Second])),
 ];
 
 /// "Here are special cards to consider and during which step they are played."
@@ -573,87 +486,28 @@ struct Special {
     sections: &'static [Section],
 }
 
+#[rustfmt::skip]
 const SPECIAL_CARDS: &[Special] = &[
-    Special {
-        name: "Personal Anti-Personnel Mines",
-        ends_combat: true,
-        sections: &[S::Equipment],
-    },
-    Special {
-        name: "Ticker",
-        ends_combat: false,
-        sections: &[S::Equipment],
-    },
-    Special {
-        name: "Smoke Bomb",
-        ends_combat: true,
-        sections: &[S::Equipment, S::EndCombat],
-    },
-    Special {
-        name: "Medkit",
-        ends_combat: false,
-        sections: &[S::Escape],
-    },
-    Special {
-        name: "Attack Prediction",
-        ends_combat: true,
-        sections: &[S::EndCombat],
-    },
-    Special {
-        name: "Pacifism",
-        ends_combat: true,
-        sections: &[S::EndCombat, S::Modify],
-    },
-    Special {
-        name: "Premonition",
-        ends_combat: false,
-        sections: &[S::ChangeCombatants],
-    },
-    Special {
-        name: "Body Guard",
-        ends_combat: false,
-        sections: &[S::ChangeCombatants],
-    },
-    Special {
-        name: "Point Guard",
-        ends_combat: false,
-        sections: &[S::ChangeCombatants],
-    },
-    Special {
-        name: "Rear Guard",
-        ends_combat: false,
-        sections: &[S::ChangeCombatants],
-    },
-    Special {
-        name: "Clumsiness",
-        ends_combat: false,
-        sections: &[S::ChangeCombatants],
-    },
-    Special {
-        name: "Minefield",
-        ends_combat: true,
-        sections: &[S::EndCombat],
-    },
-    Special {
-        name: "Shelter of the Crowd",
-        ends_combat: true,
-        sections: &[S::ChangeCombatants, S::EndCombat],
-    },
-    Special {
-        name: "Turn of Events",
-        ends_combat: false,
-        sections: &[S::Modify],
-    },
-    Special {
-        name: "Ambush",
-        ends_combat: false,
-        sections: &[S::NonSimultaneous],
-    },
-    Special {
-        name: "Surprise Attack",
-        ends_combat: false,
-        sections: &[S::NonSimultaneous],
-    },
+    // SACRIFICE CARDS
+    Special { name: "Personal Anti-Personnel Mines", ends_combat: true,  sections: &[S::Equipment] },
+    Special { name: "Ticker",                        ends_combat: false, sections: &[S::Equipment] },
+    Special { name: "Smoke Bomb",                    ends_combat: true,  sections: &[S::Equipment, S::EndCombat] },
+    Special { name: "Medkit",                        ends_combat: false, sections: &[S::Escape] },
+    // ART
+    Special { name: "Attack Prediction",             ends_combat: true,  sections: &[S::EndCombat] },
+    Special { name: "Pacifism",                      ends_combat: true,  sections: &[S::EndCombat, S::Modify] },
+    Special { name: "Premonition",                   ends_combat: false, sections: &[S::ChangeCombatants] },
+    // PREMEDITATED DEFENCE
+    Special { name: "Body Guard",                    ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Point Guard",                   ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Rear Guard",                    ends_combat: false, sections: &[S::ChangeCombatants] },
+    // COMBAT EVENTS
+    Special { name: "Clumsiness",                    ends_combat: false, sections: &[S::ChangeCombatants] },
+    Special { name: "Minefield",                     ends_combat: true,  sections: &[S::EndCombat] },
+    Special { name: "Shelter of the Crowd",          ends_combat: true,  sections: &[S::ChangeCombatants, S::EndCombat] },
+    Special { name: "Turn of Events",                ends_combat: false, sections: &[S::Modify] },
+    Special { name: "Ambush",                        ends_combat: false, sections: &[S::NonSimultaneous] },
+    Special { name: "Surprise Attack",               ends_combat: false, sections: &[S::NonSimultaneous] },
 ];
 
 /// Card names match the list whatever their case and spacing.
@@ -990,7 +844,7 @@ impl State {
                 }
                 (c.seats(role, &others), legal)
             }
-            Does::Window(..) | Does::Plays(..) => {
+            Does::Window(..) | Does::Plays(..) | Does::Awards(..) => {
                 let (_, may) = s.window().expect("window step");
                 let holder = c
                     .window
@@ -1123,7 +977,7 @@ impl Combat {
                     ),
                 }
             }
-            Does::Window(..) | Does::Plays(..) => {
+            Does::Window(..) | Does::Plays(..) | Does::Awards(..) => {
                 let (_, may) = s.window().expect("window step");
                 let holder = self
                     .window

@@ -148,6 +148,15 @@ impl Sim {
         }
     }
 
+    /// Each (step, seat): asserts the seat has priority at that step, then passes.
+    #[track_caller]
+    pub fn walk(&mut self, steps: &[(&str, &str)]) {
+        for (no, who) in steps {
+            self.at_step(no, &[who]);
+            self.pass(&[who]);
+        }
+    }
+
     pub fn view(&self) -> View {
         self.table.view()
     }
