@@ -29,10 +29,7 @@ fn shifted(sub: &Submission, by: u64) -> Submission {
 }
 
 fn main() {
-    let n: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(2000);
+    let n: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
     let mut lines = SAMPLE.lines();
     let first = Submission::parse(lines.next().unwrap()).unwrap();
     let header: Header = serde_json::from_value(first.action).unwrap();
@@ -46,18 +43,12 @@ fn main() {
     let t = Instant::now();
     for i in 0..n {
         let round = (i / actions.len() * actions.len()) as u64;
-        recorder
-            .append(&shifted(&actions[i % actions.len()], round), None)
-            .unwrap();
+        recorder.append(&shifted(&actions[i % actions.len()], round), None).unwrap();
     }
     let append = t.elapsed();
 
     let t = Instant::now();
-    let events: Vec<_> = store
-        .read("bench", 0)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let events: Vec<_> = store.read("bench", 0).unwrap().collect::<Result<_, _>>().unwrap();
     let (verified, _) = verify(events.iter().cloned().map(Ok::<_, RecordError>), None).unwrap();
     let verify_time = t.elapsed();
     assert_eq!(verified.events as usize, n + 1);
@@ -86,12 +77,7 @@ fn main() {
 
     let total: usize = bytes.iter().map(Vec::len).sum();
     let rate = |d: std::time::Duration| (n as f64 + 1.0) / d.as_secs_f64();
-    println!(
-        "{} events, {} bytes canonical JSON (mean {} bytes/event)",
-        n + 1,
-        total,
-        total / (n + 1)
-    );
+    println!("{} events, {} bytes canonical JSON (mean {} bytes/event)", n + 1, total, total / (n + 1));
     println!("{:<46} {:>12} {:>10}", "", "events/s", "vs raw");
     let raw_rate = rate(raw_time);
     for (name, d) in [
@@ -101,11 +87,6 @@ fn main() {
         ("arbiter fold (rules only)", fold_time),
         ("BLAKE3 alone over the same bytes", hash_time),
     ] {
-        println!(
-            "{:<46} {:>12.0} {:>9.2}x",
-            name,
-            rate(d),
-            rate(d) / raw_rate
-        );
+        println!("{:<46} {:>12.0} {:>9.2}x", name, rate(d), rate(d) / raw_rate);
     }
 }

@@ -26,10 +26,7 @@ pub const ZERO_HASH: &str = "000000000000000000000000000000000000000000000000000
 /// One stored event. Field names are the wire format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(
-    title = "arbiter event",
-    description = "One immutable, hashed, chained record of one action."
-)]
+#[schemars(title = "arbiter event", description = "One immutable, hashed, chained record of one action.")]
 pub struct Event {
     /// Format version, always 1.
     pub v: u64,
@@ -62,9 +59,7 @@ struct ActionObject {
 }
 
 /// The kernel's action types. A ruleset defines the payload of each.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionType {
     /// Event 0 only: the game header.
@@ -127,6 +122,10 @@ pub struct Header {
     pub round: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<u64>,
+    /// Ruleset options fixed for the whole game (e.g. Riftbound's mode and
+    /// battlefields); each ruleset documents and checks its own.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub options: Map<String, Value>,
 }
 
 /// The literal tag `"open"`.
@@ -159,10 +158,7 @@ impl Header {
         let mut actors = BTreeSet::new();
         for seat in &self.seats {
             if !valid_seat_id(&seat.id) {
-                return Err(format!(
-                    "seat id {:?} must be 1 to 32 letters, digits, '-' or '_'",
-                    seat.id
-                ));
+                return Err(format!("seat id {:?} must be 1 to 32 letters, digits, '-' or '_'", seat.id));
             }
             check_name("player name", &seat.name)?;
             if !actors.insert(seat.id.as_str()) {
@@ -192,19 +188,13 @@ impl Header {
 }
 
 pub fn valid_seat_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 32
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Names (players, judges, cards, warriors): non-empty, trimmed, bounded.
 pub fn check_name(what: &str, name: &str) -> Result<(), String> {
     if name.trim().is_empty() || name.trim() != name {
-        return Err(format!(
-            "{what} {name:?} must be non-empty with no leading or trailing spaces"
-        ));
+        return Err(format!("{what} {name:?} must be non-empty with no leading or trailing spaces"));
     }
     if name.len() > MAX_NAME_BYTES {
         return Err(format!("{what} is longer than {MAX_NAME_BYTES} bytes"));
@@ -217,9 +207,7 @@ pub fn check_game_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= MAX_GAME_NAME_BYTES
         && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
     if ok {
         Ok(())
     } else {
@@ -242,9 +230,7 @@ pub enum EventError {
         "prev does not match the hash of the event before it (a broken link: an event was changed, removed or reordered)"
     )]
     Link,
-    #[error(
-        "hash does not match the event's content (the event was changed after it was recorded)"
-    )]
+    #[error("hash does not match the event's content (the event was changed after it was recorded)")]
     Hash,
     #[error("time {at} is earlier than the event before it ({prev_at}); times never go backwards")]
     TimeBackwards { at: String, prev_at: String },
@@ -275,11 +261,7 @@ pub struct Link {
 
 /// Seals a draft onto the stream after `prev` (None for event 0): sets seq,
 /// prev and at, computes the hash. Returns the event and its canonical bytes.
-pub fn seal(
-    draft: &Draft,
-    prev: Option<&Link>,
-    now: DateTime<Utc>,
-) -> Result<(Event, Vec<u8>), EventError> {
+pub fn seal(draft: &Draft, prev: Option<&Link>, now: DateTime<Utc>) -> Result<(Event, Vec<u8>), EventError> {
     let seq = prev.map_or(0, |p| p.seq + 1);
     if seq >= MAX_STREAM_EVENTS {
         return Err(EventError::StreamFull);
@@ -307,8 +289,7 @@ pub fn seal(
         action: draft.action.clone(),
         hash: String::new(),
     };
-    let mut value =
-        serde_json::to_value(&event).map_err(|e| EventError::Malformed(e.to_string()))?;
+    let mut value = serde_json::to_value(&event).map_err(|e| EventError::Malformed(e.to_string()))?;
     crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
     let hash = hash_without_hash_field(&mut value);
     let event = Event { hash, ..event };
@@ -333,15 +314,12 @@ fn hash_without_hash_field(value: &mut Value) -> String {
 /// Returns the event and its canonical bytes.
 pub fn decode(text: &str) -> Result<(Event, Vec<u8>), EventError> {
     let mut value = parse_strict(text).map_err(|e| EventError::Malformed(e.0))?;
-    let event: Event =
-        serde_json::from_value(value.clone()).map_err(|e| EventError::Malformed(e.to_string()))?;
+    let event: Event = serde_json::from_value(value.clone()).map_err(|e| EventError::Malformed(e.to_string()))?;
     if event.v != FORMAT_VERSION {
         return Err(EventError::Version(event.v));
     }
     if !event.action.is_object() || event.action.get("type").and_then(Value::as_str).is_none() {
-        return Err(EventError::Malformed(
-            "action must be an object with a string \"type\"".into(),
-        ));
+        return Err(EventError::Malformed("action must be an object with a string \"type\"".into()));
     }
     let bytes = canonical(&value);
     if bytes.len() > MAX_EVENT_BYTES {
@@ -358,10 +336,7 @@ pub fn decode(text: &str) -> Result<(Event, Vec<u8>), EventError> {
 pub fn check_link(event: &Event, prev: Option<&Link>) -> Result<(), EventError> {
     let expected = prev.map_or(0, |p| p.seq + 1);
     if event.seq != expected {
-        return Err(EventError::Seq {
-            expected,
-            found: event.seq,
-        });
+        return Err(EventError::Seq { expected, found: event.seq });
     }
     let prev_hash = prev.map_or(ZERO_HASH, |p| p.hash.as_str());
     if event.prev != prev_hash {
@@ -370,27 +345,17 @@ pub fn check_link(event: &Event, prev: Option<&Link>) -> Result<(), EventError> 
     if let Some(p) = prev
         && parse_time(&event.at)? < parse_time(&p.at)?
     {
-        return Err(EventError::TimeBackwards {
-            at: event.at.clone(),
-            prev_at: p.at.clone(),
-        });
+        return Err(EventError::TimeBackwards { at: event.at.clone(), prev_at: p.at.clone() });
     }
     Ok(())
 }
 
 impl Event {
     pub fn link(&self) -> Link {
-        Link {
-            seq: self.seq,
-            hash: self.hash.clone(),
-            at: self.at.clone(),
-        }
+        Link { seq: self.seq, hash: self.hash.clone(), at: self.at.clone() }
     }
     pub fn action_type(&self) -> Option<ActionType> {
-        self.action
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(ActionType::parse)
+        self.action.get("type").and_then(Value::as_str).and_then(ActionType::parse)
     }
 }
 
@@ -418,11 +383,7 @@ mod tests {
 
     #[test]
     fn seal_then_decode_round_trips_and_chains() {
-        let d0 = Draft {
-            actor: "p1".into(),
-            action: json!({"type": "pass"}),
-            at: None,
-        };
+        let d0 = Draft { actor: "p1".into(), action: json!({"type": "pass"}), at: None };
         let (e0, b0) = seal(&d0, None, t0()).unwrap();
         assert_eq!(e0.prev, ZERO_HASH);
         let (back, bytes) = decode(std::str::from_utf8(&b0).unwrap()).unwrap();
@@ -432,33 +393,17 @@ mod tests {
         assert_eq!(e1.seq, 1);
         assert_eq!(e1.prev, e0.hash);
         check_link(&e1, Some(&e0.link())).unwrap();
-        assert_eq!(
-            check_link(&e1, None),
-            Err(EventError::Seq {
-                expected: 0,
-                found: 1
-            })
-        );
+        assert_eq!(check_link(&e1, None), Err(EventError::Seq { expected: 0, found: 1 }));
     }
 
     #[test]
     fn times_never_go_backwards() {
-        let d = Draft {
-            actor: "p1".into(),
-            action: json!({"type": "pass"}),
-            at: None,
-        };
+        let d = Draft { actor: "p1".into(), action: json!({"type": "pass"}), at: None };
         let (e0, _) = seal(&d, None, t0()).unwrap();
         // The clock stepped back an hour: the stream keeps the later time.
         let (e1, _) = seal(&d, Some(&e0.link()), t0() - chrono::Duration::hours(1)).unwrap();
         assert_eq!(e1.at, e0.at);
-        let early = Draft {
-            at: Some("2020-01-01T00:00:00Z".into()),
-            ..d
-        };
-        assert!(matches!(
-            seal(&early, Some(&e0.link()), t0()),
-            Err(EventError::TimeBackwards { .. })
-        ));
+        let early = Draft { at: Some("2020-01-01T00:00:00Z".into()), ..d };
+        assert!(matches!(seal(&early, Some(&e0.link()), t0()), Err(EventError::TimeBackwards { .. })));
     }
 }

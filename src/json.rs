@@ -26,11 +26,8 @@ pub struct JsonError(pub String);
 /// Parses `text` as one JSON value under the strict rules above.
 pub fn parse_strict(text: &str) -> Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = Strict { depth: 0 }
-        .deserialize(&mut de)
-        .map_err(|e| JsonError(format!("malformed JSON: {e}")))?;
-    de.end()
-        .map_err(|e| JsonError(format!("malformed JSON: trailing characters ({e})")))?;
+    let value = Strict { depth: 0 }.deserialize(&mut de).map_err(|e| JsonError(format!("malformed JSON: {e}")))?;
+    de.end().map_err(|e| JsonError(format!("malformed JSON: trailing characters ({e})")))?;
     Ok(value)
 }
 
@@ -95,16 +92,12 @@ impl<'de> Visitor<'de> for Strict {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let depth = self.depth + 1;
         if depth > MAX_DEPTH {
-            return Err(de::Error::custom(format!(
-                "nesting deeper than {MAX_DEPTH}"
-            )));
+            return Err(de::Error::custom(format!("nesting deeper than {MAX_DEPTH}")));
         }
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(Strict { depth })? {
             if items.len() == MAX_ARRAY_ITEMS {
-                return Err(de::Error::custom(format!(
-                    "array longer than {MAX_ARRAY_ITEMS} items"
-                )));
+                return Err(de::Error::custom(format!("array longer than {MAX_ARRAY_ITEMS} items")));
             }
             items.push(item);
         }
@@ -113,9 +106,7 @@ impl<'de> Visitor<'de> for Strict {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let depth = self.depth + 1;
         if depth > MAX_DEPTH {
-            return Err(de::Error::custom(format!(
-                "nesting deeper than {MAX_DEPTH}"
-            )));
+            return Err(de::Error::custom(format!("nesting deeper than {MAX_DEPTH}")));
         }
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -156,54 +147,14 @@ mod tests {
 
     #[test]
     fn refuses_what_makes_a_record_ambiguous() {
-        assert!(
-            parse_strict(r#"{"a":1,"a":2}"#)
-                .unwrap_err()
-                .0
-                .contains("duplicate key")
-        );
-        assert!(
-            parse_strict(r#"{"a":1.5}"#)
-                .unwrap_err()
-                .0
-                .contains("floating-point")
-        );
-        assert!(
-            parse_strict(r#"{"a":1e3}"#)
-                .unwrap_err()
-                .0
-                .contains("floating-point")
-        );
-        assert!(
-            parse_strict(r#"{"a":9007199254740992}"#)
-                .unwrap_err()
-                .0
-                .contains("2^53")
-        );
-        assert!(
-            parse_strict(r#"{"a":-9007199254740992}"#)
-                .unwrap_err()
-                .0
-                .contains("2^53")
-        );
-        assert!(
-            parse_strict("{\"a\":\"x\\ny\"}")
-                .unwrap_err()
-                .0
-                .contains("control")
-        );
-        assert!(
-            parse_strict(r#"{"a":1} x"#)
-                .unwrap_err()
-                .0
-                .contains("trailing")
-        );
-        assert!(
-            parse_strict(r#"{"a":"#)
-                .unwrap_err()
-                .0
-                .contains("malformed")
-        );
+        assert!(parse_strict(r#"{"a":1,"a":2}"#).unwrap_err().0.contains("duplicate key"));
+        assert!(parse_strict(r#"{"a":1.5}"#).unwrap_err().0.contains("floating-point"));
+        assert!(parse_strict(r#"{"a":1e3}"#).unwrap_err().0.contains("floating-point"));
+        assert!(parse_strict(r#"{"a":9007199254740992}"#).unwrap_err().0.contains("2^53"));
+        assert!(parse_strict(r#"{"a":-9007199254740992}"#).unwrap_err().0.contains("2^53"));
+        assert!(parse_strict("{\"a\":\"x\\ny\"}").unwrap_err().0.contains("control"));
+        assert!(parse_strict(r#"{"a":1} x"#).unwrap_err().0.contains("trailing"));
+        assert!(parse_strict(r#"{"a":"#).unwrap_err().0.contains("malformed"));
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
         assert!(parse_strict(&deep).unwrap_err().0.contains("nesting"));
     }
@@ -211,13 +162,7 @@ mod tests {
     #[test]
     fn canonical_sorts_keys_and_drops_white_space() {
         let v = parse_strict(r#"{ "b": [1, -2], "a": {"z": "é", "y": null} }"#).unwrap();
-        assert_eq!(
-            String::from_utf8(canonical(&v)).unwrap(),
-            r#"{"a":{"y":null,"z":"é"},"b":[1,-2]}"#
-        );
-        assert_eq!(
-            parse_strict("9007199254740991").unwrap(),
-            Value::from(MAX_SAFE_INTEGER)
-        );
+        assert_eq!(String::from_utf8(canonical(&v)).unwrap(), r#"{"a":{"y":null,"z":"é"},"b":[1,-2]}"#);
+        assert_eq!(parse_strict("9007199254740991").unwrap(), Value::from(MAX_SAFE_INTEGER));
     }
 }

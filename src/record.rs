@@ -12,9 +12,7 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event::{
-    Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal,
-};
+use crate::event::{Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal};
 use crate::json::{canonical, parse_strict};
 use crate::kernel::Violation;
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS};
@@ -30,9 +28,7 @@ pub enum RecordError {
     Input(String),
     #[error("{0}")]
     Refused(Box<Violation>),
-    #[error(
-        "conflict: expected seq {expected}, but the game's next seq is {next}; re-read the game and try again"
-    )]
+    #[error("conflict: expected seq {expected}, but the game's next seq is {next}; re-read the game and try again")]
     Conflict { expected: u64, next: u64 },
     #[error("game {0:?} does not exist")]
     NoSuchGame(String),
@@ -48,10 +44,7 @@ impl From<ReadError> for RecordError {
     fn from(e: ReadError) -> Self {
         match e {
             ReadError::NoSuchGame(g) => RecordError::NoSuchGame(g),
-            ReadError::Corrupt { seq, why } => RecordError::Broken {
-                seq,
-                why: why.to_string(),
-            },
+            ReadError::Corrupt { seq, why } => RecordError::Broken { seq, why: why.to_string() },
             ReadError::Io(m) => RecordError::Io(m),
         }
     }
@@ -60,9 +53,7 @@ impl From<ReadError> for RecordError {
 impl From<AppendError> for RecordError {
     fn from(e: AppendError) -> Self {
         match e {
-            AppendError::Conflict { expected, next, .. } => {
-                RecordError::Conflict { expected, next }
-            }
+            AppendError::Conflict { expected, next, .. } => RecordError::Conflict { expected, next },
             AppendError::Exists(g) => RecordError::Exists(g),
             AppendError::NoSuchGame(g) => RecordError::NoSuchGame(g),
             AppendError::Invalid(why) => RecordError::Input(why.to_string()),
@@ -85,23 +76,14 @@ impl Submission {
     /// Parses one JSON Lines entry strictly.
     pub fn parse(line: &str) -> Result<Submission, RecordError> {
         let value = parse_strict(line).map_err(|e| RecordError::Input(e.0))?;
-        serde_json::from_value(value).map_err(|e| {
-            RecordError::Input(format!(
-                "expected {{\"actor\": ..., \"action\": {{...}}}}: {e}"
-            ))
-        })
+        serde_json::from_value(value)
+            .map_err(|e| RecordError::Input(format!("expected {{\"actor\": ..., \"action\": {{...}}}}: {e}")))
     }
     fn draft(&self) -> Result<Draft, RecordError> {
         if !self.action.is_object() || self.action.get("type").and_then(Value::as_str).is_none() {
-            return Err(RecordError::Input(
-                "an action is a JSON object with a string \"type\"".into(),
-            ));
+            return Err(RecordError::Input("an action is a JSON object with a string \"type\"".into()));
         }
-        Ok(Draft {
-            actor: self.actor.clone(),
-            action: self.action.clone(),
-            at: self.at.clone(),
-        })
+        Ok(Draft { actor: self.actor.clone(), action: self.action.clone(), at: self.at.clone() })
     }
 }
 
@@ -133,13 +115,8 @@ pub fn create(
     check_game_name(game).map_err(RecordError::Input)?;
     let action = serde_json::to_value(header).map_err(|e| RecordError::Input(e.to_string()))?;
     crate::event::check_name("actor", opened_by).map_err(RecordError::Input)?;
-    let draft = Draft {
-        actor: opened_by.to_string(),
-        action,
-        at,
-    };
-    let (event, bytes) =
-        seal(&draft, None, Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
+    let draft = Draft { actor: opened_by.to_string(), action, at };
+    let (event, bytes) = seal(&draft, None, Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
     step(None, &event).map_err(|v| RecordError::Refused(Box::new(v)))?;
     store.append(game, &event, &bytes)?;
     Ok(event)
@@ -152,20 +129,13 @@ impl<'s> Recorder<'s> {
         let mut head = None;
         for event in store.read(game, 0)? {
             let event = event?;
-            let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken {
-                seq: event.seq,
-                why: format!("no longer legal: {v}"),
-            })?;
+            let next = step(table.as_ref(), &event)
+                .map_err(|v| RecordError::Broken { seq: event.seq, why: format!("no longer legal: {v}") })?;
             table = Some(next);
             head = Some(event.link());
         }
         match (table, head) {
-            (Some(table), Some(head)) => Ok(Recorder {
-                store,
-                game: game.to_string(),
-                table,
-                head,
-            }),
+            (Some(table), Some(head)) => Ok(Recorder { store, game: game.to_string(), table, head }),
             _ => Err(RecordError::NoSuchGame(game.to_string())),
         }
     }
@@ -180,12 +150,10 @@ impl<'s> Recorder<'s> {
     /// Checks a submission against the rules at the head without storing it.
     pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Table), RecordError> {
         let draft = sub.draft()?;
-        let (event, bytes) = seal(&draft, Some(&self.head), Utc::now())
-            .map_err(|e| RecordError::Input(e.to_string()))?;
-        let table = self
-            .table
-            .apply(event.seq, &event.actor, &event.action)
-            .map_err(|v| RecordError::Refused(Box::new(v)))?;
+        let (event, bytes) =
+            seal(&draft, Some(&self.head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
+        let table =
+            self.table.apply(event.seq, &event.actor, &event.action).map_err(|v| RecordError::Refused(Box::new(v)))?;
         Ok((event, bytes, table))
     }
 
@@ -196,8 +164,8 @@ impl<'s> Recorder<'s> {
         let mut table = self.table.clone();
         for (i, sub) in subs.iter().enumerate() {
             let draft = sub.draft().map_err(|e| (i, e))?;
-            let (event, _) = seal(&draft, Some(&head), Utc::now())
-                .map_err(|e| (i, RecordError::Input(e.to_string())))?;
+            let (event, _) =
+                seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
             table = table
                 .apply(event.seq, &event.actor, &event.action)
                 .map_err(|v| (i, RecordError::Refused(Box::new(v))))?;
@@ -209,11 +177,7 @@ impl<'s> Recorder<'s> {
     /// Appends one action. With `expect`, it must go at that seq (optimistic
     /// concurrency); a retry of an append already stored at `expect` returns
     /// the stored event.
-    pub fn append(
-        &mut self,
-        sub: &Submission,
-        expect: Option<u64>,
-    ) -> Result<Appended, RecordError> {
+    pub fn append(&mut self, sub: &Submission, expect: Option<u64>) -> Result<Appended, RecordError> {
         let next = self.head.seq + 1;
         if let Some(expected) = expect {
             if expected < next
@@ -221,10 +185,7 @@ impl<'s> Recorder<'s> {
                 && stored.actor == sub.actor
                 && stored.action == sub.action
             {
-                return Ok(Appended {
-                    event: stored,
-                    duplicate: true,
-                });
+                return Ok(Appended { event: stored, duplicate: true });
             }
             if expected != next {
                 return Err(RecordError::Conflict { expected, next });
@@ -234,10 +195,7 @@ impl<'s> Recorder<'s> {
         self.store.append(&self.game, &event, &bytes)?;
         self.head = event.link();
         self.table = table;
-        Ok(Appended {
-            event,
-            duplicate: false,
-        })
+        Ok(Appended { event, duplicate: false })
     }
 }
 
@@ -251,10 +209,7 @@ pub struct Verified {
 /// Verifies a sequence of events from seq 0: hashes, links, and a full
 /// re-fold in which every event must still be legal. Streams: memory is
 /// one state, whatever the length.
-pub fn verify<I>(
-    events: I,
-    expect_head: Option<&str>,
-) -> Result<(Verified, Option<Table>), RecordError>
+pub fn verify<I>(events: I, expect_head: Option<&str>) -> Result<(Verified, Option<Table>), RecordError>
 where
     I: IntoIterator<Item = Result<Event, RecordError>>,
 {
@@ -264,22 +219,14 @@ where
         let event = event?;
         // A broken link is reported at the position where the record breaks.
         let at = prev.as_ref().map_or(0, |p| p.seq + 1);
-        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken {
-            seq: at,
-            why: why.to_string(),
-        })?;
-        let next = step(table.as_ref(), &event).map_err(|v| RecordError::Broken {
-            seq: event.seq,
-            why: format!("the event is not legal: {v}"),
-        })?;
+        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
+        let next = step(table.as_ref(), &event)
+            .map_err(|v| RecordError::Broken { seq: event.seq, why: format!("the event is not legal: {v}") })?;
         table = Some(next);
         prev = Some(event.link());
     }
     let Some(head) = prev else {
-        return Err(RecordError::Broken {
-            seq: 0,
-            why: "the record is empty".into(),
-        });
+        return Err(RecordError::Broken { seq: 0, why: "the record is empty".into() });
     };
     if let Some(want) = expect_head
         && want != head.hash
@@ -292,13 +239,7 @@ where
             ),
         });
     }
-    Ok((
-        Verified {
-            events: head.seq + 1,
-            head: head.hash,
-        },
-        table,
-    ))
+    Ok((Verified { events: head.seq + 1, head: head.hash }, table))
 }
 
 /// Reads an export (JSON Lines, one event per line), each event checked on
@@ -310,22 +251,15 @@ pub fn read_export(reader: impl BufRead) -> impl Iterator<Item = Result<Event, R
         let (n, line) = lines.next()?;
         let line_no = n as u64 + 1;
         let seq = count;
-        let broken = move |why: String| RecordError::Broken {
-            seq,
-            why: format!("line {line_no}: {why}"),
-        };
+        let broken = move |why: String| RecordError::Broken { seq, why: format!("line {line_no}: {why}") };
         let line = match line {
             Ok(l) => l,
             Err(e) => {
-                return Some(Err(RecordError::Io(format!(
-                    "cannot read line {line_no}: {e}"
-                ))));
+                return Some(Err(RecordError::Io(format!("cannot read line {line_no}: {e}"))));
             }
         };
         if line.len() > MAX_LINE_BYTES {
-            return Some(Err(broken(format!(
-                "line longer than {MAX_LINE_BYTES} bytes"
-            ))));
+            return Some(Err(broken(format!("line longer than {MAX_LINE_BYTES} bytes"))));
         }
         if count >= MAX_STREAM_EVENTS {
             return Some(Err(broken(EventError::StreamFull.to_string())));
@@ -342,9 +276,7 @@ pub fn read_export(reader: impl BufRead) -> impl Iterator<Item = Result<Event, R
         // changed byte, even white space, is found.
         Some(match decode(text) {
             Ok((event, bytes)) if bytes == line => Ok(event),
-            Ok(_) => Err(broken(
-                "not the canonical JSON of the event (was the file reformatted?)".into(),
-            )),
+            Ok(_) => Err(broken("not the canonical JSON of the event (was the file reformatted?)".into())),
             Err(why) => Err(broken(why.to_string())),
         })
     })

@@ -6,23 +6,15 @@ use schemars::schema_for;
 use serde_json::Value;
 
 use crate::event::{Event, Header};
-use crate::rules::doomtrooper;
+use crate::rules::{doomtrooper, wtactics};
 
 /// (path under schemas/, schema) for every committed schema file.
 pub fn all() -> Vec<(&'static str, Value)> {
     vec![
-        (
-            "event.schema.json",
-            serde_json::to_value(schema_for!(Event)).expect("schema"),
-        ),
-        (
-            "open.schema.json",
-            serde_json::to_value(schema_for!(Header)).expect("schema"),
-        ),
-        (
-            "doomtrooper/action.schema.json",
-            serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema"),
-        ),
+        ("event.schema.json", serde_json::to_value(schema_for!(Event)).expect("schema")),
+        ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
+        ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
+        ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
     ]
 }
 

@@ -29,11 +29,7 @@ fn new_game(data: &Path, game: &str) {
             "7",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 fn head(data: &Path, game: &str) -> String {
@@ -51,11 +47,7 @@ fn refused_unchanged(data: &Path, args: &[&str], code: i32, says: &str) {
     let before = head(data, "g");
     let out = arbiter(data, args);
     assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
-    assert!(
-        stderr(&out).contains(says),
-        "{args:?} said: {}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains(says), "{args:?} said: {}", stderr(&out));
     assert_eq!(head(data, "g"), before, "{args:?} changed the head");
 }
 
@@ -78,12 +70,7 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
     );
     assert!(ok.status.success(), "{}", stderr(&ok));
     let app = |action: &'static str| ["append", "g", "--actor", "p1", action];
-    refused_unchanged(
-        d,
-        &app(r#"{"type":"announce","what":"#),
-        1,
-        "malformed JSON",
-    );
+    refused_unchanged(d, &app(r#"{"type":"announce","what":"#), 1, "malformed JSON");
     refused_unchanged(d, &app(r#"{"type":"teleport"}"#), 1, "unknown action type");
     refused_unchanged(
         d,
@@ -91,12 +78,7 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
         1,
         "duplicate key",
     );
-    refused_unchanged(
-        d,
-        &app(r#"{"type":"announce","what":"battle_tactic","tactic":1.0}"#),
-        1,
-        "floating-point",
-    );
+    refused_unchanged(d, &app(r#"{"type":"announce","what":"battle_tactic","tactic":1.0}"#), 1, "floating-point");
     refused_unchanged(
         d,
         &app(r#"{"type":"announce","what":"battle_tactic","tactic":"Fight","n":9007199254740993}"#),
@@ -104,21 +86,10 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
         "2^53",
     );
     refused_unchanged(d, &app(r#"["not an object"]"#), 1, "JSON object");
+    refused_unchanged(d, &["append", "g", "--actor", "p9", r#"{"type":"pass"}"#], 1, "unknown actor");
     refused_unchanged(
         d,
-        &["append", "g", "--actor", "p9", r#"{"type":"pass"}"#],
-        1,
-        "unknown actor",
-    );
-    refused_unchanged(
-        d,
-        &[
-            "append",
-            "g",
-            "--actor",
-            "p2",
-            r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#,
-        ],
+        &["append", "g", "--actor", "p2", r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#],
         1,
         "only p1 acts",
     );
@@ -136,40 +107,19 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
         1,
         "conflict",
     );
-    let big = format!(
-        r#"{{"type":"announce","what":"battle_tactic","tactic":"{}"}}"#,
-        "x".repeat(2000)
-    );
+    let big = format!(r#"{{"type":"announce","what":"battle_tactic","tactic":"{}"}}"#, "x".repeat(2000));
     let before = head(d, "g");
     let out = arbiter(d, &["append", "g", "--actor", "p1", &big]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("longer than"), "{}", stderr(&out));
-    let many: Vec<String> = (0..40)
-        .map(|i| format!("{{\"k{i}\":\"{}\"}}", "y".repeat(1000)))
-        .collect();
-    let huge = format!(
-        r#"{{"type":"announce","what":"equipment","items":[],"pad":[{}]}}"#,
-        many.join(",")
-    );
+    let many: Vec<String> = (0..40).map(|i| format!("{{\"k{i}\":\"{}\"}}", "y".repeat(1000))).collect();
+    let huge = format!(r#"{{"type":"announce","what":"equipment","items":[],"pad":[{}]}}"#, many.join(","));
     let out = arbiter(d, &["append", "g", "--actor", "p1", &huge]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("bytes; the limit is"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("bytes; the limit is"), "{}", stderr(&out));
     assert_eq!(head(d, "g"), before);
     // A refusal names the step, the rule and who may act.
-    let out = arbiter(
-        d,
-        &[
-            "append",
-            "g",
-            "--actor",
-            "p1",
-            r#"{"type":"play","effect":"modify","card":"Stimulants"}"#,
-        ],
-    );
+    let out = arbiter(d, &["append", "g", "--actor", "p1", r#"{"type":"play","effect":"modify","card":"Stimulants"}"#]);
     let err = stderr(&out);
     assert!(
         err.contains("at:   Doomtrooper step 2")
@@ -180,27 +130,13 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
     );
     // Usage and I/O errors exit 2; a refused header exits 1.
     let code = |args: &[&str]| arbiter(d, args).status.code();
-    assert_eq!(
-        code(&["append", "nosuch", "--actor", "p1", r#"{"type":"pass"}"#]),
-        Some(2)
-    );
+    assert_eq!(code(&["append", "nosuch", "--actor", "p1", r#"{"type":"pass"}"#]), Some(2));
     assert_eq!(code(&["frobnicate"]), Some(2));
-    for (game, ruleset, second_seat) in [
-        ("bad name!", "doomtrooper", "p2=B"),
-        ("h", "chess", "p2=B"),
-        ("h", "doomtrooper", "p1=B"),
-    ] {
+    for (game, ruleset, second_seat) in
+        [("bad name!", "doomtrooper", "p2=B"), ("h", "chess", "p2=B"), ("h", "doomtrooper", "p1=B")]
+    {
         assert_eq!(
-            code(&[
-                "new",
-                game,
-                "--ruleset",
-                ruleset,
-                "--seat",
-                "p1=A",
-                "--seat",
-                second_seat
-            ]),
+            code(&["new", game, "--ruleset", ruleset, "--seat", "p1=A", "--seat", second_seat]),
             Some(1),
             "{game} {ruleset} {second_seat}"
         );
@@ -225,23 +161,13 @@ fn stdin_batches_are_checked_whole_before_anything_is_stored() {
     let out = arbiter_stdin(d, &["append", "g", "-"], lines);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("stdin line 3"), "{}", stderr(&out));
-    assert_eq!(
-        head(d, "g"),
-        before,
-        "line 3 was illegal: lines 1 and 2 must not be stored either"
-    );
-    let good = lines.replace(
-        r#"{"actor":"p1","action":{"type":"pass"}}"#,
-        r#"{"actor":"p2","action":{"type":"pass"}}"#,
-    );
+    assert_eq!(head(d, "g"), before, "line 3 was illegal: lines 1 and 2 must not be stored either");
+    let good =
+        lines.replace(r#"{"actor":"p1","action":{"type":"pass"}}"#, r#"{"actor":"p2","action":{"type":"pass"}}"#);
     let out = arbiter_stdin(d, &["append", "g", "-"], &good);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(head(d, "g").starts_with("3 "));
-    let out = arbiter_stdin(
-        d,
-        &["append", "g", "-"],
-        "{\"actor\":\"p1\",\"action\":{\"type\":\"pass\"},\"x\":1}\n",
-    );
+    let out = arbiter_stdin(d, &["append", "g", "-"], "{\"actor\":\"p1\",\"action\":{\"type\":\"pass\"},\"x\":1}\n");
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -260,32 +186,17 @@ fn state_shows_the_step_who_may_act_and_what_is_legal() {
             r#"{"type":"announce","what":"combat","defending_player":"p2","attacker":"A","defender":"D"}"#,
         ],
     );
-    arbiter(
-        d,
-        &[
-            "append",
-            "g",
-            "--actor",
-            "p1",
-            r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#,
-        ],
-    );
+    arbiter(d, &["append", "g", "--actor", "p1", r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#]);
     let out = arbiter(d, &["--json", "state", "g"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        v["step"]["reference"],
-        "Doomtrooper steps 3-6 (ANNOUNCE BATTLE TACTIC)"
-    );
+    assert_eq!(v["step"]["reference"], "Doomtrooper steps 3-6 (ANNOUNCE BATTLE TACTIC)");
     assert_eq!(v["may_act"], serde_json::json!(["p2"]));
     assert_eq!(v["legal"], serde_json::json!(["counter", "pass"]));
     assert_eq!(v["seq"], 2);
     let out = arbiter(d, &["--json", "state", "g", "--at", "1"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["step"]["number"], "2");
-    assert_eq!(
-        arbiter(d, &["state", "g", "--at", "9"]).status.code(),
-        Some(1)
-    );
+    assert_eq!(arbiter(d, &["state", "g", "--at", "9"]).status.code(), Some(1));
     let log = String::from_utf8(arbiter(d, &["log", "g"]).stdout).unwrap();
     assert_eq!(log.lines().count(), 3);
     assert!(log.contains("announce battle_tactic tactic=Fight"), "{log}");
@@ -308,22 +219,9 @@ fn export_verify_file_and_import_round_trip() {
     let text = sample_export(d);
     let file = d.join("sample.jsonl");
     let f = file.to_str().unwrap();
-    let head_hash = head(d, "sample")
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .to_string();
-    assert!(
-        arbiter(d, &["verify-file", f, "--head", &head_hash])
-            .status
-            .success()
-    );
-    assert_eq!(
-        arbiter(d, &["verify-file", f, "--head", &"0".repeat(64)])
-            .status
-            .code(),
-        Some(1)
-    );
+    let head_hash = head(d, "sample").split_whitespace().nth(1).unwrap().to_string();
+    assert!(arbiter(d, &["verify-file", f, "--head", &head_hash]).status.success());
+    assert_eq!(arbiter(d, &["verify-file", f, "--head", &"0".repeat(64)]).status.code(), Some(1));
     assert!(arbiter(d, &["verify", "--all"]).status.success());
     let out = arbiter(d, &["import", f, "--as", "copy"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -331,10 +229,7 @@ fn export_verify_file_and_import_round_trip() {
     let copy = String::from_utf8(arbiter(d, &["export", "copy"]).stdout).unwrap();
     assert_eq!(copy, text, "import then export is byte for byte");
     // Importing over an existing game is refused.
-    assert_eq!(
-        arbiter(d, &["import", f, "--as", "copy"]).status.code(),
-        Some(1)
-    );
+    assert_eq!(arbiter(d, &["import", f, "--as", "copy"]).status.code(), Some(1));
 }
 
 #[test]
@@ -344,16 +239,8 @@ fn tampered_truncated_and_reordered_imports_are_refused_and_store_nothing() {
     let text = sample_export(d);
     let lines: Vec<&str> = text.lines().collect();
     let cases: Vec<(&str, String, &str)> = vec![
-        (
-            "tampered",
-            text.replacen("\"Fight\"", "\"Shoot\"", 1),
-            "seq 2: line 3: hash does not match",
-        ),
-        (
-            "truncated",
-            lines[..lines.len() - 1].join("\n") + "\n" + &lines[lines.len() - 1][..40],
-            "malformed",
-        ),
+        ("tampered", text.replacen("\"Fight\"", "\"Shoot\"", 1), "seq 2: line 3: hash does not match"),
+        ("truncated", lines[..lines.len() - 1].join("\n") + "\n" + &lines[lines.len() - 1][..40], "malformed"),
         (
             "reordered",
             {
@@ -373,16 +260,8 @@ fn tampered_truncated_and_reordered_imports_are_refused_and_store_nothing() {
             "seq 4",
         ),
         ("empty", String::new(), "empty"),
-        (
-            "float",
-            lines[0].replacen("\"round\":3", "\"round\":3.0", 1),
-            "floating-point",
-        ),
-        (
-            "dupkey",
-            lines[0].replacen("{", "{\"v\":1,", 1),
-            "duplicate key",
-        ),
+        ("float", lines[0].replacen("\"round\":3", "\"round\":3.0", 1), "floating-point"),
+        ("dupkey", lines[0].replacen("{", "{\"v\":1,", 1), "duplicate key"),
     ];
     for (name, content, says) in cases {
         let file = d.join(format!("{name}.jsonl"));
@@ -393,10 +272,6 @@ fn tampered_truncated_and_reordered_imports_are_refused_and_store_nothing() {
         assert!(stderr(&out).contains(says), "{name}: {}", stderr(&out));
         let out = arbiter(d, &["import", f]);
         assert_eq!(out.status.code(), Some(1), "{name}");
-        assert_eq!(
-            arbiter(d, &["games"]).stdout,
-            b"sample\n",
-            "{name} stored something"
-        );
+        assert_eq!(arbiter(d, &["games"]).stdout, b"sample\n", "{name} stored something");
     }
 }

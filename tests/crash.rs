@@ -13,21 +13,12 @@ use common::*;
 /// A long legal stream: a combat, then a counter war at steps 3-6.
 fn counter_war(lines: usize) -> String {
     let mut out = String::new();
-    out += &format!(
-        "{}\n",
-        serde_json::json!({"actor": "p1", "action": combat("p2", "A", "D")})
-    );
-    out += &format!(
-        "{}\n",
-        serde_json::json!({"actor": "p1", "action": tactic("Fight")})
-    );
+    out += &format!("{}\n", serde_json::json!({"actor": "p1", "action": combat("p2", "A", "D")}));
+    out += &format!("{}\n", serde_json::json!({"actor": "p1", "action": tactic("Fight")}));
     for i in 0..lines {
         let seq = 3 + i as u64;
         let actor = if i % 2 == 0 { "p2" } else { "p1" };
-        out += &format!(
-            "{}\n",
-            serde_json::json!({"actor": actor, "action": counter("Cancel", seq - 1)})
-        );
+        out += &format!("{}\n", serde_json::json!({"actor": actor, "action": counter("Cancel", seq - 1)}));
     }
     out
 }
@@ -36,19 +27,7 @@ fn counter_war(lines: usize) -> String {
 fn sigkill_mid_stream_loses_no_acknowledged_event() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = arbiter(
-        d,
-        &[
-            "new",
-            "g",
-            "--ruleset",
-            "doomtrooper",
-            "--seat",
-            "p1=A",
-            "--seat",
-            "p2=B",
-        ],
-    );
+    let out = arbiter(d, &["new", "g", "--ruleset", "doomtrooper", "--seat", "p1=A", "--seat", "p2=B"]);
     assert!(out.status.success());
     for kill_after in [5usize, 40] {
         let head_before = {
@@ -71,55 +50,32 @@ fn sigkill_mid_stream_loses_no_acknowledged_event() {
                 .map(|i| {
                     let seq = head_before + 1 + i as u64;
                     let actor = if seq % 2 == 1 { "p2" } else { "p1" };
-                    format!(
-                        "{}\n",
-                        serde_json::json!({"actor": actor, "action": counter("Cancel", seq - 1)})
-                    )
+                    format!("{}\n", serde_json::json!({"actor": actor, "action": counter("Cancel", seq - 1)}))
                 })
                 .collect()
         };
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stream.as_bytes())
-            .unwrap();
+        child.stdin.take().unwrap().write_all(stream.as_bytes()).unwrap();
         let mut acked = Vec::new();
         let mut reader = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         while acked.len() < kill_after {
             line.clear();
-            assert!(
-                reader.read_line(&mut line).unwrap() > 0,
-                "the writer stopped early"
-            );
+            assert!(reader.read_line(&mut line).unwrap() > 0, "the writer stopped early");
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-            acked.push((
-                v["event"]["seq"].as_u64().unwrap(),
-                v["event"]["hash"].as_str().unwrap().to_string(),
-            ));
+            acked.push((v["event"]["seq"].as_u64().unwrap(), v["event"]["hash"].as_str().unwrap().to_string()));
         }
         // SIGKILL: no destructors, no flush on exit.
         child.kill().unwrap();
         child.wait().unwrap();
         let store = SledStore::open(d).unwrap();
-        let events: Vec<_> = store
-            .read("g", 0)
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .expect("every stored event verifies");
+        let events: Vec<_> =
+            store.read("g", 0).unwrap().collect::<Result<_, _>>().expect("every stored event verifies");
         for (seq, hash) in &acked {
-            let e = events
-                .get(*seq as usize)
-                .unwrap_or_else(|| panic!("acknowledged seq {seq} is missing"));
+            let e = events.get(*seq as usize).unwrap_or_else(|| panic!("acknowledged seq {seq} is missing"));
             assert_eq!(&e.hash, hash, "acknowledged seq {seq} changed");
         }
         let total = head_before + 1 + if head_before == 0 { 2002 } else { 2000 };
-        assert!(
-            (events.len() as u64) < total,
-            "the kill came after the whole stream was stored: nothing was tested"
-        );
-        verify(events.into_iter().map(Ok::<_, RecordError>), None)
-            .expect("the chain verifies after the crash");
+        assert!((events.len() as u64) < total, "the kill came after the whole stream was stored: nothing was tested");
+        verify(events.into_iter().map(Ok::<_, RecordError>), None).expect("the chain verifies after the crash");
     }
 }

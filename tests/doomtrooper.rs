@@ -71,14 +71,7 @@ fn simultaneous_combat_walks_every_step_in_the_texts_order() {
     sim.pass(&["p2", "p1"]);
     sim.at_step("37", &["p1", "Dana"]);
     sim.act("p1", results(&[(A, "unharmed"), (D, "wounded")], &[stim]));
-    sim.walk(&[
-        ("38", "p1"),
-        ("39", "p2"),
-        ("39", "p1"),
-        ("40", "p2"),
-        ("41", "p1"),
-        ("41", "p2"),
-    ]);
+    sim.walk(&[("38", "p1"), ("39", "p2"), ("39", "p1"), ("40", "p2"), ("41", "p1"), ("41", "p2")]);
     // Step 42: "Other players may ... save": there are none, so it is skipped.
     sim.at_step("43", &["p1"]);
     sim.pass(&["p1", "p2"]);
@@ -96,15 +89,7 @@ fn simultaneous_combat_walks_every_step_in_the_texts_order() {
     sim.at_step("1", &["p1", "p2"]);
     assert_eq!(sim.state().points["p1"], 1);
     assert_eq!(sim.state().finished.len(), 1);
-    assert_eq!(
-        sim.state().finished[0]
-            .first_combat
-            .results
-            .as_ref()
-            .unwrap()[1]
-            .warrior,
-        D
-    );
+    assert_eq!(sim.state().finished[0].first_combat.results.as_ref().unwrap()[1].warrior, D);
 }
 
 #[test]
@@ -124,10 +109,7 @@ fn other_players_act_where_the_text_says_in_seat_order() {
         sim.pass(&[who]);
     }
     assert_eq!(sim.view().step.number, "12-15");
-    assert_eq!(
-        sim.combat().window.as_ref().unwrap().order,
-        vec!["p4", "p2", "p1", "p3"]
-    );
+    assert_eq!(sim.combat().window.as_ref().unwrap().order, vec!["p4", "p2", "p1", "p3"]);
 }
 
 #[test]
@@ -155,10 +137,7 @@ fn out_of_turn_and_illegal_actions_are_refused_with_step_rule_and_who_may_act() 
     sim.act("p1", combat("p2", A, D));
     let v = sim.refused("p2", tactic("Fight"));
     assert_eq!(v.may_act, vec!["p1"]);
-    assert_eq!(
-        v.step.reference,
-        "Doomtrooper step 2 (ANNOUNCE BATTLE TACTIC)"
-    );
+    assert_eq!(v.step.reference, "Doomtrooper step 2 (ANNOUNCE BATTLE TACTIC)");
     let t = sim.act("p1", tactic("Fight"));
     let v = sim.refused("p1", counter("Cancel", t)); // p2 has priority at step 3
     assert!(v.to_string().contains("it is p2's turn"), "{v}");
@@ -169,10 +148,7 @@ fn out_of_turn_and_illegal_actions_are_refused_with_step_rule_and_who_may_act() 
     // Counters name an effect that exists.
     let v = sim.refused("p2", counter("Cancel", 99));
     assert!(v.message.contains("seq 99"), "{v}");
-    sim.refused(
-        "p2",
-        json!({"type": "resolve", "what": "award", "points": 1}),
-    );
+    sim.refused("p2", json!({"type": "resolve", "what": "award", "points": 1}));
     sim.refused("p2", json!({"type": "open"}));
     sim.refused("p2", json!({"type": "teleport"}));
     sim.refused("p2", json!({"type": "pass", "extra": 1}));
@@ -187,7 +163,10 @@ fn step_13_attacker_counters_only_the_defenders_actions_and_others_only_the_comb
     sim.act("p2", warzone(None));
     sim.pass(&["p1", "p2", "p3"]);
     // 12-15: p2 (defending) changes combatants; p1 may counter it; p3 may counter either.
-    let change = sim.act("p2", json!({"type": "play", "effect": "change_combatants", "card": "Body Guard", "defender": "Sergeant"}));
+    let change = sim.act(
+        "p2",
+        json!({"type": "play", "effect": "change_combatants", "card": "Body Guard", "defender": "Sergeant"}),
+    );
     let v = sim.refused("p1", play("change_combatants", "Clumsiness"));
     assert!(v.message.contains("only counter"), "{v}");
     sim.pass(&["p1"]);
@@ -216,16 +195,16 @@ fn changed_combatants_repeat_steps_2_to_15() {
     sim.pass(&["p1", "p2"]);
     // IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15.
     sim.at_step("2", &["p1"]);
-    assert_eq!(
-        (sim.combat().defender.as_str(), sim.combat().repeats),
-        ("Sergeant", 1)
-    );
+    assert_eq!((sim.combat().defender.as_str(), sim.combat().repeats), ("Sergeant", 1));
     sim.act("p1", tactic("Shoot"));
     sim.pass(&["p2", "p1"]);
     sim.act("p2", warzone(Some("Mars")));
     sim.pass(&["p1", "p2"]);
     // A "change" to the same combatants is no change: no second repeat.
-    sim.act("p2", json!({"type": "play", "effect": "change_combatants", "card": "Point Guard", "defender": "Sergeant"}));
+    sim.act(
+        "p2",
+        json!({"type": "play", "effect": "change_combatants", "card": "Point Guard", "defender": "Sergeant"}),
+    );
     sim.pass(&["p1", "p2"]);
     sim.at_step("16", &["p1"]);
     assert_eq!(sim.combat().repeats, 1);
@@ -247,48 +226,20 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     sim.pass(&["p2", "p3"]);
     sim.at_step("18", &["p2"]);
     // The defender's Surprise Attack: p2's warrior strikes first.
-    sim.act(
-        "p2",
-        json!({"type": "play", "effect": "strike_order", "card": "Surprise Attack", "first": "p2"}),
-    );
+    sim.act("p2", json!({"type": "play", "effect": "strike_order", "card": "Surprise Attack", "first": "p2"}));
     sim.pass(&["p2"]);
     sim.at_step("19", &["p1"]);
     sim.pass(&["p1", "p3"]);
-    assert_eq!(
-        sim.combat().order,
-        Order::NonSimultaneous {
-            first: "p2".into(),
-            second: "p1".into()
-        }
-    );
+    assert_eq!(sim.combat().order, Order::NonSimultaneous { first: "p2".into(), second: "p1".into() });
     assert_eq!(sim.combat().part, Part::FirstCombat);
-    assert!(
-        sim.view()
-            .step
-            .reference
-            .contains("non-simultaneous breakdown, first combat")
-    );
+    assert!(sim.view().step.reference.contains("non-simultaneous breakdown, first combat"));
     // END COMBAT with the first and second player: 20 first, 21 second then others, 22 second, 23 first then others.
-    sim.walk(&[
-        ("20", "p2"),
-        ("21", "p1"),
-        ("21", "p3"),
-        ("22", "p1"),
-        ("23", "p2"),
-        ("23", "p3"),
-    ]);
+    sim.walk(&[("20", "p2"), ("21", "p1"), ("21", "p3"), ("22", "p1"), ("23", "p2"), ("23", "p3")]);
     sim.at_step("24", &["p2"]);
     sim.act("p2", equipment(&["Plasma Carbine"]));
     sim.pass(&["p1", "p3", "p2"]);
     // Non-simultaneous: no step 26/27; straight to END COMBAT 28.
-    sim.walk(&[
-        ("28", "p2"),
-        ("29", "p1"),
-        ("29", "p3"),
-        ("30", "p1"),
-        ("31", "p2"),
-        ("31", "p3"),
-    ]);
+    sim.walk(&[("28", "p2"), ("29", "p1"), ("29", "p3"), ("30", "p1"), ("31", "p2"), ("31", "p3")]);
     sim.at_step("32", &["p2", "Dana"]);
     sim.refused("p1", standing((D, 5), (A, 5))); // the first player (or a judge) records
     sim.act("Dana", standing((D, 5), (A, 5)));
@@ -316,14 +267,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     sim.act("p1", equipment(&[]));
     sim.pass(&["p2", "p3", "p1"]);
     // "NOTE THAT FIRST PLAYER STILL GOES FIRST IN MANY INSTANCES": 28 is still the first player's.
-    sim.walk(&[
-        ("28", "p2"),
-        ("29", "p1"),
-        ("29", "p3"),
-        ("30", "p1"),
-        ("31", "p2"),
-        ("31", "p3"),
-    ]);
+    sim.walk(&[("28", "p2"), ("29", "p1"), ("29", "p3"), ("30", "p1"), ("31", "p2"), ("31", "p3")]);
     sim.act("p2", standing((A, 3), (D, 5)));
     sim.at_step("33-36", &["p2"]);
     let m = sim.act("p2", play("modify", "Turn of Events"));
@@ -347,13 +291,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     assert_eq!((sim.state().points["p1"], sim.state().points["p2"]), (2, 1));
     let done = &sim.state().finished[0];
     assert_eq!(
-        done.second_combat
-            .as_ref()
-            .unwrap()
-            .results
-            .as_ref()
-            .unwrap()[1]
-            .outcome,
+        done.second_combat.as_ref().unwrap().results.as_ref().unwrap()[1].outcome,
         arbiter::rules::doomtrooper::Fate::Killed
     );
 }
@@ -362,10 +300,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
 fn no_second_combat_when_the_second_warrior_was_killed() {
     let mut sim = Sim::new(&["p1", "p2"], &[]);
     to_step_16(&mut sim);
-    sim.act(
-        "p1",
-        json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}),
-    );
+    sim.act("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
     sim.pass(&["p1", "p2", "p2", "p1"]); // 16, 17, 18, 19
     end_combat_steps(&mut sim, "p1", "p2");
     sim.act("p1", equipment(&[]));
@@ -412,10 +347,7 @@ fn a_combat_ending_card_that_stands_goes_to_step_37_and_one_countered_does_not()
     sim.pass(&["p1"]);
     sim.at_step("37", &["p1"]);
     assert_eq!(sim.combat().ended_by, Some(mf));
-    assert!(
-        sim.combat().first_combat.standing.is_none(),
-        "steps 32-36 were skipped"
-    );
+    assert!(sim.combat().first_combat.standing.is_none(), "steps 32-36 were skipped");
     sim.act("p1", results(&[(A, "unharmed"), (D, "unharmed")], &[]));
     sim.at_step("38", &["p1"]);
 }
@@ -443,31 +375,14 @@ fn special_cards_are_legal_only_in_the_steps_named_at_the_end_of_the_text() {
     to_step_16(&mut sim);
     // Ambush: DETERMINE NON-SIMULTANEOUS COMBAT, so legal here...
     // ...but Medkit (ESCAPE WOUNDING) and Smoke Bomb (equipment or END COMBAT) are not.
-    let v = sim.refused(
-        "p1",
-        json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}),
-    );
-    assert!(
-        v.message.contains("not wounded") || v.message.contains("ESCAPE WOUNDING"),
-        "{v}"
-    );
+    let v = sim.refused("p1", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}));
+    assert!(v.message.contains("not wounded") || v.message.contains("ESCAPE WOUNDING"), "{v}");
     let v = sim.refused("p1", play("end_combat", "Smoke Bomb"));
-    assert!(
-        v.message
-            .contains("DETERMINE EQUIPMENT USAGE or END COMBAT"),
-        "{v}"
-    );
+    assert!(v.message.contains("DETERMINE EQUIPMENT USAGE or END COMBAT"), "{v}");
     sim.pass(&["p1", "p2", "p2", "p1"]);
     // END COMBAT: Ambush is not legal here; an unlisted combat-ending card is.
-    let v = sim.refused(
-        "p1",
-        json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}),
-    );
-    assert!(
-        v.message
-            .contains("Ambush is played during DETERMINE NON-SIMULTANEOUS COMBAT only"),
-        "{v}"
-    );
+    let v = sim.refused("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
+    assert!(v.message.contains("Ambush is played during DETERMINE NON-SIMULTANEOUS COMBAT only"), "{v}");
     sim.refused("p1", play("end_combat", "Premonition"));
     sim.pass(&["p1", "p2", "p2", "p1"]);
     // Step 24: equipment-usage cards before the announcement (Ticker; Smoke Bomb as combat ending).
@@ -491,34 +406,18 @@ fn step_37_disregards_countered_cards_and_counters_nest() {
     let m2 = sim.act("p2", play("modify", "Shield"));
     let c3 = sim.act("p1", counter("Cancel", m2));
     sim.pass(&["p2", "p1"]);
-    assert!(
-        sim.combat().effects.stands(m1)
-            && sim.combat().effects.stands(c2)
-            && !sim.combat().effects.stands(m2)
-    );
+    assert!(sim.combat().effects.stands(m1) && sim.combat().effects.stands(c2) && !sim.combat().effects.stands(m2));
     let _ = c3;
     let v = sim.refused("p1", results(&[(A, "unharmed"), (D, "wounded")], &[m1, m2]));
-    assert!(
-        v.rule.contains("disregard those cards") && v.message.contains(&format!("[{m2}]")),
-        "{v}"
-    );
+    assert!(v.rule.contains("disregard those cards") && v.message.contains(&format!("[{m2}]")), "{v}");
     sim.refused("p1", results(&[(A, "unharmed"), (D, "wounded")], &[]));
     sim.refused("p1", results(&[(A, "unharmed")], &[m1])); // every combatant
-    sim.refused(
-        "p1",
-        results(&[(A, "unharmed"), ("Nobody", "wounded")], &[m1]),
-    );
+    sim.refused("p1", results(&[(A, "unharmed"), ("Nobody", "wounded")], &[m1]));
     sim.act("p1", results(&[(A, "unharmed"), (D, "wounded")], &[m1]));
     // ESCAPE WOUNDING: only a harmed warrior can be saved.
-    sim.refused(
-        "p1",
-        json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}),
-    );
+    sim.refused("p1", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}));
     sim.pass(&["p1", "p2", "p1"]);
-    let save = sim.act(
-        "p2",
-        json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}),
-    );
+    let save = sim.act("p2", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}));
     sim.pass(&["p2", "p1", "p2"]); // 40 ends; 41 p1, p2
     sim.pass(&["p1", "p2"]); // 43
     assert!(sim.combat().effects.stands(save));
@@ -544,46 +443,20 @@ fn status_must_follow_the_result_unless_a_save_stands() {
 fn conflicting_strike_orders_wait_for_a_judges_ruling() {
     let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
     to_step_16(&mut sim);
-    sim.act(
-        "p1",
-        json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}),
-    );
+    sim.act("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
     sim.pass(&["p1", "p2"]);
-    sim.act(
-        "p2",
-        json!({"type": "play", "effect": "strike_order", "card": "Surprise Attack", "first": "p2"}),
-    );
+    sim.act("p2", json!({"type": "play", "effect": "strike_order", "card": "Surprise Attack", "first": "p2"}));
     sim.pass(&["p2", "p1"]);
     let view = sim.view();
     assert_eq!(view.may_act, vec!["Dana"]);
     assert_eq!(view.legal, vec![ActionType::Resolve]);
-    assert!(
-        view.awaiting_ruling
-            .as_deref()
-            .unwrap()
-            .contains("disagree")
-    );
-    let v = sim.refused(
-        "p1",
-        json!({"type": "resolve", "what": "strike_order", "first": "p1"}),
-    );
+    assert!(view.awaiting_ruling.as_deref().unwrap().contains("disagree"));
+    let v = sim.refused("p1", json!({"type": "resolve", "what": "strike_order", "first": "p1"}));
     assert!(v.message.contains("not a judge"), "{v}");
     sim.refused("Dana", award(3)); // the wrong ruling
-    sim.refused(
-        "Dana",
-        json!({"type": "resolve", "what": "strike_order", "first": "p7"}),
-    );
-    sim.act(
-        "Dana",
-        json!({"type": "resolve", "what": "strike_order", "first": "p2"}),
-    );
-    assert_eq!(
-        sim.combat().order,
-        Order::NonSimultaneous {
-            first: "p2".into(),
-            second: "p1".into()
-        }
-    );
+    sim.refused("Dana", json!({"type": "resolve", "what": "strike_order", "first": "p7"}));
+    sim.act("Dana", json!({"type": "resolve", "what": "strike_order", "first": "p2"}));
+    assert_eq!(sim.combat().order, Order::NonSimultaneous { first: "p2".into(), second: "p1".into() });
     sim.at_step("20", &["p2"]);
 }
 
@@ -605,9 +478,7 @@ fn awards_can_be_countered_or_modified() {
     sim.act("p1", standing((A, 5), (D, 1)));
     sim.pass(&["p1", "p2", "p3"]);
     sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
-    sim.pass(&[
-        "p1", "p2", "p3", "p1", "p2", "p1", "p3", "p2", "p3", "p1", "p2", "p3",
-    ]); // 38-43
+    sim.pass(&["p1", "p2", "p3", "p1", "p2", "p1", "p3", "p2", "p3", "p1", "p2", "p3"]); // 38-43
     sim.act("p1", status(&[(A, "unharmed"), (D, "killed")]));
     let a1 = sim.act("p1", award(3));
     // 46: the defending player counters the award; p1 does not answer.
@@ -616,14 +487,8 @@ fn awards_can_be_countered_or_modified() {
     sim.at_step("47", &["p2", "Dana"]);
     sim.act("p2", award(1));
     // 48: p1 and p3 modify the awarding differently: a judge decides.
-    sim.act(
-        "p1",
-        json!({"type": "play", "effect": "modify_award", "card": "Bureaucracy", "points": 0}),
-    );
-    sim.act(
-        "p3",
-        json!({"type": "play", "effect": "modify_award", "card": "Promotion", "points": 2}),
-    );
+    sim.act("p1", json!({"type": "play", "effect": "modify_award", "card": "Bureaucracy", "points": 0}));
+    sim.act("p3", json!({"type": "play", "effect": "modify_award", "card": "Promotion", "points": 2}));
     sim.pass(&["p2", "p1", "p3"]);
     assert!(sim.view().awaiting_ruling.is_some());
     sim.act("Dana", award(2));
@@ -659,10 +524,7 @@ fn the_bundled_sample_is_legal_and_ends_as_recorded() {
     let first: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
     assert_eq!(
         first["action"],
-        header(&["p1", "p2", "p3"], &["Dana"])
-            .as_object()
-            .map(|_| first["action"].clone())
-            .unwrap()
+        header(&["p1", "p2", "p3"], &["Dana"]).as_object().map(|_| first["action"].clone()).unwrap()
     );
     let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
     for line in lines {

@@ -31,35 +31,16 @@ fn candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
     };
     let warriors = [c.attacker.as_str(), c.defender.as_str()];
     let last = sim.events.len() as u64 - 1;
-    let standing_mods: Vec<u64> = c
-        .effects
-        .effects
-        .iter()
-        .filter(|e| e.kind == "modify" && c.effects.stands(e.seq))
-        .map(|e| e.seq)
-        .collect();
+    let standing_mods: Vec<u64> =
+        c.effects.effects.iter().filter(|e| e.kind == "modify" && c.effects.stands(e.seq)).map(|e| e.seq).collect();
     let action = match (view.step.number.as_str(), pick % 5) {
         ("2", _) => tactic("Fight"),
-        ("7", _) => warzone(if n.is_multiple_of(2) {
-            None
-        } else {
-            Some("Mars")
-        }),
+        ("7", _) => warzone(if n.is_multiple_of(2) { None } else { Some("Mars") }),
         ("24" | "26", 0) => play("equipment", "Ticker"),
         ("24" | "26", _) => equipment(&["Bolter"]),
         ("32", _) => standing((warriors[0], n as i64), (warriors[1], 3)),
         ("37", _) => results(
-            &[
-                (warriors[0], "unharmed"),
-                (
-                    warriors[1],
-                    if n.is_multiple_of(2) {
-                        "wounded"
-                    } else {
-                        "killed"
-                    },
-                ),
-            ],
+            &[(warriors[0], "unharmed"), (warriors[1], if n.is_multiple_of(2) { "wounded" } else { "killed" })],
             &standing_mods,
         ),
         ("44", _) => {
@@ -71,16 +52,7 @@ fn candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
                 .unwrap_or_default();
             let list: Vec<(String, String)> = r
                 .iter()
-                .map(|o| {
-                    (
-                        o.warrior.clone(),
-                        serde_json::to_value(o.outcome)
-                            .unwrap()
-                            .as_str()
-                            .unwrap()
-                            .to_string(),
-                    )
-                })
+                .map(|o| (o.warrior.clone(), serde_json::to_value(o.outcome).unwrap().as_str().unwrap().to_string()))
                 .collect();
             json!({"type": "resolve", "what": "status", "status": list.iter().map(|(w, o)| json!({"warrior": w, "outcome": o})).collect::<Vec<_>>()})
         }
@@ -102,11 +74,7 @@ fn candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
         }
         _ => json!({"type": "pass"}),
     };
-    let actor = if view.awaiting_ruling.is_some() {
-        "Dana".to_string()
-    } else {
-        actor
-    };
+    let actor = if view.awaiting_ruling.is_some() { "Dana".to_string() } else { actor };
     (actor, action)
 }
 
@@ -159,9 +127,7 @@ proptest! {
 #[test]
 fn random_play_reaches_deep_into_the_breakdown() {
     // Guards the property tests against testing only step 1 and 2.
-    let choices: Vec<(u8, u8)> = (0..600u32)
-        .map(|i| ((i * 7 % 251) as u8, (i * 13 % 253) as u8))
-        .collect();
+    let choices: Vec<(u8, u8)> = (0..600u32).map(|i| ((i * 7 % 251) as u8, (i * 13 % 253) as u8)).collect();
     let sim = play_out(&choices);
     let deepest = sim.events.len();
     assert!(deepest > 150, "only {deepest} events accepted");

@@ -9,12 +9,8 @@ use common::*;
 #[test]
 fn committed_schemas_are_current() {
     for (path, value) in schema::all() {
-        let committed =
-            std::fs::read_to_string(repo_file("schemas").join(path)).unwrap_or_default();
-        assert!(
-            committed == schema::render(&value),
-            "schemas/{path} is stale: run `cargo run -- schema`"
-        );
+        let committed = std::fs::read_to_string(repo_file("schemas").join(path)).unwrap_or_default();
+        assert!(committed == schema::render(&value), "schemas/{path} is stale: run `cargo run -- schema`");
     }
 }
 
@@ -35,10 +31,9 @@ fn the_sample_game_validates_event_by_event() {
 
 #[test]
 fn the_schemas_refuse_what_the_reducer_refuses_to_parse() {
-    let s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_file("schemas/doomtrooper/action.schema.json")).unwrap(),
-    )
-    .unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo_file("schemas/doomtrooper/action.schema.json")).unwrap())
+            .unwrap();
     let v = jsonschema::validator_for(&s).unwrap();
     assert!(v.is_valid(&serde_json::json!({"type": "pass"})));
     assert!(!v.is_valid(&serde_json::json!({"type": "pass", "x": 1})));

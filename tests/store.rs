@@ -16,29 +16,17 @@ fn header() -> Header {
         kind: OpenTag::Open,
         ruleset: "doomtrooper".into(),
         ruleset_version: 1,
-        seats: vec![
-            Seat {
-                id: "p1".into(),
-                name: "Alice".into(),
-            },
-            Seat {
-                id: "p2".into(),
-                name: "Bob".into(),
-            },
-        ],
+        seats: vec![Seat { id: "p1".into(), name: "Alice".into() }, Seat { id: "p2".into(), name: "Bob".into() }],
         judges: vec!["Dana".into()],
         tournament: None,
         round: None,
         table: None,
+        options: Default::default(),
     }
 }
 
 fn sub(actor: &str, action: serde_json::Value) -> Submission {
-    Submission {
-        actor: actor.into(),
-        action,
-        at: None,
-    }
+    Submission { actor: actor.into(), action, at: None }
 }
 
 #[test]
@@ -47,25 +35,15 @@ fn appends_chain_and_read_back_verified() {
     let store = SledStore::open(dir.path()).unwrap();
     let e0 = create(&store, "g", &header(), "organiser", None).unwrap();
     let mut r = Recorder::load(&store, "g").unwrap();
-    let e1 = r
-        .append(&sub("p1", combat("p2", "A", "D")), Some(1))
-        .unwrap()
-        .event;
+    let e1 = r.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap().event;
     assert_eq!((e1.seq, e1.prev.as_str()), (1, e0.hash.as_str()));
-    let events: Vec<_> = store
-        .read("g", 0)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let events: Vec<_> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(events.len(), 2);
     assert_eq!(store.head("g").unwrap().unwrap().hash, e1.hash);
     assert_eq!(store.games().unwrap(), vec!["g"]);
     // Reading from the middle still checks the link to the event before.
     assert_eq!(store.read("g", 1).unwrap().count(), 1);
-    assert!(matches!(
-        create(&store, "g", &header(), "organiser", None),
-        Err(RecordError::Exists(_))
-    ));
+    assert!(matches!(create(&store, "g", &header(), "organiser", None), Err(RecordError::Exists(_))));
 }
 
 #[test]
@@ -74,40 +52,18 @@ fn a_stale_expected_seq_is_a_conflict_and_a_retry_returns_the_stored_event() {
     let store = SledStore::open(dir.path()).unwrap();
     create(&store, "g", &header(), "organiser", None).unwrap();
     let mut r = Recorder::load(&store, "g").unwrap();
-    let first = r
-        .append(&sub("p1", combat("p2", "A", "D")), Some(1))
-        .unwrap();
+    let first = r.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap();
     assert!(!first.duplicate);
     let head = store.head("g").unwrap().unwrap();
     // The reply was lost; the client retries the same action at the same seq.
-    let again = r
-        .append(&sub("p1", combat("p2", "A", "D")), Some(1))
-        .unwrap();
+    let again = r.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap();
     assert!(again.duplicate);
     assert_eq!(again.event, first.event);
     // A different action at a stale seq is a conflict, not a fork.
     let err = r.append(&sub("p1", tactic("Fight")), Some(1)).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            RecordError::Conflict {
-                expected: 1,
-                next: 2
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, RecordError::Conflict { expected: 1, next: 2 }), "{err}");
     let err = r.append(&sub("p1", tactic("Fight")), Some(7)).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            RecordError::Conflict {
-                expected: 7,
-                next: 2
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, RecordError::Conflict { expected: 7, next: 2 }), "{err}");
     assert_eq!(store.head("g").unwrap().unwrap(), head);
 }
 
@@ -120,27 +76,9 @@ fn the_store_refuses_a_forking_append_even_from_a_second_writer() {
     let mut b = Recorder::load(&store, "g").unwrap();
     a.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
     // b's view of the head is stale: its append (sealed on seq 0) must not land.
-    let err = b
-        .append(&sub("p2", combat("p1", "B", "C")), None)
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            RecordError::Conflict {
-                expected: 1,
-                next: 2
-            }
-        ),
-        "{err}"
-    );
-    let (v, _) = verify(
-        store
-            .read("g", 0)
-            .unwrap()
-            .map(|e| e.map_err(RecordError::from)),
-        None,
-    )
-    .unwrap();
+    let err = b.append(&sub("p2", combat("p1", "B", "C")), None).unwrap_err();
+    assert!(matches!(err, RecordError::Conflict { expected: 1, next: 2 }), "{err}");
+    let (v, _) = verify(store.read("g", 0).unwrap().map(|e| e.map_err(RecordError::from)), None).unwrap();
     assert_eq!(v.events, 2);
 }
 
@@ -182,17 +120,10 @@ fn racing_writers_get_exactly_one_event_per_seq() {
     for h in handles {
         acked.extend(h.join().unwrap().0);
     }
-    let stored: Vec<_> = store
-        .read("g", 0)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let stored: Vec<_> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(stored.len(), 3 + writers * rounds);
     for event in &acked {
-        assert_eq!(
-            &stored[event.seq as usize], event,
-            "an acknowledged event is stored as acknowledged"
-        );
+        assert_eq!(&stored[event.seq as usize], event, "an acknowledged event is stored as acknowledged");
     }
     let seqs: std::collections::BTreeSet<u64> = acked.iter().map(|e| e.seq).collect();
     assert_eq!(seqs.len(), acked.len(), "no seq acknowledged twice");
@@ -210,10 +141,7 @@ fn the_store_checks_on_the_way_in() {
     // Bytes that do not match the event, or an event whose hash is wrong.
     assert!(store.append("g", &event, b"{}").is_err());
     event.hash = e0.hash.clone();
-    assert!(matches!(
-        store.append("g", &event, &bytes),
-        Err(AppendError::Io(_))
-    ));
+    assert!(matches!(store.append("g", &event, &bytes), Err(AppendError::Io(_))));
     assert_eq!(store.head("g").unwrap(), head);
     r.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
 }
@@ -224,25 +152,15 @@ fn corruption_in_the_store_is_found_on_read() {
     {
         let store = SledStore::open(dir.path()).unwrap();
         create(&store, "g", &header(), "organiser", None).unwrap();
-        Recorder::load(&store, "g")
-            .unwrap()
-            .append(&sub("p1", combat("p2", "A", "D")), None)
-            .unwrap();
+        Recorder::load(&store, "g").unwrap().append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
     }
     // Change a stored event behind arbiter's back, through sled itself.
     {
-        let db = sled::Config::new()
-            .path(dir.path())
-            .segment_size(8 * 1024 * 1024)
-            .open()
-            .unwrap();
+        let db = sled::Config::new().path(dir.path()).segment_size(8 * 1024 * 1024).open().unwrap();
         let tree = db.open_tree("game/g").unwrap();
         let bytes = tree.get(1u64.to_be_bytes()).unwrap().unwrap();
-        let tampered = String::from_utf8(bytes.to_vec())
-            .unwrap()
-            .replace("\"A\"", "\"B\"");
-        tree.insert(1u64.to_be_bytes(), tampered.as_bytes())
-            .unwrap();
+        let tampered = String::from_utf8(bytes.to_vec()).unwrap().replace("\"A\"", "\"B\"");
+        tree.insert(1u64.to_be_bytes(), tampered.as_bytes()).unwrap();
         db.flush().unwrap();
     }
     let store = SledStore::open(dir.path()).unwrap();
@@ -256,20 +174,9 @@ fn a_record_that_is_no_longer_legal_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
     let e0 = create(&store, "g", &header(), "organiser", None).unwrap();
-    let draft = arbiter::event::Draft {
-        actor: "p2".into(),
-        action: json!({"type": "pass"}),
-        at: None,
-    };
+    let draft = arbiter::event::Draft { actor: "p2".into(), action: json!({"type": "pass"}), at: None };
     let (e1, bytes) = arbiter::event::seal(&draft, Some(&e0.link()), chrono::Utc::now()).unwrap();
     store.append("g", &e1, &bytes).unwrap(); // the store checks links, not rules
-    let err = verify(
-        store
-            .read("g", 0)
-            .unwrap()
-            .map(|e| e.map_err(RecordError::from)),
-        None,
-    )
-    .unwrap_err();
+    let err = verify(store.read("g", 0).unwrap().map(|e| e.map_err(RecordError::from)), None).unwrap_err();
     assert!(matches!(err, RecordError::Broken { seq: 1, .. }), "{err}");
 }

@@ -36,61 +36,31 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         }
         read_stdin()?
     } else {
-        let Some(actor) = a.actor else {
-            bail!("--actor is required (a seat id or a judge's name)")
-        };
-        let action = parse_strict(&a.action).map_err(|e| {
-            rec(RecordError::Input(format!(
-                "the action is not valid JSON: {e}"
-            )))
-        })?;
-        vec![Submission {
-            actor,
-            action,
-            at: a.at,
-        }]
+        let Some(actor) = a.actor else { bail!("--actor is required (a seat id or a judge's name)") };
+        let action = parse_strict(&a.action)
+            .map_err(|e| rec(RecordError::Input(format!("the action is not valid JSON: {e}"))))?;
+        vec![Submission { actor, action, at: a.at }]
     };
     // Check the whole batch against the rules first: a bad line stores nothing.
     if subs.len() > 1 {
-        recorder
-            .check_batch(&subs)
-            .map_err(|(i, e)| with_line(e, i + 1))?;
+        recorder.check_batch(&subs).map_err(|(i, e)| with_line(e, i + 1))?;
     }
     let mut expect = a.expect_seq;
     for (i, sub) in subs.iter().enumerate() {
-        let done = recorder.append(sub, expect).map_err(|e| {
-            if subs.len() > 1 {
-                with_line(e, i + 1)
-            } else {
-                rec(e)
-            }
-        })?;
+        let done =
+            recorder.append(sub, expect).map_err(|e| if subs.len() > 1 { with_line(e, i + 1) } else { rec(e) })?;
         expect = expect.map(|_| done.event.seq + 1);
         let view = recorder.table().view();
-        out.emit(
-            serde_json::json!({"event": done.event, "duplicate": done.duplicate, "view": view}),
-            || {
-                let again = if done.duplicate {
-                    " (already stored: retry)"
-                } else {
-                    ""
-                };
-                format!(
-                    "seq {} appended{again}: {}\n  now: {}",
-                    done.event.seq,
-                    done.event.hash,
-                    view_text(&view)
-                )
-            },
-        );
+        out.emit(serde_json::json!({"event": done.event, "duplicate": done.duplicate, "view": view}), || {
+            let again = if done.duplicate { " (already stored: retry)" } else { "" };
+            format!("seq {} appended{again}: {}\n  now: {}", done.event.seq, done.event.hash, view_text(&view))
+        });
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn with_line(e: RecordError, line: usize) -> anyhow::Error {
-    anyhow::Error::new(e).context(format!(
-        "stdin line {line} was refused; nothing from stdin was stored"
-    ))
+    anyhow::Error::new(e).context(format!("stdin line {line} was refused; nothing from stdin was stored"))
 }
 
 fn read_stdin() -> anyhow::Result<Vec<Submission>> {
@@ -98,10 +68,7 @@ fn read_stdin() -> anyhow::Result<Vec<Submission>> {
     for (i, line) in std::io::stdin().lock().lines().enumerate() {
         let line = line?;
         if line.len() > MAX_LINE_BYTES {
-            return Err(rec(RecordError::Input(format!(
-                "stdin line {} is longer than {MAX_LINE_BYTES} bytes",
-                i + 1
-            ))));
+            return Err(rec(RecordError::Input(format!("stdin line {} is longer than {MAX_LINE_BYTES} bytes", i + 1))));
         }
         if line.trim().is_empty() {
             continue;

@@ -30,21 +30,14 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         None => {
             let games = store.games().map_err(|e| rec(e.into()))?;
             (1..)
-                .map(|i| {
-                    if i == 1 {
-                        "sample".to_string()
-                    } else {
-                        format!("sample-{i}")
-                    }
-                })
+                .map(|i| if i == 1 { "sample".to_string() } else { format!("sample-{i}") })
                 .find(|n| !games.contains(n))
                 .expect("a free name")
         }
     };
     let mut lines = SAMPLE.lines().filter(|l| !l.trim().is_empty());
     let first = Submission::parse(lines.next().expect("sample has a header")).map_err(rec)?;
-    let header: Header =
-        serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;
+    let header: Header = serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;
     record::create(store, &name, &header, &first.actor, None).map_err(rec)?;
     let mut recorder = Recorder::load(store, &name).map_err(rec)?;
     for line in lines {
@@ -57,18 +50,10 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
     for event in store.read(&name, 0).map_err(|e| rec(e.into()))? {
         let event = event.map_err(|e| rec(e.into()))?;
         if !out.json {
-            println!(
-                "{:>4}  {:<10} {}",
-                event.seq,
-                event.actor,
-                describe(&event.action)
-            );
+            println!("{:>4}  {:<10} {}", event.seq, event.actor, describe(&event.action));
         }
     }
-    let events = store
-        .read(&name, 0)
-        .map_err(|e| rec(e.into()))?
-        .map(|e| e.map_err(RecordError::from));
+    let events = store.read(&name, 0).map_err(|e| rec(e.into()))?.map(|e| e.map_err(RecordError::from));
     let (verified, table) = verify(events, None).map_err(rec)?;
     let table = table.expect("verified record has a state");
     let view = table.view();

@@ -25,12 +25,7 @@ use clap::{Parser, Subcommand};
 )]
 pub struct Cli {
     /// Store directory (sled).
-    #[arg(
-        long,
-        global = true,
-        env = "ARBITER_DATA",
-        default_value = "./arbiter-data"
-    )]
+    #[arg(long, global = true, env = "ARBITER_DATA", default_value = "./arbiter-data")]
     pub data: PathBuf,
     /// Machine-readable output on stdout.
     #[arg(long, global = true)]
@@ -102,8 +97,7 @@ impl Output {
 }
 
 fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create store directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
     SledStore::open(dir).map_err(|e| anyhow::Error::new(RecordError::Io(e.to_string())))
 }
 

@@ -30,31 +30,30 @@ pub struct Args {
     pub round: Option<u64>,
     #[arg(long)]
     pub table: Option<u64>,
+    /// A ruleset option, as KEY=VALUE; VALUE is JSON if it parses, else a string
+    /// (e.g. --option mode=1v1 --option 'battlefields=["Altar","Forge"]').
+    #[arg(long = "option", value_parser = parse_option)]
+    pub options: Vec<(String, serde_json::Value)>,
     /// Who opens the game (the actor of event 0).
     #[arg(long, default_value = "organiser")]
     pub by: String,
 }
 
 fn parse_seat(s: &str) -> Result<Seat, String> {
-    let (id, name) = s
-        .split_once('=')
-        .ok_or_else(|| format!("a seat is ID=NAME, e.g. p1=Alice, not {s:?}"))?;
-    Ok(Seat {
-        id: id.to_string(),
-        name: name.to_string(),
-    })
+    let (id, name) = s.split_once('=').ok_or_else(|| format!("a seat is ID=NAME, e.g. p1=Alice, not {s:?}"))?;
+    Ok(Seat { id: id.to_string(), name: name.to_string() })
+}
+
+fn parse_option(s: &str) -> Result<(String, serde_json::Value), String> {
+    let (key, value) = s.split_once('=').ok_or_else(|| format!("an option is KEY=VALUE, not {s:?}"))?;
+    let value = arbiter::json::parse_strict(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+    Ok((key.to_string(), value))
 }
 
 pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
     let version = a
         .ruleset_version
-        .or_else(|| {
-            RULESETS
-                .iter()
-                .filter(|(n, _)| *n == a.ruleset)
-                .map(|(_, v)| *v)
-                .max()
-        })
+        .or_else(|| RULESETS.iter().filter(|(n, _)| *n == a.ruleset).map(|(_, v)| *v).max())
         .unwrap_or(0);
     let header = Header {
         kind: OpenTag::Open,
@@ -65,13 +64,11 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         tournament: a.tournament,
         round: a.round,
         table: a.table,
+        options: a.options.into_iter().collect(),
     };
     let event = record::create(store, &a.game, &header, &a.by, None).map_err(rec)?;
     out.emit(serde_json::to_value(&event)?, || {
-        format!(
-            "created game {} ({} v{}), seq 0, hash {}",
-            a.game, header.ruleset, header.ruleset_version, event.hash
-        )
+        format!("created game {} ({} v{}), seq 0, hash {}", a.game, header.ruleset, header.ruleset_version, event.hash)
     });
     Ok(ExitCode::SUCCESS)
 }

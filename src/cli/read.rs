@@ -32,13 +32,7 @@ pub struct StateArgs {
 
 pub fn games(store: &dyn Store, out: &Output) -> anyhow::Result<ExitCode> {
     let names = store.games().map_err(|e| rec(e.into()))?;
-    out.emit(serde_json::json!(names), || {
-        if names.is_empty() {
-            "no games".into()
-        } else {
-            names.join("\n")
-        }
-    });
+    out.emit(serde_json::json!(names), || if names.is_empty() { "no games".into() } else { names.join("\n") });
     Ok(ExitCode::SUCCESS)
 }
 
@@ -46,13 +40,7 @@ pub fn log(store: &dyn Store, a: LogArgs, out: &Output) -> anyhow::Result<ExitCo
     for event in store.read(&a.game, a.from).map_err(|e| rec(e.into()))? {
         let event = event.map_err(|e| rec(e.into()))?;
         out.emit(serde_json::to_value(&event)?, || {
-            format!(
-                "{:>5}  {}  {:<10} {}",
-                event.seq,
-                event.at,
-                event.actor,
-                describe(&event.action)
-            )
+            format!("{:>5}  {}  {:<10} {}", event.seq, event.at, event.actor, describe(&event.action))
         });
     }
     Ok(ExitCode::SUCCESS)
@@ -85,48 +73,33 @@ fn state_at(store: &dyn Store, game: &str, at: u64) -> anyhow::Result<(Table, u6
         if event.seq > at {
             break;
         }
-        table = Some(step(table.as_ref(), &event).map_err(|v| {
-            rec(RecordError::Broken {
-                seq: event.seq,
-                why: v.to_string(),
-            })
-        })?);
+        table = Some(
+            step(table.as_ref(), &event)
+                .map_err(|v| rec(RecordError::Broken { seq: event.seq, why: v.to_string() }))?,
+        );
         last = Some((event.seq, event.hash));
     }
     match (table, last) {
         (Some(t), Some((seq, hash))) if seq == at => Ok((t, seq, hash)),
-        (_, Some((seq, _))) => Err(rec(RecordError::Input(format!(
-            "seq {at} is past the head of {game} (seq {seq})"
-        )))),
+        (_, Some((seq, _))) => Err(rec(RecordError::Input(format!("seq {at} is past the head of {game} (seq {seq})")))),
         _ => Err(rec(RecordError::NoSuchGame(game.to_string()))),
     }
 }
 
 pub fn head(store: &dyn Store, a: GameArg, out: &Output) -> anyhow::Result<ExitCode> {
-    let head = store
-        .head(&a.game)
-        .map_err(|e| rec(e.into()))?
-        .ok_or_else(|| rec(RecordError::NoSuchGame(a.game.clone())))?;
-    out.emit(
-        serde_json::json!({"seq": head.seq, "hash": head.hash, "at": head.at}),
-        || format!("{} {}", head.seq, head.hash),
-    );
+    let head =
+        store.head(&a.game).map_err(|e| rec(e.into()))?.ok_or_else(|| rec(RecordError::NoSuchGame(a.game.clone())))?;
+    out.emit(serde_json::json!({"seq": head.seq, "hash": head.hash, "at": head.at}), || {
+        format!("{} {}", head.seq, head.hash)
+    });
     Ok(ExitCode::SUCCESS)
 }
 
 /// One line: the step, who may act, what is legal.
 pub fn view_text(view: &View) -> String {
     let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
-    let who = if view.may_act.is_empty() {
-        "no one".to_string()
-    } else {
-        view.may_act.join(", ")
-    };
-    let mut s = format!(
-        "{}; may act: {who}; legal: {}",
-        view.step.reference,
-        legal.join(", ")
-    );
+    let who = if view.may_act.is_empty() { "no one".to_string() } else { view.may_act.join(", ") };
+    let mut s = format!("{}; may act: {who}; legal: {}", view.step.reference, legal.join(", "));
     if let Some(r) = &view.awaiting_ruling {
         s += &format!("\n  awaiting a judge's ruling: {r}");
     }

@@ -26,8 +26,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         } else {
             std::fs::create_dir_all(file.parent().expect("parent"))
                 .with_context(|| format!("cannot create {}", a.dir.display()))?;
-            std::fs::write(&file, text)
-                .with_context(|| format!("cannot write {}", file.display()))?;
+            std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
             println!("wrote {}", file.display());
         }
     }

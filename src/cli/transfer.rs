@@ -37,9 +37,9 @@ pub struct VerifyFileArgs {
 
 pub fn export(store: &dyn Store, a: ExportArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let mut sink: Box<dyn Write> = match &a.output {
-        Some(path) => Box::new(BufWriter::new(
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-        )),
+        Some(path) => {
+            Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?))
+        }
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
     let mut count = 0u64;
@@ -51,16 +51,9 @@ pub fn export(store: &dyn Store, a: ExportArgs, out: &Output) -> anyhow::Result<
     }
     sink.flush()?;
     if let Some(path) = &a.output {
-        out.emit(
-            serde_json::json!({"game": a.game, "events": count, "file": path}),
-            || {
-                format!(
-                    "exported {count} events of {} to {}",
-                    a.game,
-                    path.display()
-                )
-            },
-        );
+        out.emit(serde_json::json!({"game": a.game, "events": count, "file": path}), || {
+            format!("exported {count} events of {} to {}", a.game, path.display())
+        });
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -73,41 +66,29 @@ fn open(path: &PathBuf) -> anyhow::Result<BufReader<File>> {
 pub fn import(store: &dyn Store, a: ImportArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let name = match a.name {
         Some(n) => n,
-        None => a
-            .file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-            .to_string(),
+        None => a.file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string(),
     };
     let events: Vec<_> = read_export(open(&a.file)?)
         .collect::<Result<_, _>>()
         .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
-    let verified = record::import(store, &name, events).map_err(|e| {
-        rec(e).context(format!(
-            "{} was not imported; nothing was stored",
-            a.file.display()
-        ))
-    })?;
-    out.emit(
-        serde_json::json!({"game": name, "events": verified.events, "head": verified.head}),
-        || {
-            format!(
-                "imported {} events as {name}; head {}",
-                verified.events, verified.head
-            )
-        },
-    );
+    let verified = record::import(store, &name, events)
+        .map_err(|e| rec(e).context(format!("{} was not imported; nothing was stored", a.file.display())))?;
+    out.emit(serde_json::json!({"game": name, "events": verified.events, "head": verified.head}), || {
+        format!("imported {} events as {name}; head {}", verified.events, verified.head)
+    });
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn verify_file(a: VerifyFileArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let (verified, _) =
-        verify(read_export(open(&a.file)?), a.head.as_deref()).map_err(|e: RecordError| {
-            rec(e).context(format!("{} failed verification", a.file.display()))
-        })?;
+    let (verified, _) = verify(read_export(open(&a.file)?), a.head.as_deref())
+        .map_err(|e: RecordError| rec(e).context(format!("{} failed verification", a.file.display())))?;
     out.emit(serde_json::json!({"file": a.file, "ok": true, "events": verified.events, "head": verified.head}), || {
-        format!("ok: {}: {} events, hashes, links and rules verified; head {}", a.file.display(), verified.events, verified.head)
+        format!(
+            "ok: {}: {} events, hashes, links and rules verified; head {}",
+            a.file.display(),
+            verified.events,
+            verified.head
+        )
     });
     Ok(ExitCode::SUCCESS)
 }

@@ -20,11 +20,7 @@ pub struct Args {
 }
 
 pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let games = if a.all {
-        store.games().map_err(|e| rec(e.into()))?
-    } else {
-        a.games
-    };
+    let games = if a.all { store.games().map_err(|e| rec(e.into()))? } else { a.games };
     if games.is_empty() {
         bail!("name a game to verify, or --all");
     }
@@ -32,15 +28,18 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         bail!("--head checks one game");
     }
     for game in &games {
-        let events = store
-            .read(game, 0)
-            .map_err(|e| rec(e.into()))?
-            .map(|e| e.map_err(RecordError::from));
-        let (verified, _) = verify(events, a.head.as_deref())
-            .map_err(|e| rec(e).context(format!("{game} failed verification")))?;
-        out.emit(serde_json::json!({"game": game, "ok": true, "events": verified.events, "head": verified.head}), || {
-            format!("ok: {game}: {} events, hashes, links and rules verified; head {}", verified.events, verified.head)
-        });
+        let events = store.read(game, 0).map_err(|e| rec(e.into()))?.map(|e| e.map_err(RecordError::from));
+        let (verified, _) =
+            verify(events, a.head.as_deref()).map_err(|e| rec(e).context(format!("{game} failed verification")))?;
+        out.emit(
+            serde_json::json!({"game": game, "ok": true, "events": verified.events, "head": verified.head}),
+            || {
+                format!(
+                    "ok: {game}: {} events, hashes, links and rules verified; head {}",
+                    verified.events, verified.head
+                )
+            },
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -37,10 +37,7 @@ impl Ledger {
     }
 
     pub fn get(&self, seq: u64) -> Option<&Effect> {
-        self.effects
-            .binary_search_by_key(&seq, |e| e.seq)
-            .ok()
-            .map(|i| &self.effects[i])
+        self.effects.binary_search_by_key(&seq, |e| e.seq).ok().map(|i| &self.effects[i])
     }
 
     /// Seqs of the effects that still stand: an effect stands unless a
@@ -67,15 +64,11 @@ impl Ledger {
     }
 
     /// Effects of `kind` in `scope` that still stand, oldest first.
-    pub fn standing_of<'a>(
-        &'a self,
-        kind: &'a str,
-        scope: Option<u64>,
-    ) -> impl Iterator<Item = &'a Effect> + 'a {
+    pub fn standing_of<'a>(&'a self, kind: &'a str, scope: Option<u64>) -> impl Iterator<Item = &'a Effect> + 'a {
         let standing = self.standing();
-        self.effects.iter().filter(move |e| {
-            e.kind == kind && scope.is_none_or(|s| e.scope == s) && standing.contains(&e.seq)
-        })
+        self.effects
+            .iter()
+            .filter(move |e| e.kind == kind && scope.is_none_or(|s| e.scope == s) && standing.contains(&e.seq))
     }
 }
 
@@ -88,12 +81,7 @@ mod tests {
             seq,
             seat: "p1".into(),
             card: None,
-            kind: if counters.is_some() {
-                "counter"
-            } else {
-                "modify"
-            }
-            .into(),
+            kind: if counters.is_some() { "counter" } else { "modify" }.into(),
             counters,
             scope: 0,
         }
@@ -122,11 +110,6 @@ mod tests {
         assert!(!l.stands(1), "counter 3 still stands");
         l.push(effect(5, Some(3)));
         assert!(l.stands(1));
-        assert_eq!(
-            l.standing_of("modify", Some(0))
-                .map(|e| e.seq)
-                .collect::<Vec<_>>(),
-            vec![1]
-        );
+        assert_eq!(l.standing_of("modify", Some(0)).map(|e| e.seq).collect::<Vec<_>>(), vec![1]);
     }
 }

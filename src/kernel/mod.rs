@@ -71,11 +71,6 @@ fn may_act_sentence(may_act: &[String]) -> String {
 
 impl Violation {
     pub fn new(view: &View, rule: impl Into<String>, message: impl Into<String>) -> Violation {
-        Violation {
-            step: view.step.clone(),
-            rule: rule.into(),
-            message: message.into(),
-            may_act: view.may_act.clone(),
-        }
+        Violation { step: view.step.clone(), rule: rule.into(), message: message.into(), may_act: view.may_act.clone() }
     }
 }

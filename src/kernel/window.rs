@@ -17,11 +17,7 @@ pub struct Window {
 
 impl Window {
     pub fn new(order: Vec<String>) -> Window {
-        Window {
-            order,
-            priority: 0,
-            passes: 0,
-        }
+        Window { order, priority: 0, passes: 0 }
     }
 
     pub fn is_closed(&self) -> bool {
@@ -30,11 +26,7 @@ impl Window {
 
     /// The player with priority, if the window is open.
     pub fn holder(&self) -> Option<&str> {
-        if self.is_closed() {
-            None
-        } else {
-            self.order.get(self.priority).map(String::as_str)
-        }
+        if self.is_closed() { None } else { self.order.get(self.priority).map(String::as_str) }
     }
 
     /// The holder passed.

@@ -100,11 +100,7 @@ pub enum Action {
 #[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Announce {
     /// Step 1: the actor is the attacking player.
-    Combat {
-        defending_player: String,
-        attacker: String,
-        defender: String,
-    },
+    Combat { defending_player: String, attacker: String, defender: String },
     /// Step 2.
     BattleTactic { tactic: String },
     /// Step 7: the warzone the defender defends from, or null for none.
@@ -153,10 +149,7 @@ pub enum Resolve {
     /// Step 32: each combatant's combat rating.
     Standing { ratings: Vec<Rating> },
     /// Step 37: each combatant's result, and the seqs of the modifiers counted.
-    Results {
-        results: Vec<Outcome>,
-        counted: Vec<u64>,
-    },
+    Results { results: Vec<Outcome>, counted: Vec<u64> },
     /// Step 44: each combatant's status after ESCAPE WOUNDING.
     Status { status: Vec<Outcome> },
     /// Steps 45 and 47: points earned by the player awarded.
@@ -304,11 +297,7 @@ enum Does {
     /// A window of one role, who may play the listed effects ("X may play card effects to ...").
     Plays(Role, &'static [Kind]),
     /// AWARD POINTS: a window in `order`; who may modify the awarding, and who may counter.
-    Awards(
-        &'static [Role],
-        &'static [(Role, May)],
-        &'static [(Role, May)],
-    ),
+    Awards(&'static [Role], &'static [(Role, May)], &'static [(Role, May)]),
     /// The table records what it determined (`resolve` with this `what`).
     Determine(&'static str),
     /// The role is awarded points (`resolve` award).
@@ -375,9 +364,7 @@ impl Step {
         match self.does {
             Does::Window(order, may) => Some((order.to_vec(), may.to_vec())),
             Does::Plays(role, kinds) => Some((vec![role], vec![(role, May::Play(kinds))])),
-            Does::Awards(order, modify, counter) => {
-                Some((order.to_vec(), [modify, counter].concat()))
-            }
+            Does::Awards(order, modify, counter) => Some((order.to_vec(), [modify, counter].concat())),
             _ => None,
         }
     }
@@ -512,12 +499,7 @@ const SPECIAL_CARDS: &[Special] = &[
 
 /// Card names match the list whatever their case and spacing.
 fn special(card: &str) -> Option<&'static Special> {
-    let norm = |s: &str| {
-        s.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase()
-    };
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
     let card = norm(card);
     SPECIAL_CARDS.iter().find(|s| norm(s.name) == card)
 }
@@ -573,9 +555,9 @@ impl Pending {
             Pending::StrikeOrder { cards } => format!(
                 "strike-order cards {cards:?} still stand and disagree on who strikes first; the text does not say which wins"
             ),
-            Pending::Combatants { cards } => format!(
-                "combatant changes {cards:?} still stand and disagree; the text does not say which wins"
-            ),
+            Pending::Combatants { cards } => {
+                format!("combatant changes {cards:?} still stand and disagree; the text does not say which wins")
+            }
             Pending::Award { seat, cards } => format!(
                 "award modifications {cards:?} for {seat} still stand and disagree; the text does not say which wins"
             ),
@@ -665,6 +647,9 @@ pub fn open(header: &Header) -> Result<State, String> {
     if header.seats.len() < 2 {
         return Err("Doomtrooper needs at least two seats".into());
     }
+    if !header.options.is_empty() {
+        return Err("Doomtrooper takes no ruleset options".into());
+    }
     Ok(State {
         seats: header.seat_ids(),
         judges: header.judges.clone(),
@@ -682,12 +667,7 @@ fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusa
 
 impl State {
     /// Applies one event's action. Pure: the new state, or why not.
-    pub fn apply(
-        &self,
-        seq: u64,
-        actor: &str,
-        action: &serde_json::Value,
-    ) -> Result<State, Violation> {
+    pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
         let view = self.view();
         let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
             Violation::new(
@@ -697,8 +677,7 @@ impl State {
             )
         })?;
         let mut next = self.clone();
-        next.step(seq, actor, &action)
-            .map_err(|(rule, message)| Violation::new(&view, rule, message))?;
+        next.step(seq, actor, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
         Ok(next)
     }
 
@@ -731,28 +710,17 @@ impl State {
 
     fn start_combat(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
         const RULE: &str = "step 1: Attacking player announces Attacker and Defender";
-        let Action::Announce(Announce::Combat {
-            defending_player,
-            attacker,
-            defender,
-        }) = action
-        else {
+        let Action::Announce(Announce::Combat { defending_player, attacker, defender }) = action else {
             return refuse(
                 RULE,
                 "no combat is under way; the next action is step 1, an announcement of attacker and defender",
             );
         };
         if !self.seats.iter().any(|s| s == actor) {
-            return refuse(
-                RULE,
-                format!("{actor} is not a seat; only a player attacks"),
-            );
+            return refuse(RULE, format!("{actor} is not a seat; only a player attacks"));
         }
         if !self.seats.contains(defending_player) || defending_player == actor {
-            return refuse(
-                RULE,
-                format!("the defending player must be another seat, not {defending_player:?}"),
-            );
+            return refuse(RULE, format!("the defending player must be another seat, not {defending_player:?}"));
         }
         check_name("attacker", attacker).or_else(|m| refuse(RULE, m))?;
         check_name("defender", defender).or_else(|m| refuse(RULE, m))?;
@@ -781,12 +749,8 @@ impl State {
             first_combat: Determined::default(),
             second_combat: None,
         };
-        let others: Vec<String> = self
-            .seats
-            .iter()
-            .filter(|s| *s != actor && *s != defending_player)
-            .cloned()
-            .collect();
+        let others: Vec<String> =
+            self.seats.iter().filter(|s| *s != actor && *s != defending_player).cloned().collect();
         combat.settle(&others, seq);
         self.combat = Some(combat);
         Ok(())
@@ -816,11 +780,7 @@ impl State {
         let step = StepRef {
             number: s.no.into(),
             title: s.section.title().into(),
-            reference: format!(
-                "Doomtrooper {part}{plural} {} ({})",
-                s.no,
-                s.section.title()
-            ),
+            reference: format!("Doomtrooper {part}{plural} {} ({})", s.no, s.section.title()),
         };
         if let Some(p) = &c.awaiting_ruling {
             return View {
@@ -830,12 +790,8 @@ impl State {
                 awaiting_ruling: Some(p.describe()),
             };
         }
-        let others: Vec<String> = self
-            .seats
-            .iter()
-            .filter(|x| **x != c.attacking_player && **x != c.defending_player)
-            .cloned()
-            .collect();
+        let others: Vec<String> =
+            self.seats.iter().filter(|x| **x != c.attacking_player && **x != c.defending_player).cloned().collect();
         let (may_act, legal) = match s.does {
             Does::Announce(role, _, kinds) => {
                 let mut legal = vec![ActionType::Announce];
@@ -846,11 +802,7 @@ impl State {
             }
             Does::Window(..) | Does::Plays(..) | Does::Awards(..) => {
                 let (_, may) = s.window().expect("window step");
-                let holder = c
-                    .window
-                    .as_ref()
-                    .and_then(|w| w.holder())
-                    .map(str::to_string);
+                let holder = c.window.as_ref().and_then(|w| w.holder()).map(str::to_string);
                 let mut legal = BTreeSet::new();
                 if let Some(h) = &holder {
                     legal.insert(ActionType::Pass);
@@ -876,12 +828,7 @@ impl State {
                 (who, vec![ActionType::Resolve])
             }
         };
-        View {
-            step,
-            may_act,
-            legal,
-            awaiting_ruling: None,
-        }
+        View { step, may_act, legal, awaiting_ruling: None }
     }
 }
 
@@ -913,11 +860,7 @@ impl Combat {
     }
 
     fn warrior_of(&self, seat: &str) -> &str {
-        if seat == self.attacking_player {
-            &self.attacker
-        } else {
-            &self.defender
-        }
+        if seat == self.attacking_player { &self.attacker } else { &self.defender }
     }
 
     fn determined(&mut self) -> &mut Determined {
@@ -931,28 +874,17 @@ impl Combat {
     fn enter(&mut self, others: &[String], seq: u64) {
         let s = self.current();
         self.step = s.no.to_string();
-        let prev_section = self
-            .at
-            .checked_sub(1)
-            .map(|i| self.part.script()[i].section);
+        let prev_section = self.at.checked_sub(1).map(|i| self.part.script()[i].section);
         if prev_section != Some(s.section) {
             // A new part of the breakdown: counters answer only within it.
             self.scope = seq;
         }
-        self.window = s.window().map(|(order, _)| {
-            Window::new(order.iter().flat_map(|r| self.seats(*r, others)).collect())
-        });
+        self.window =
+            s.window().map(|(order, _)| Window::new(order.iter().flat_map(|r| self.seats(*r, others)).collect()));
     }
 
     /// Applies the action to the current step; true when the step is complete.
-    fn act(
-        &mut self,
-        seq: u64,
-        actor: &str,
-        judge: bool,
-        others: &[String],
-        action: &Action,
-    ) -> Result<bool, Refusal> {
+    fn act(&mut self, seq: u64, actor: &str, judge: bool, others: &[String], action: &Action) -> Result<bool, Refusal> {
         if let Some(pending) = self.awaiting_ruling.clone() {
             return self.rule(actor, judge, &pending, action, others, seq);
         }
@@ -961,35 +893,19 @@ impl Combat {
             Does::Announce(role, what, kinds) => {
                 let who = self.seats(role, others);
                 if !who.iter().any(|w| w == actor) {
-                    return refuse(
-                        rule_text(s),
-                        format!("only {} acts at this step, not {actor}", who.join(", ")),
-                    );
+                    return refuse(rule_text(s), format!("only {} acts at this step, not {actor}", who.join(", ")));
                 }
                 match action {
                     Action::Announce(a) => self.announce(seq, actor, what, a, s).map(|()| true),
-                    Action::Play(p) if !kinds.is_empty() => {
-                        self.play(seq, actor, p, kinds, s).map(|()| false)
-                    }
-                    _ => refuse(
-                        rule_text(s),
-                        format!("the step's action is an announcement ({what})"),
-                    ),
+                    Action::Play(p) if !kinds.is_empty() => self.play(seq, actor, p, kinds, s).map(|()| false),
+                    _ => refuse(rule_text(s), format!("the step's action is an announcement ({what})")),
                 }
             }
             Does::Window(..) | Does::Plays(..) | Does::Awards(..) => {
                 let (_, may) = s.window().expect("window step");
-                let holder = self
-                    .window
-                    .as_ref()
-                    .and_then(|w| w.holder())
-                    .unwrap_or_default()
-                    .to_string();
+                let holder = self.window.as_ref().and_then(|w| w.holder()).unwrap_or_default().to_string();
                 if holder != actor {
-                    return refuse(
-                        rule_text(s),
-                        format!("it is {holder}'s turn to act or pass, not {actor}'s"),
-                    );
+                    return refuse(rule_text(s), format!("it is {holder}'s turn to act or pass, not {actor}'s"));
                 }
                 let mine: Vec<May> = may
                     .iter()
@@ -1012,9 +928,7 @@ impl Combat {
                         if kinds.is_empty() {
                             return refuse(
                                 rule_text(s),
-                                format!(
-                                    "{actor} may not play card effects here, only counter or pass"
-                                ),
+                                format!("{actor} may not play card effects here, only counter or pass"),
                             );
                         }
                         self.play(seq, actor, p, &kinds, s)?;
@@ -1032,10 +946,7 @@ impl Combat {
                         self.window.as_mut().expect("window").played();
                         Ok(false)
                     }
-                    _ => refuse(
-                        rule_text(s),
-                        "in this window a player plays, counters or passes",
-                    ),
+                    _ => refuse(rule_text(s), "in this window a player plays, counters or passes"),
                 }
             }
             Does::Determine(what) => {
@@ -1047,10 +958,7 @@ impl Combat {
                 }
                 match action {
                     Action::Resolve(r) => self.determine(what, r, s).map(|()| true),
-                    _ => refuse(
-                        rule_text(s),
-                        format!("this step is recorded as a resolve ({what})"),
-                    ),
+                    _ => refuse(rule_text(s), format!("this step is recorded as a resolve ({what})")),
                 }
             }
             Does::Award(role) => {
@@ -1058,10 +966,7 @@ impl Combat {
                 if !who.iter().any(|w| w == actor) && !judge {
                     return refuse(
                         rule_text(s),
-                        format!(
-                            "the award is recorded by {} (or a judge), not {actor}",
-                            who.join(", ")
-                        ),
+                        format!("the award is recorded by {} (or a judge), not {actor}", who.join(", ")),
                     );
                 }
                 match action {
@@ -1077,23 +982,13 @@ impl Combat {
                         });
                         Ok(true)
                     }
-                    _ => refuse(
-                        rule_text(s),
-                        "this step is recorded as a resolve (award) with the points earned",
-                    ),
+                    _ => refuse(rule_text(s), "this step is recorded as a resolve (award) with the points earned"),
                 }
             }
         }
     }
 
-    fn announce(
-        &mut self,
-        seq: u64,
-        actor: &str,
-        what: &str,
-        a: &Announce,
-        s: Step,
-    ) -> Result<(), Refusal> {
+    fn announce(&mut self, seq: u64, actor: &str, what: &str, a: &Announce, s: Step) -> Result<(), Refusal> {
         let effect = |kind: &str| Effect {
             seq,
             seat: actor.to_string(),
@@ -1127,25 +1022,11 @@ impl Combat {
         Ok(())
     }
 
-    fn play(
-        &mut self,
-        seq: u64,
-        actor: &str,
-        p: &Play,
-        allowed: &[Kind],
-        s: Step,
-    ) -> Result<(), Refusal> {
+    fn play(&mut self, seq: u64, actor: &str, p: &Play, allowed: &[Kind], s: Step) -> Result<(), Refusal> {
         let (card, kind) = match p {
-            Play::ChangeCombatants {
-                card,
-                attacker,
-                defender,
-            } => {
+            Play::ChangeCombatants { card, attacker, defender } => {
                 if attacker.is_none() && defender.is_none() {
-                    return refuse(
-                        rule_text(s),
-                        "a change of combatants names the new attacker, defender or both",
-                    );
+                    return refuse(rule_text(s), "a change of combatants names the new attacker, defender or both");
                 }
                 for w in attacker.iter().chain(defender) {
                     check_name("warrior", w).or_else(|m| refuse(rule_text(s), m))?;
@@ -1159,9 +1040,7 @@ impl Combat {
                 {
                     return refuse(
                         rule_text(s),
-                        format!(
-                            "the first player must be the attacking or defending player, not {f}"
-                        ),
+                        format!("the first player must be the attacking or defending player, not {f}"),
                     );
                 }
                 (card, Kind::StrikeOrder)
@@ -1171,10 +1050,7 @@ impl Combat {
             Play::Modify { card } => (card, Kind::Modify),
             Play::Save { card, warrior } => {
                 let harmed = self.determined().results.clone().unwrap_or_default();
-                if !harmed
-                    .iter()
-                    .any(|o| o.warrior == *warrior && o.outcome != Fate::Unharmed)
-                {
+                if !harmed.iter().any(|o| o.warrior == *warrior && o.outcome != Fate::Unharmed) {
                     return refuse(
                         "step 38: card effects \"save\" wounded and/or killed warriors",
                         format!("{warrior} was not wounded, killed or removed in this combat"),
@@ -1213,16 +1089,10 @@ impl Combat {
                     } else {
                         "is not a combat-ending card"
                     };
-                    return refuse(
-                        "special cards at the end of the text",
-                        format!("{} {should}", sp.name),
-                    );
+                    return refuse("special cards at the end of the text", format!("{} {should}", sp.name));
                 }
                 if !sp.ends_combat && !allowed.contains(&kind) {
-                    return refuse(
-                        rule_text(s),
-                        format!("{actor} may not play a {} effect here", kind.name()),
-                    );
+                    return refuse(rule_text(s), format!("{actor} may not play a {} effect here", kind.name()));
                 }
             }
             None if !allowed.contains(&kind) => {
@@ -1233,11 +1103,7 @@ impl Combat {
                 let may: Vec<_> = allowed.iter().map(|k| k.name()).collect();
                 return refuse(
                     rule,
-                    format!(
-                        "a {} effect is not legal here; {actor} may play: {}",
-                        kind.name(),
-                        may.join(", ")
-                    ),
+                    format!("a {} effect is not legal here; {actor} may play: {}", kind.name(), may.join(", ")),
                 );
             }
             None => {}
@@ -1268,10 +1134,7 @@ impl Combat {
         const RULE: &str = "the term \"counter\" refers to cards which NULLIFY a just-played card";
         check_name("card", card).or_else(|m| refuse(RULE, m))?;
         let Some(t) = self.effects.get(target).cloned() else {
-            return refuse(
-                RULE,
-                format!("seq {target} is not a card effect of this combat that can be countered"),
-            );
+            return refuse(RULE, format!("seq {target} is not a card effect of this combat that can be countered"));
         };
         if t.scope != self.scope {
             return refuse(
@@ -1322,10 +1185,7 @@ impl Combat {
 
     /// A standing combat-ending card of the current part of the breakdown.
     fn ending_card(&self) -> Option<u64> {
-        self.effects
-            .standing_of(Kind::EndCombat.name(), Some(self.scope))
-            .map(|e| e.seq)
-            .next()
+        self.effects.standing_of(Kind::EndCombat.name(), Some(self.scope)).map(|e| e.seq).next()
     }
 
     fn determine(&mut self, what: &str, r: &Resolve, s: Step) -> Result<(), Refusal> {
@@ -1365,11 +1225,7 @@ impl Combat {
                         .effects
                         .effects
                         .iter()
-                        .filter(|e| {
-                            e.kind == Kind::Modify.name()
-                                && e.scope >= sub
-                                && !standing.contains(&e.seq)
-                        })
+                        .filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub && !standing.contains(&e.seq))
                         .map(|e| e.seq)
                         .collect();
                     return refuse(
@@ -1395,10 +1251,7 @@ impl Combat {
                     })
                     .collect();
                 for o in status {
-                    let result = results
-                        .iter()
-                        .find(|r| r.warrior == o.warrior)
-                        .map(|r| r.outcome);
+                    let result = results.iter().find(|r| r.warrior == o.warrior).map(|r| r.outcome);
                     if result != Some(o.outcome) && !saved.contains(&o.warrior) {
                         return refuse(
                             "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed",
@@ -1414,10 +1267,7 @@ impl Combat {
                 self.determined().status = Some(status.clone());
             }
             _ => {
-                return refuse(
-                    rule_text(s),
-                    format!("this step is recorded as a resolve ({what})"),
-                );
+                return refuse(rule_text(s), format!("this step is recorded as a resolve ({what})"));
             }
         }
         Ok(())
@@ -1434,12 +1284,7 @@ impl Combat {
     }
 
     fn goto(&mut self, no: &str) {
-        self.at = self
-            .part
-            .script()
-            .iter()
-            .position(|s| s.no == no)
-            .expect("step in script");
+        self.at = self.part.script().iter().position(|s| s.no == no).expect("step in script");
     }
 
     /// Enters the current step; an empty window (no "other players") is
@@ -1461,9 +1306,7 @@ impl Combat {
     fn leave(&mut self, seq: u64) {
         let s = self.current();
         let script = self.part.script();
-        let section_over = script
-            .get(self.at + 1)
-            .is_none_or(|n| n.section != s.section);
+        let section_over = script.get(self.at + 1).is_none_or(|n| n.section != s.section);
         // "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37" (gap 2).
         if section_over
             && self.ended_by.is_none()
@@ -1477,17 +1320,11 @@ impl Combat {
         match (self.part, s.no) {
             // "IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15."
             (Part::Main, "12-15") => {
-                let changes: Vec<u64> = self
-                    .effects
-                    .standing_of(Kind::ChangeCombatants.name(), Some(self.scope))
-                    .map(|e| e.seq)
-                    .collect();
+                let changes: Vec<u64> =
+                    self.effects.standing_of(Kind::ChangeCombatants.name(), Some(self.scope)).map(|e| e.seq).collect();
                 let (mut attackers, mut defenders) = (BTreeSet::new(), BTreeSet::new());
                 for q in &changes {
-                    if let Some(Play::ChangeCombatants {
-                        attacker, defender, ..
-                    }) = self.plays.get(q)
-                    {
+                    if let Some(Play::ChangeCombatants { attacker, defender, .. }) = self.plays.get(q) {
                         attackers.extend(attacker.clone());
                         defenders.extend(defender.clone());
                     }
@@ -1496,21 +1333,14 @@ impl Combat {
                     self.awaiting_ruling = Some(Pending::Combatants { cards: changes });
                     return;
                 }
-                let attacker = attackers
-                    .pop_first()
-                    .unwrap_or_else(|| self.attacker.clone());
-                let defender = defenders
-                    .pop_first()
-                    .unwrap_or_else(|| self.defender.clone());
+                let attacker = attackers.pop_first().unwrap_or_else(|| self.attacker.clone());
+                let defender = defenders.pop_first().unwrap_or_else(|| self.defender.clone());
                 self.change_combatants(attacker, defender);
             }
             // "IF COMBAT IS NON-SIMULTANEOUS, GO TO THE NON-SIMULTANEOUS COMBAT BREAKDOWN."
             (Part::Main, "19") => {
-                let cards: Vec<u64> = self
-                    .effects
-                    .standing_of(Kind::StrikeOrder.name(), Some(self.scope))
-                    .map(|e| e.seq)
-                    .collect();
+                let cards: Vec<u64> =
+                    self.effects.standing_of(Kind::StrikeOrder.name(), Some(self.scope)).map(|e| e.seq).collect();
                 let firsts: BTreeSet<Option<String>> = cards
                     .iter()
                     .filter_map(|q| match self.plays.get(q) {
@@ -1526,17 +1356,9 @@ impl Combat {
             }
             (_, "46" | "48") => {
                 let (award_seq, points) = self.award.take().expect("award made before its window");
-                let seat = self
-                    .effects
-                    .get(award_seq)
-                    .expect("award effect")
-                    .seat
-                    .clone();
-                let cards: Vec<u64> = self
-                    .effects
-                    .standing_of(Kind::ModifyAward.name(), Some(self.scope))
-                    .map(|e| e.seq)
-                    .collect();
+                let seat = self.effects.get(award_seq).expect("award effect").seat.clone();
+                let cards: Vec<u64> =
+                    self.effects.standing_of(Kind::ModifyAward.name(), Some(self.scope)).map(|e| e.seq).collect();
                 let modified: BTreeSet<u64> = cards
                     .iter()
                     .filter_map(|q| match self.plays.get(q) {
@@ -1587,11 +1409,7 @@ impl Combat {
 
     /// The award is final: credit it, then move on ("IF SECOND WARRIOR IS STILL ALIVE, PROCEED").
     fn give_points(&mut self, seat: &str, points: u64, seq: u64) {
-        *self
-            .determined()
-            .points
-            .entry(seat.to_string())
-            .or_default() += points;
+        *self.determined().points.entry(seat.to_string()).or_default() += points;
         if self.part != Part::FirstCombat {
             self.at += 1;
             return;
@@ -1626,13 +1444,9 @@ impl Combat {
         others: &[String],
         seq: u64,
     ) -> Result<bool, Refusal> {
-        const RULE: &str =
-            "the text is silent here (module docs, gap 4): the game waits for a judge's ruling";
+        const RULE: &str = "the text is silent here (module docs, gap 4): the game waits for a judge's ruling";
         if !judge {
-            return refuse(
-                RULE,
-                format!("{actor} is not a judge; {}", pending.describe()),
-            );
+            return refuse(RULE, format!("{actor} is not a judge; {}", pending.describe()));
         }
         match (pending, action) {
             (Pending::StrikeOrder { .. }, Action::Resolve(Resolve::StrikeOrder { first })) => {
@@ -1642,18 +1456,13 @@ impl Combat {
                 {
                     return refuse(
                         RULE,
-                        format!(
-                            "the first player must be the attacking or defending player, not {f}"
-                        ),
+                        format!("the first player must be the attacking or defending player, not {f}"),
                     );
                 }
                 self.awaiting_ruling = None;
                 self.set_order(first.clone());
             }
-            (
-                Pending::Combatants { .. },
-                Action::Resolve(Resolve::Combatants { attacker, defender }),
-            ) => {
+            (Pending::Combatants { .. }, Action::Resolve(Resolve::Combatants { attacker, defender })) => {
                 check_name("warrior", attacker).or_else(|m| refuse(RULE, m))?;
                 check_name("warrior", defender).or_else(|m| refuse(RULE, m))?;
                 self.awaiting_ruling = None;
@@ -1665,13 +1474,7 @@ impl Combat {
                 self.give_points(&seat.clone(), *points, seq);
             }
             _ => {
-                return refuse(
-                    RULE,
-                    format!(
-                        "the ruling awaited is a resolve with \"what\": \"{}\"",
-                        pending.what()
-                    ),
-                );
+                return refuse(RULE, format!("the ruling awaited is a resolve with \"what\": \"{}\"", pending.what()));
             }
         }
         self.settle(others, seq);
@@ -1686,9 +1489,7 @@ fn rule_text(s: Step) -> &'static str {
         "3-6" => {
             "steps 3-6: Defending player, then attacking player, then other players may play card effects to counter; continue until all players pass"
         }
-        "7" => {
-            "step 7: Defending player announces if Defender will defend from a Warzone, and which one"
-        }
+        "7" => "step 7: Defending player announces if Defender will defend from a Warzone, and which one",
         "8-11" => {
             "steps 8-11: Attacking player, then defending player, then other players may play card effects to counter; continue until all players pass"
         }
@@ -1696,26 +1497,14 @@ fn rule_text(s: Step) -> &'static str {
             "steps 12-15: Defending player may play card effects to change Attacker and/or Defender; Attacking player may counter Defending player's actions; other players may counter either players' action; continue until all players pass"
         }
         "16" | "18" => "steps 16/18: the player named may play card effects to alter strike order",
-        "17" | "19" => {
-            "steps 17/19: the other combatant, then others, may play card effects to counter"
-        }
-        "20" | "22" | "28" | "30" => {
-            "END COMBAT: the player named may play card effects to End Combat"
-        }
-        "21" | "23" | "29" | "31" => {
-            "END COMBAT: the player named, then others, may play card effects to counter"
-        }
-        "24" | "26" => {
-            "steps 24/26: the player named announces which IN PLAY Equipment will be used"
-        }
+        "17" | "19" => "steps 17/19: the other combatant, then others, may play card effects to counter",
+        "20" | "22" | "28" | "30" => "END COMBAT: the player named may play card effects to End Combat",
+        "21" | "23" | "29" | "31" => "END COMBAT: the player named, then others, may play card effects to counter",
+        "24" | "26" => "steps 24/26: the player named announces which IN PLAY Equipment will be used",
         "25" | "27" => "steps 25/27: the other players counter and continue until all players pass",
         "32" => "step 32: Determine combat standing",
-        "33-36" => {
-            "steps 33-36: players play card effects to modify combat, in order, until all players pass"
-        }
-        "37" => {
-            "step 37: Determine final combat standings based on the cumulative effects of all cards played"
-        }
+        "33-36" => "steps 33-36: players play card effects to modify combat, in order, until all players pass",
+        "37" => "step 37: Determine final combat standings based on the cumulative effects of all cards played",
         "38" | "40" | "42" => {
             "ESCAPE WOUNDING: the player named may play card effects to \"save\" wounded and/or killed warriors"
         }

@@ -7,6 +7,7 @@
 //! ruleset's own step script.
 
 pub mod doomtrooper;
+pub mod wtactics;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -15,13 +16,14 @@ use crate::event::{ActionType, Event, Header};
 use crate::kernel::{StepRef, View, Violation};
 
 /// Ruleset names and the versions this build knows.
-pub const RULESETS: &[(&str, u64)] = &[(doomtrooper::NAME, doomtrooper::VERSION)];
+pub const RULESETS: &[(&str, u64)] = &[(doomtrooper::NAME, doomtrooper::VERSION), (wtactics::NAME, wtactics::VERSION)];
 
 /// Each ruleset's state, one variant per ruleset.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum RulesetState {
     Doomtrooper(doomtrooper::State),
+    Wtactics(wtactics::State),
 }
 
 /// A game's state after some prefix of its stream.
@@ -35,11 +37,7 @@ impl Table {
     /// The state after event 0.
     pub fn open(header: &Header) -> Result<Table, Violation> {
         let refuse = |message: String| Violation {
-            step: StepRef {
-                number: "0".into(),
-                title: "open".into(),
-                reference: "event 0 (the header)".into(),
-            },
+            step: StepRef { number: "0".into(), title: "open".into(), reference: "event 0 (the header)".into() },
             rule: "event 0 holds the header".into(),
             message,
             may_act: vec![],
@@ -49,19 +47,16 @@ impl Table {
             (doomtrooper::NAME, doomtrooper::VERSION) => {
                 RulesetState::Doomtrooper(doomtrooper::open(header).map_err(refuse)?)
             }
+            (wtactics::NAME, wtactics::VERSION) => RulesetState::Wtactics(wtactics::open(header).map_err(refuse)?),
             (name, version) => {
-                let known: Vec<String> =
-                    RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
+                let known: Vec<String> = RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
                 return Err(refuse(format!(
                     "unknown ruleset {name} v{version}; this arbiter knows {}",
                     known.join(", ")
                 )));
             }
         };
-        Ok(Table {
-            header: header.clone(),
-            state,
-        })
+        Ok(Table { header: header.clone(), state })
     }
 
     /// The state after event `seq` by `actor`, or why it is illegal.
@@ -73,49 +68,35 @@ impl Table {
             return Err(Violation::new(
                 &view,
                 "every actor is a seat or a judge of the header",
-                format!(
-                    "unknown actor {actor:?}; the seats and judges are {}",
-                    known.join(", ")
-                ),
+                format!("unknown actor {actor:?}; the seats and judges are {}", known.join(", ")),
             ));
         }
-        let kind = action
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let kind = action.get("type").and_then(Value::as_str).unwrap_or_default();
         match ActionType::parse(kind) {
             None => {
                 let names: Vec<_> = ActionType::ALL.iter().map(|t| t.name()).collect();
                 return Err(Violation::new(
                     &view,
                     "the kernel's action types",
-                    format!(
-                        "unknown action type {kind:?}; the types are {}",
-                        names.join(", ")
-                    ),
+                    format!("unknown action type {kind:?}; the types are {}", names.join(", ")),
                 ));
             }
             Some(ActionType::Open) => {
-                return Err(Violation::new(
-                    &view,
-                    "event 0 holds the header",
-                    "a game is opened once, at seq 0",
-                ));
+                return Err(Violation::new(&view, "event 0 holds the header", "a game is opened once, at seq 0"));
             }
             Some(_) => {}
         }
         let state = match &self.state {
             RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(s.apply(seq, actor, action)?),
+            RulesetState::Wtactics(s) => RulesetState::Wtactics(s.apply(seq, actor, action)?),
         };
-        Ok(Table {
-            header: self.header.clone(),
-            state,
-        })
+        Ok(Table { header: self.header.clone(), state })
     }
 
     pub fn view(&self) -> View {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.view(),
+            RulesetState::Wtactics(s) => s.view(),
         }
     }
 }
@@ -157,12 +138,7 @@ pub fn describe(action: &Value) -> String {
     let Some(map) = action.as_object() else {
         return action.to_string();
     };
-    let mut words = vec![
-        map.get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string(),
-    ];
+    let mut words = vec![map.get("type").and_then(Value::as_str).unwrap_or("?").to_string()];
     for tag in ["what", "effect"] {
         if let Some(Value::String(s)) = map.get(tag) {
             words.push(s.clone());

@@ -20,11 +20,7 @@ pub type Head = Link;
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
     #[error("conflict: expected to append seq {expected}, but the stream's next seq is {next}")]
-    Conflict {
-        expected: u64,
-        next: u64,
-        head: Option<Head>,
-    },
+    Conflict { expected: u64, next: u64, head: Option<Head> },
     #[error("game {0:?} already exists")]
     Exists(String),
     #[error("game {0:?} does not exist")]

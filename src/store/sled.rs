@@ -50,27 +50,16 @@ impl SledStore {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(SledStore {
-            db,
-            dir: dir.to_path_buf(),
-            log,
-            sync: Mutex::new(()),
-        })
+        Ok(SledStore { db, dir: dir.to_path_buf(), log, sync: Mutex::new(()) })
     }
 
     fn tree(&self, game: &str) -> Result<sled::Tree, String> {
-        self.db
-            .open_tree(format!("{TREE_PREFIX}{game}"))
-            .map_err(|e| e.to_string())
+        self.db.open_tree(format!("{TREE_PREFIX}{game}")).map_err(|e| e.to_string())
     }
 
     fn existing_tree(&self, game: &str) -> Result<sled::Tree, ReadError> {
         let name = format!("{TREE_PREFIX}{game}");
-        let exists = self
-            .db
-            .tree_names()
-            .iter()
-            .any(|n| n.as_ref() == name.as_bytes());
+        let exists = self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes());
         if !exists {
             return Err(ReadError::NoSuchGame(game.to_string()));
         }
@@ -85,12 +74,8 @@ impl SledStore {
     /// of its log file (and of any blob file, which sled never syncs).
     fn make_durable(&self) -> Result<(), AppendError> {
         let _guard = self.sync.lock().unwrap_or_else(|p| p.into_inner());
-        self.db
-            .flush()
-            .map_err(|e| AppendError::Io(format!("flush failed: {e}")))?;
-        self.log
-            .sync_data()
-            .map_err(|e| AppendError::Io(format!("fdatasync failed: {e}")))?;
+        self.db.flush().map_err(|e| AppendError::Io(format!("flush failed: {e}")))?;
+        self.log.sync_data().map_err(|e| AppendError::Io(format!("fdatasync failed: {e}")))?;
         let blobs = self.dir.join("blobs");
         if let Ok(entries) = std::fs::read_dir(&blobs) {
             let mut any = false;
@@ -116,19 +101,14 @@ fn key(seq: u64) -> [u8; 8] {
 
 fn decode_stored(seq: u64, bytes: &[u8]) -> Result<Event, ReadError> {
     let corrupt = |why| ReadError::Corrupt { seq, why };
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| corrupt(crate::event::EventError::Malformed("not UTF-8".into())))?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| corrupt(crate::event::EventError::Malformed("not UTF-8".into())))?;
     let (event, canonical) = decode(text).map_err(corrupt)?;
     if canonical != bytes {
-        return Err(corrupt(crate::event::EventError::Malformed(
-            "stored bytes are not canonical".into(),
-        )));
+        return Err(corrupt(crate::event::EventError::Malformed("stored bytes are not canonical".into())));
     }
     if event.seq != seq {
-        return Err(corrupt(crate::event::EventError::Seq {
-            expected: seq,
-            found: event.seq,
-        }));
+        return Err(corrupt(crate::event::EventError::Seq { expected: seq, found: event.seq }));
     }
     Ok(event)
 }
@@ -159,11 +139,7 @@ impl Store for SledStore {
         match tree.last().map_err(|e| ReadError::Io(e.to_string()))? {
             None => Ok(None),
             Some((k, v)) => {
-                let seq = u64::from_be_bytes(
-                    k.as_ref()
-                        .try_into()
-                        .map_err(|_| ReadError::Io("bad key".into()))?,
-                );
+                let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
                 Ok(Some(decode_stored(seq, &v)?.link()))
             }
         }
@@ -181,11 +157,7 @@ impl Store for SledStore {
         };
         let iter = tree.range(key(from)..).map(move |item| {
             let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
-            let seq = u64::from_be_bytes(
-                k.as_ref()
-                    .try_into()
-                    .map_err(|_| ReadError::Io("bad key".into()))?,
-            );
+            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
             let event = decode_stored(seq, &v)?;
             check_link(&event, prev.as_ref()).map_err(|why| ReadError::Corrupt { seq, why })?;
             prev = Some(event.link());
@@ -205,16 +177,8 @@ impl Store for SledStore {
         let head = match tree.last().map_err(|e| AppendError::Io(e.to_string()))? {
             None => None,
             Some((k, v)) => {
-                let seq = u64::from_be_bytes(
-                    k.as_ref()
-                        .try_into()
-                        .map_err(|_| AppendError::Io("bad key".into()))?,
-                );
-                Some(
-                    decode_stored(seq, &v)
-                        .map_err(|e| AppendError::Io(e.to_string()))?
-                        .link(),
-                )
+                let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| AppendError::Io("bad key".into()))?);
+                Some(decode_stored(seq, &v).map_err(|e| AppendError::Io(e.to_string()))?.link())
             }
         };
         let next = head.as_ref().map_or(0, |h| h.seq + 1);
@@ -225,11 +189,7 @@ impl Store for SledStore {
             if head.is_none() {
                 return Err(AppendError::NoSuchGame(game.to_string()));
             }
-            return Err(AppendError::Conflict {
-                expected: event.seq,
-                next,
-                head,
-            });
+            return Err(AppendError::Conflict { expected: event.seq, next, head });
         }
         check_link(event, head.as_ref())?;
         // Insert only if no one has taken this seq since we read the head.
@@ -237,18 +197,12 @@ impl Store for SledStore {
             .compare_and_swap(key(event.seq), None as Option<&[u8]>, Some(bytes))
             .map_err(|e| AppendError::Io(e.to_string()))?;
         if swapped.is_err() {
-            let head = self
-                .head(game)
-                .map_err(|e| AppendError::Io(e.to_string()))?;
+            let head = self.head(game).map_err(|e| AppendError::Io(e.to_string()))?;
             let next = head.as_ref().map_or(0, |h| h.seq + 1);
             if event.seq == 0 {
                 return Err(AppendError::Exists(game.to_string()));
             }
-            return Err(AppendError::Conflict {
-                expected: event.seq,
-                next,
-                head,
-            });
+            return Err(AppendError::Conflict { expected: event.seq, next, head });
         }
         self.make_durable()
     }

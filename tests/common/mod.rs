@@ -13,52 +13,37 @@ use arbiter::rules::doomtrooper;
 use arbiter::rules::{RulesetState, Table, step};
 use serde_json::{Value, json};
 
-/// The committed schemas, compiled once.
-struct Schemas {
-    event: jsonschema::Validator,
-    open: jsonschema::Validator,
-    doomtrooper: jsonschema::Validator,
+/// The committed schemas, compiled once: the envelope, the header, and each
+/// ruleset's payloads (`schemas/<ruleset>/action.schema.json`).
+fn schema(path: &str) -> &'static jsonschema::Validator {
+    static S: OnceLock<std::collections::BTreeMap<String, jsonschema::Validator>> = OnceLock::new();
+    let all = S.get_or_init(|| {
+        arbiter::schema::all()
+            .into_iter()
+            .map(|(p, _)| {
+                let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(p);
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+                (p.to_string(), jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{p}: {e}")))
+            })
+            .collect()
+    });
+    all.get(path).unwrap_or_else(|| panic!("no committed schema {path}"))
 }
 
-fn schemas() -> &'static Schemas {
-    static S: OnceLock<Schemas> = OnceLock::new();
-    S.get_or_init(|| {
-        let load = |p: &str| {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("schemas")
-                .join(p);
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{p}: {e}"))
-        };
-        Schemas {
-            event: load("event.schema.json"),
-            open: load("open.schema.json"),
-            doomtrooper: load("doomtrooper/action.schema.json"),
-        }
-    })
-}
-
-/// Asserts that an event validates against the committed schemas.
-pub fn assert_schema_valid(event: &Event) {
-    let s = schemas();
+/// Asserts that an event of a game of `ruleset` validates against the committed schemas.
+pub fn assert_schema_valid_for(ruleset: &str, event: &Event) {
     let value = serde_json::to_value(event).unwrap();
-    if let Err(e) = s.event.validate(&value) {
-        panic!(
-            "event {} does not match schemas/event.schema.json: {e}",
-            event.seq
-        );
+    if let Err(e) = schema("event.schema.json").validate(&value) {
+        panic!("event {} does not match schemas/event.schema.json: {e}", event.seq);
     }
-    let payload = if event.seq == 0 {
-        &s.open
-    } else {
-        &s.doomtrooper
-    };
-    if let Err(e) = payload.validate(&event.action) {
-        panic!(
-            "action of event {} does not match its payload schema: {e}: {}",
-            event.seq, event.action
-        );
+    let payload = if event.seq == 0 { "open.schema.json".to_string() } else { format!("{ruleset}/action.schema.json") };
+    if let Err(e) = schema(&payload).validate(&event.action) {
+        panic!("action of event {} does not match schemas/{payload}: {e}: {}", event.seq, event.action);
     }
+}
+
+pub fn assert_schema_valid(event: &Event) {
+    assert_schema_valid_for("doomtrooper", event);
 }
 
 /// A game at a table, folded in memory: no store, real events.
@@ -76,37 +61,32 @@ pub fn header(seats: &[&str], judges: &[&str]) -> Value {
 }
 
 impl Sim {
+    /// A Doomtrooper game.
     pub fn new(seats: &[&str], judges: &[&str]) -> Sim {
-        let draft = Draft {
-            actor: "organiser".into(),
-            action: header(seats, judges),
-            at: None,
-        };
+        Sim::ruleset("doomtrooper", seats, judges, json!({}))
+    }
+
+    /// A game of any ruleset, with its options.
+    pub fn ruleset(ruleset: &str, seats: &[&str], judges: &[&str], options: Value) -> Sim {
+        let mut h = header(seats, judges);
+        h["ruleset"] = json!(ruleset);
+        if options.as_object().is_some_and(|o| !o.is_empty()) {
+            h["options"] = options;
+        }
+        let draft = Draft { actor: "organiser".into(), action: h, at: None };
         let (event, _) = seal(&draft, None, parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
         assert_schema_valid(&event);
         let table = step(None, &event).unwrap();
-        Sim {
-            table,
-            events: vec![event],
-        }
+        Sim { table, events: vec![event] }
     }
 
     /// Applies an action; on refusal the state is untouched.
     pub fn try_act(&mut self, actor: &str, action: Value) -> Result<u64, Violation> {
         let prev = self.events.last().unwrap().link();
-        let draft = Draft {
-            actor: actor.into(),
-            action,
-            at: None,
-        };
-        let (event, _) = seal(
-            &draft,
-            Some(&prev),
-            parse_time("2026-11-21T10:00:00Z").unwrap(),
-        )
-        .unwrap();
+        let draft = Draft { actor: actor.into(), action, at: None };
+        let (event, _) = seal(&draft, Some(&prev), parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
         let table = step(Some(&self.table), &event)?;
-        assert_schema_valid(&event);
+        assert_schema_valid_for(&self.table.header.ruleset, &event);
         self.table = table;
         let seq = event.seq;
         self.events.push(event);
@@ -126,16 +106,9 @@ impl Sim {
     pub fn refused(&mut self, actor: &str, action: Value) -> Violation {
         let before = (self.table.clone(), self.events.len());
         match self.try_act(actor, action.clone()) {
-            Ok(_) => panic!(
-                "{actor} {action} was accepted at {}",
-                before.0.view().step.reference
-            ),
+            Ok(_) => panic!("{actor} {action} was accepted at {}", before.0.view().step.reference),
             Err(v) => {
-                assert_eq!(
-                    (self.table.clone(), self.events.len()),
-                    before,
-                    "a refusal changed the state"
-                );
+                assert_eq!((self.table.clone(), self.events.len()), before, "a refusal changed the state");
                 v
             }
         }
@@ -169,10 +142,7 @@ impl Sim {
     pub fn at_step(&self, no: &str, may_act: &[&str]) {
         let v = self.view();
         assert_eq!(
-            (
-                v.step.number.as_str(),
-                v.may_act.iter().map(String::as_str).collect::<Vec<_>>()
-            ),
+            (v.step.number.as_str(), v.may_act.iter().map(String::as_str).collect::<Vec<_>>()),
             (no, may_act.to_vec()),
             "at {}",
             v.step.reference
@@ -182,6 +152,14 @@ impl Sim {
     pub fn state(&self) -> &doomtrooper::State {
         match &self.table.state {
             RulesetState::Doomtrooper(s) => s,
+            _ => panic!("not a Doomtrooper game"),
+        }
+    }
+
+    pub fn wtactics(&self) -> &arbiter::rules::wtactics::State {
+        match &self.table.state {
+            RulesetState::Wtactics(s) => s,
+            _ => panic!("not a WTactics game"),
         }
     }
 
@@ -225,12 +203,7 @@ pub fn award(points: u64) -> Value {
 
 // CLI helpers.
 pub fn arbiter(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .output()
-        .expect("run arbiter")
+    Command::new(env!("CARGO_BIN_EXE_arbiter")).arg("--data").arg(data).args(args).output().expect("run arbiter")
 }
 
 pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
@@ -244,12 +217,7 @@ pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
 

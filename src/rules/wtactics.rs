@@ -1,0 +1,701 @@
+//! WTactics combat (`shared/rules/wtactics-combat.rst`).
+//!
+//! The text's four parts, as the reducer walks them:
+//!
+//! | part | what happens | who acts |
+//! |---|---|---|
+//! | I   | the active player announces *all* attackers, marking them; then a Response phase: passive, active, ... one Event or one Ability per opportunity, until both pass in a row | active, then both |
+//! | II  | the defending player defends, or lets the attacks through (then loses influence equal to the attackers' total damage) | passive |
+//! | III | defenders: any number, to any attackers, each against exactly one attacker, shown visibly | passive |
+//! | IV  | combats one attacker at a time: the attacking player picks the first, the defending player the next, alternating; each combat has Response phases, then resolves: attacker ATK > defender DEF kills the defender; defender ATK >= attacker DEF kills the attacker; then dead creatures, the combat's Events and the Enchantments on dead creatures go to the discard piles | both |
+//!
+//! # What the reducer checks
+//! Only unmarked, living creatures of the right player attack or defend; a
+//! creature is never both attacker and defender; every defender blocks
+//! exactly one attacker; whose pick it is; whose Response opportunity it is;
+//! the influence lost to undefended attacks is their total; a recorded
+//! combat outcome is the one the text's comparison gives (a wrong one is
+//! refused); when no Event or Ability was played, the values at resolution
+//! are the creatures' own.
+//!
+//! # Gaps in the text, and what the reducer does there
+//! 1. **Several defenders on one attacker**: the text compares one ATK with
+//!    one DEF. The reducer stops after the Response phases and waits for a
+//!    judge's ruling (`resolve` `combat` by a judge, naming who died).
+//! 2. **Attackers left undefended while others are defended**: II covers
+//!    only "not defending" at all. The reducer waits for a judge's ruling
+//!    on the influence lost (`resolve` `unblocked` by a judge).
+//! 3. **Who opens an individual combat's Response phases**: not said; the
+//!    reducer uses the order of part I (the passive player first).
+//! 4. **When creatures become unmarked**: not said; the owner records it
+//!    (`resolve` `unmark`) between attacks. Defenders are not marked (the
+//!    text marks attackers only), but must be unmarked to defend.
+//! 5. **Effects on ATK and DEF**: the text says "take into account all
+//!    effects" but gives no effects; the table records the values it
+//!    determined, and the reducer compares them. Events played in part I's
+//!    Response phase are discarded when the whole attack is over; those
+//!    played in an individual combat when that combat is over.
+//! 6. **Who records the influence lost and the values**: either player or a judge.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::event::{ActionType, Header, check_name};
+use crate::kernel::{StepRef, View, Violation, Window};
+
+pub const NAME: &str = "wtactics";
+pub const VERSION: u64 = 1;
+
+// ---------------------------------------------------------------------------
+// Payloads.
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    Announce(Announce),
+    /// A Response: one Event card or one Ability.
+    Play {
+        kind: PlayKind,
+        card: String,
+    },
+    Pass {},
+    Resolve(Resolve),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayKind {
+    Event,
+    Ability,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Announce {
+    /// I: all attackers for the turn, at once (the actor is the active player).
+    Attackers { attackers: Vec<CreatureSpec> },
+    /// II/III: the defenders and whom each blocks; an empty list lets the attacks through.
+    Defenders { blocks: Vec<Block> },
+    /// IV: the combat (by its attacker) to resolve next.
+    NextCombat { attacker: String },
+}
+
+/// A creature as the table shows it. Its first mention gives ATK and DEF.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatureSpec {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atk: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub def: Option<i64>,
+    /// Enchantments attached to it (they follow it to the discard pile).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enchantments: Vec<Enchantment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Enchantment {
+    pub card: String,
+    /// The seat whose discard pile it goes to.
+    pub owner: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Block {
+    pub defender: CreatureSpec,
+    /// The attacker it defends against.
+    pub attacker: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Resolve {
+    /// II: attacks let through: each attacker's damage, and the influence lost (their total).
+    Undefended { damage: Vec<Damage>, influence_lost: i64 },
+    /// Judge's ruling (gap 2): influence lost to attackers left undefended.
+    Unblocked { influence_lost: i64 },
+    /// IV: the values with all effects counted, and who died.
+    Combat { attacker: Values, defenders: Vec<Named>, dead: Vec<String> },
+    /// Gap 4: the owner's creatures become unmarked.
+    Unmark { creatures: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Damage {
+    pub attacker: String,
+    pub damage: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Values {
+    pub atk: i64,
+    pub def: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Named {
+    pub name: String,
+    pub atk: i64,
+    pub def: i64,
+}
+
+// ---------------------------------------------------------------------------
+// State.
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Creature {
+    pub owner: String,
+    pub atk: i64,
+    pub def: i64,
+    pub marked: bool,
+    pub dead: bool,
+    pub enchantments: Vec<Enchantment>,
+}
+
+/// Where an attack is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "phase")]
+pub enum Phase {
+    /// No attack under way: the active player may announce attackers.
+    Idle,
+    /// I: the Response phase after attackers are announced.
+    Responses { window: Window },
+    /// II/III: the defending player declares defenders (or none).
+    Defense,
+    /// II: the influence lost to undefended attacks is recorded.
+    Undefended,
+    /// Gap 2: a judge rules on attackers left undefended.
+    UnblockedRuling,
+    /// IV: `picker` chooses the next combat.
+    Pick { picker: String },
+    /// IV: an individual combat's Response phases.
+    CombatResponses { attacker: String, window: Window },
+    /// IV: the combat resolves: values and the dead are recorded.
+    Resolution { attacker: String },
+    /// Gap 1: several defenders: a judge rules.
+    CombatRuling { attacker: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attack {
+    pub active: String,
+    pub passive: String,
+    /// Attackers in announcement order, each with its blockers.
+    pub combats: Vec<(String, Vec<String>)>,
+    pub resolved: Vec<String>,
+    /// Events and Abilities played: (seq, seat, kind, card, combat attacker or None for part I).
+    pub responses: Vec<(u64, String, PlayKind, String, Option<String>)>,
+    /// Whose pick is next after `picker` (alternates).
+    pub picks: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub seats: Vec<String>,
+    pub judges: Vec<String>,
+    pub creatures: BTreeMap<String, Creature>,
+    /// Each seat's discard pile, in the order cards arrived.
+    pub discard: BTreeMap<String, Vec<String>>,
+    pub influence_lost: BTreeMap<String, i64>,
+    pub phase: Phase,
+    pub attack: Option<Attack>,
+    pub attacks_finished: u64,
+}
+
+pub fn open(header: &Header) -> Result<State, String> {
+    if header.seats.len() != 2 {
+        return Err("WTactics combat is between two players: the active and the passive player".into());
+    }
+    if !header.options.is_empty() {
+        return Err("WTactics takes no ruleset options".into());
+    }
+    let seats = header.seat_ids();
+    Ok(State {
+        discard: seats.iter().map(|s| (s.clone(), vec![])).collect(),
+        influence_lost: seats.iter().map(|s| (s.clone(), 0)).collect(),
+        seats,
+        judges: header.judges.clone(),
+        creatures: BTreeMap::new(),
+        phase: Phase::Idle,
+        attack: None,
+        attacks_finished: 0,
+    })
+}
+
+type Refusal = (&'static str, String);
+fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
+    Err((rule, message.into()))
+}
+
+const RULE_I: &str =
+    "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them";
+const RULE_RESPONSE: &str =
+    "Response phase: one Event card or one Ability (not both); the players alternate until both pass";
+const RULE_III: &str = "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender";
+const RULE_IV_PICK: &str =
+    "IV: the attacking player chooses which combat resolves first, then the defending player the next, alternating";
+const RULE_IV: &str = "IV: Attacker ATK higher than Defender DEF: the Defender dies; Defender ATK equal to or higher than Attacker DEF: the Attacker dies";
+
+impl State {
+    pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
+        let view = self.view();
+        let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
+            Violation::new(
+                &view,
+                "the payloads in schemas/wtactics/action.schema.json",
+                format!("not a WTactics action: {e}"),
+            )
+        })?;
+        let mut next = self.clone();
+        next.step(seq, actor, &action).map_err(|(rule, m)| Violation::new(&view, rule, m))?;
+        Ok(next)
+    }
+
+    fn is_judge(&self, actor: &str) -> bool {
+        self.judges.iter().any(|j| j == actor)
+    }
+
+    fn other(&self, seat: &str) -> String {
+        self.seats.iter().find(|s| *s != seat).cloned().expect("two seats")
+    }
+
+    fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        let judge = self.is_judge(actor);
+        match (self.phase.clone(), action) {
+            (Phase::Idle, Action::Announce(Announce::Attackers { attackers })) => self.attackers(actor, attackers),
+            (Phase::Idle, Action::Resolve(Resolve::Unmark { creatures })) => {
+                for name in creatures {
+                    match self.creatures.get_mut(name) {
+                        Some(c) if c.owner == actor && !c.dead => c.marked = false,
+                        _ => {
+                            return refuse(
+                                "gap 4 (module docs): the owner records that its creatures are unmarked",
+                                format!("{name} is not a living creature of {actor}"),
+                            );
+                        }
+                    }
+                }
+                Ok(())
+            }
+            (Phase::Responses { mut window }, _) => {
+                self.respond(seq, actor, &mut window, action, None)?;
+                self.phase = if window.is_closed() { Phase::Defense } else { Phase::Responses { window } };
+                Ok(())
+            }
+            (Phase::Defense, Action::Announce(Announce::Defenders { blocks })) => self.defenders(actor, blocks),
+            (Phase::Undefended, Action::Resolve(Resolve::Undefended { damage, influence_lost })) => {
+                let attack = self.attack.clone().expect("attack");
+                if actor != attack.active && actor != attack.passive && !judge {
+                    return refuse("II", format!("{actor} may not record this"));
+                }
+                let mut named: Vec<&str> = damage.iter().map(|d| d.attacker.as_str()).collect();
+                named.sort();
+                let mut attackers: Vec<&str> = attack.combats.iter().map(|(a, _)| a.as_str()).collect();
+                attackers.sort();
+                if named != attackers {
+                    return refuse("II", format!("name the damage of every attacker once: {}", attackers.join(", ")));
+                }
+                let total: i64 = damage.iter().map(|d| d.damage).sum();
+                if damage.iter().any(|d| d.damage < 0) || *influence_lost != total {
+                    return refuse(
+                        "II: the defending player loses influence equal to the total amount of damage dealt by the attackers",
+                        format!("the attackers' damage totals {total}, not {influence_lost}"),
+                    );
+                }
+                *self.influence_lost.entry(attack.passive.clone()).or_default() += total;
+                self.finish_attack();
+                Ok(())
+            }
+            (Phase::UnblockedRuling, Action::Resolve(Resolve::Unblocked { influence_lost })) => {
+                if !judge {
+                    return refuse(
+                        "gap 2 (module docs): the text is silent; a judge rules",
+                        format!("{actor} is not a judge"),
+                    );
+                }
+                if *influence_lost < 0 {
+                    return refuse("gap 2 (module docs)", "influence lost cannot be negative");
+                }
+                let passive = self.attack.as_ref().expect("attack").passive.clone();
+                *self.influence_lost.entry(passive).or_default() += influence_lost;
+                self.next_pick();
+                Ok(())
+            }
+            (Phase::Pick { picker }, Action::Announce(Announce::NextCombat { attacker })) => {
+                if actor != picker {
+                    return refuse(RULE_IV_PICK, format!("it is {picker}'s pick, not {actor}'s"));
+                }
+                self.start_combat(attacker)
+            }
+            (Phase::CombatResponses { attacker, mut window }, _) => {
+                self.respond(seq, actor, &mut window, action, Some(attacker.clone()))?;
+                self.phase = if !window.is_closed() {
+                    Phase::CombatResponses { attacker, window }
+                } else if self.blockers(&attacker).len() > 1 {
+                    Phase::CombatRuling { attacker }
+                } else {
+                    Phase::Resolution { attacker }
+                };
+                Ok(())
+            }
+            (
+                Phase::Resolution { attacker },
+                Action::Resolve(Resolve::Combat { attacker: values, defenders, dead }),
+            ) => {
+                let attack = self.attack.clone().expect("attack");
+                if actor != attack.active && actor != attack.passive && !judge {
+                    return refuse(RULE_IV, format!("{actor} may not record this"));
+                }
+                self.check_values(&attacker, values, defenders)?;
+                let d = &defenders[0];
+                let mut expected = BTreeSet::new();
+                if values.atk > d.def {
+                    expected.insert(d.name.clone());
+                }
+                if d.atk >= values.def {
+                    expected.insert(attacker.clone());
+                }
+                let recorded: BTreeSet<String> = dead.iter().cloned().collect();
+                if recorded != expected || recorded.len() != dead.len() {
+                    return refuse(
+                        RULE_IV,
+                        format!(
+                            "ATK {} against DEF {}, and ATK {} against DEF {}: the dead are {:?}, not {:?}",
+                            values.atk, d.def, d.atk, values.def, expected, recorded
+                        ),
+                    );
+                }
+                self.end_combat(&attacker, &recorded);
+                Ok(())
+            }
+            (
+                Phase::CombatRuling { attacker },
+                Action::Resolve(Resolve::Combat { attacker: values, defenders, dead }),
+            ) => {
+                if !judge {
+                    return refuse(
+                        "gap 1 (module docs): how several defenders strike or are struck is not in the text; a judge rules",
+                        format!("{actor} is not a judge"),
+                    );
+                }
+                self.check_values(&attacker, values, defenders)?;
+                let mut in_combat: BTreeSet<String> = self.blockers(&attacker).into_iter().collect();
+                in_combat.insert(attacker.clone());
+                let recorded: BTreeSet<String> = dead.iter().cloned().collect();
+                if !recorded.is_subset(&in_combat) {
+                    return refuse(
+                        "gap 1 (module docs)",
+                        format!("only creatures of this combat can die in it: {in_combat:?}"),
+                    );
+                }
+                self.end_combat(&attacker, &recorded);
+                Ok(())
+            }
+            _ => {
+                let view = self.view();
+                let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
+                refuse(
+                    "the combat sequence",
+                    format!("not legal now: the next action is {} by {}", legal.join(" or "), view.may_act.join(", ")),
+                )
+            }
+        }
+    }
+
+    /// Registers or checks a creature the table names; returns its name.
+    fn creature(&mut self, spec: &CreatureSpec, owner: &str, rule: &'static str) -> Result<(), Refusal> {
+        check_name("creature", &spec.name).or_else(|m| refuse(rule, m))?;
+        for e in &spec.enchantments {
+            check_name("enchantment", &e.card).or_else(|m| refuse(rule, m))?;
+            if !self.seats.contains(&e.owner) {
+                return refuse(rule, format!("enchantment owner {} is not a seat", e.owner));
+            }
+        }
+        match self.creatures.get_mut(&spec.name) {
+            Some(c) => {
+                if c.owner != owner {
+                    return refuse(rule, format!("{} is {}'s creature", spec.name, c.owner));
+                }
+                if c.dead {
+                    return refuse(rule, format!("{} is dead (in the discard pile)", spec.name));
+                }
+                if spec.atk.is_some_and(|a| a != c.atk) || spec.def.is_some_and(|d| d != c.def) {
+                    return refuse(rule, format!("{} is ATK {} DEF {}", spec.name, c.atk, c.def));
+                }
+                if !spec.enchantments.is_empty() {
+                    c.enchantments = spec.enchantments.clone();
+                }
+            }
+            None => {
+                let (Some(atk), Some(def)) = (spec.atk, spec.def) else {
+                    return refuse(rule, format!("{} is new: give its ATK and DEF", spec.name));
+                };
+                self.creatures.insert(
+                    spec.name.clone(),
+                    Creature {
+                        owner: owner.to_string(),
+                        atk,
+                        def,
+                        marked: false,
+                        dead: false,
+                        enchantments: spec.enchantments.clone(),
+                    },
+                );
+            }
+        }
+        if self.creatures[&spec.name].marked {
+            return refuse("Only unmarked creatures may attack or defend", format!("{} is marked", spec.name));
+        }
+        Ok(())
+    }
+
+    fn attackers(&mut self, actor: &str, attackers: &[CreatureSpec]) -> Result<(), Refusal> {
+        if !self.seats.iter().any(|s| s == actor) {
+            return refuse(RULE_I, format!("{actor} is not a player"));
+        }
+        if attackers.is_empty() {
+            return refuse(RULE_I, "announce at least one attacker");
+        }
+        let mut names = BTreeSet::new();
+        for spec in attackers {
+            if !names.insert(spec.name.clone()) {
+                return refuse(RULE_I, format!("{} is announced twice", spec.name));
+            }
+            self.creature(spec, actor, RULE_I)?;
+        }
+        for spec in attackers {
+            self.creatures.get_mut(&spec.name).expect("registered").marked = true;
+        }
+        let passive = self.other(actor);
+        self.attack = Some(Attack {
+            active: actor.to_string(),
+            passive: passive.clone(),
+            combats: attackers.iter().map(|a| (a.name.clone(), vec![])).collect(),
+            resolved: vec![],
+            responses: vec![],
+            picks: 0,
+        });
+        self.phase = Phase::Responses { window: Window::new(vec![passive, actor.to_string()]) };
+        Ok(())
+    }
+
+    fn respond(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        window: &mut Window,
+        action: &Action,
+        combat: Option<String>,
+    ) -> Result<(), Refusal> {
+        let holder = window.holder().unwrap_or_default().to_string();
+        if actor != holder {
+            return refuse(RULE_RESPONSE, format!("it is {holder}'s opportunity to respond or pass, not {actor}'s"));
+        }
+        match action {
+            Action::Pass {} => window.pass(),
+            Action::Play { kind, card } => {
+                check_name("card", card).or_else(|m| refuse(RULE_RESPONSE, m))?;
+                self.attack.as_mut().expect("attack").responses.push((
+                    seq,
+                    actor.to_string(),
+                    *kind,
+                    card.clone(),
+                    combat,
+                ));
+                window.played();
+            }
+            _ => {
+                return refuse(RULE_RESPONSE, "in a Response phase a player plays one Event or one Ability, or passes");
+            }
+        }
+        Ok(())
+    }
+
+    fn defenders(&mut self, actor: &str, blocks: &[Block]) -> Result<(), Refusal> {
+        let attack = self.attack.clone().expect("attack");
+        if actor != attack.passive {
+            return refuse(
+                "II: the defending player may choose to defend or allow the attacks",
+                format!("only {} defends", attack.passive),
+            );
+        }
+        if blocks.is_empty() {
+            self.phase = Phase::Undefended;
+            return Ok(());
+        }
+        let attackers: BTreeSet<&str> = attack.combats.iter().map(|(a, _)| a.as_str()).collect();
+        let mut seen = BTreeSet::new();
+        for b in blocks {
+            if !attackers.contains(b.attacker.as_str()) {
+                return refuse(RULE_III, format!("{} is not an attacker", b.attacker));
+            }
+            if attackers.contains(b.defender.name.as_str()) {
+                return refuse(RULE_III, format!("{} is an attacker and cannot also defend", b.defender.name));
+            }
+            if !seen.insert(b.defender.name.clone()) {
+                return refuse(RULE_III, format!("{} can only defend against one attacker", b.defender.name));
+            }
+            self.creature(&b.defender, actor, RULE_III)?;
+        }
+        let attack = self.attack.as_mut().expect("attack");
+        for b in blocks {
+            let combat = attack.combats.iter_mut().find(|(a, _)| *a == b.attacker).expect("attacker");
+            combat.1.push(b.defender.name.clone());
+        }
+        // Attackers without defenders: the text is silent (gap 2).
+        let unblocked = attack.combats.iter().any(|(_, d)| d.is_empty());
+        attack.combats.retain(|(_, d)| !d.is_empty());
+        if unblocked {
+            self.phase = Phase::UnblockedRuling;
+        } else {
+            self.next_pick();
+        }
+        Ok(())
+    }
+
+    fn blockers(&self, attacker: &str) -> Vec<String> {
+        self.attack
+            .as_ref()
+            .and_then(|a| a.combats.iter().find(|(x, _)| x == attacker))
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default()
+    }
+
+    /// The next combat is picked by the attacking player first, then alternately.
+    fn next_pick(&mut self) {
+        let attack = self.attack.as_mut().expect("attack");
+        let left: Vec<String> =
+            attack.combats.iter().map(|(a, _)| a.clone()).filter(|a| !attack.resolved.contains(a)).collect();
+        let picker = if attack.picks % 2 == 0 { attack.active.clone() } else { attack.passive.clone() };
+        match left.len() {
+            0 => self.finish_attack(),
+            // With one combat left there is nothing to choose.
+            1 => {
+                self.start_combat(&left[0]).expect("the last combat can start");
+            }
+            _ => self.phase = Phase::Pick { picker },
+        }
+    }
+
+    fn start_combat(&mut self, attacker: &str) -> Result<(), Refusal> {
+        let attack = self.attack.as_mut().expect("attack");
+        if !attack.combats.iter().any(|(a, _)| a == attacker) || attack.resolved.iter().any(|a| a == attacker) {
+            return refuse(RULE_IV_PICK, format!("{attacker} has no combat left to resolve"));
+        }
+        attack.picks += 1;
+        let window = Window::new(vec![attack.passive.clone(), attack.active.clone()]);
+        self.phase = Phase::CombatResponses { attacker: attacker.to_string(), window };
+        Ok(())
+    }
+
+    /// The values recorded name this combat's creatures; with no Event or
+    /// Ability played in this attack, they are the creatures' own.
+    fn check_values(&self, attacker: &str, values: &Values, defenders: &[Named]) -> Result<(), Refusal> {
+        let blockers = self.blockers(attacker);
+        let mut named: Vec<&str> = defenders.iter().map(|d| d.name.as_str()).collect();
+        named.sort();
+        let mut want: Vec<&str> = blockers.iter().map(String::as_str).collect();
+        want.sort();
+        if named != want {
+            return refuse(
+                RULE_IV,
+                format!("give the values of every defender of {attacker} once: {}", want.join(", ")),
+            );
+        }
+        let effects = !self.attack.as_ref().expect("attack").responses.is_empty();
+        if !effects {
+            let own = |name: &str| {
+                let c = &self.creatures[name];
+                Values { atk: c.atk, def: c.def }
+            };
+            if own(attacker) != *values || defenders.iter().any(|d| own(&d.name) != Values { atk: d.atk, def: d.def }) {
+                return refuse(
+                    "IV: take into account all effects",
+                    "no Event or Ability was played in this attack, so the values are the creatures' own ATK and DEF",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// "When combat is over place all dead Creatures into the discard piles,
+    /// along with all Events that were used during the combat and also any
+    /// Enchantments that were attached to the Creatures."
+    fn end_combat(&mut self, attacker: &str, dead: &BTreeSet<String>) {
+        for name in dead {
+            let c = self.creatures.get_mut(name).expect("creature");
+            c.dead = true;
+            let (owner, enchantments) = (c.owner.clone(), std::mem::take(&mut c.enchantments));
+            self.discard.entry(owner).or_default().push(name.clone());
+            for e in enchantments {
+                self.discard.entry(e.owner).or_default().push(e.card);
+            }
+        }
+        let attack = self.attack.as_mut().expect("attack");
+        for (_, seat, kind, card, combat) in &attack.responses {
+            if *kind == PlayKind::Event && combat.as_deref() == Some(attacker) {
+                self.discard.entry(seat.clone()).or_default().push(card.clone());
+            }
+        }
+        attack.resolved.push(attacker.to_string());
+        self.next_pick();
+    }
+
+    fn finish_attack(&mut self) {
+        if let Some(attack) = self.attack.take() {
+            for (_, seat, kind, card, combat) in attack.responses {
+                if kind == PlayKind::Event && combat.is_none() {
+                    self.discard.entry(seat).or_default().push(card);
+                }
+            }
+        }
+        self.attacks_finished += 1;
+        self.phase = Phase::Idle;
+    }
+
+    pub fn view(&self) -> View {
+        let step = |number: &str, title: &str| StepRef {
+            number: number.into(),
+            title: title.into(),
+            reference: format!("WTactics combat {number} ({title})"),
+        };
+        let both = || self.seats.clone();
+        let with_judges = |mut v: Vec<String>| {
+            v.extend(self.judges.iter().cloned());
+            v
+        };
+        let attack = self.attack.as_ref();
+        let (step, may_act, legal, ruling) = match &self.phase {
+            Phase::Idle => (step("I", "announce attackers"), both(), vec![ActionType::Announce, ActionType::Resolve], None),
+            Phase::Responses { window } => (step("I", "Response phase"), window.holder().map(|h| vec![h.to_string()]).unwrap_or_default(), vec![ActionType::Play, ActionType::Pass], None),
+            Phase::Defense => (step("II", "defend or allow the attacks"), vec![attack.expect("attack").passive.clone()], vec![ActionType::Announce], None),
+            Phase::Undefended => (step("II", "undefended: influence lost"), with_judges(both()), vec![ActionType::Resolve], None),
+            Phase::UnblockedRuling => (
+                step("III", "attackers left undefended"),
+                self.judges.clone(),
+                vec![ActionType::Resolve],
+                Some("attackers were left undefended while others were defended; the text does not say what they do to influence".to_string()),
+            ),
+            Phase::Pick { picker } => (step("IV", "choose the next combat"), vec![picker.clone()], vec![ActionType::Announce], None),
+            Phase::CombatResponses { window, .. } => (step("IV", "Response phase of the combat"), window.holder().map(|h| vec![h.to_string()]).unwrap_or_default(), vec![ActionType::Play, ActionType::Pass], None),
+            Phase::Resolution { .. } => (step("IV", "resolve the combat"), with_judges(both()), vec![ActionType::Resolve], None),
+            Phase::CombatRuling { attacker } => (
+                step("IV", "resolve the combat"),
+                self.judges.clone(),
+                vec![ActionType::Resolve],
+                Some(format!("{attacker} has several defenders; the text does not say how several defenders strike or are struck")),
+            ),
+        };
+        View { step, may_act, legal, awaiting_ruling: ruling }
+    }
+}

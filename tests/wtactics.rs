@@ -1,0 +1,210 @@
+//! Scenario tests: WTactics combat, walked against shared/rules/wtactics-combat.rst.
+
+mod common;
+
+use arbiter::event::ActionType;
+use common::*;
+use serde_json::{Value, json};
+
+fn game() -> Sim {
+    Sim::ruleset("wtactics", &["p1", "p2"], &["Dana"], json!({}))
+}
+
+fn creature(name: &str, atk: i64, def: i64) -> Value {
+    json!({"name": name, "atk": atk, "def": def})
+}
+fn attackers(list: &[Value]) -> Value {
+    json!({"type": "announce", "what": "attackers", "attackers": list})
+}
+fn blocks(list: &[(Value, &str)]) -> Value {
+    json!({"type": "announce", "what": "defenders", "blocks": list.iter().map(|(d, a)| json!({"defender": d, "attacker": a})).collect::<Vec<_>>()})
+}
+fn next(attacker: &str) -> Value {
+    json!({"type": "announce", "what": "next_combat", "attacker": attacker})
+}
+fn event(card: &str) -> Value {
+    json!({"type": "play", "kind": "event", "card": card})
+}
+fn ability(card: &str) -> Value {
+    json!({"type": "play", "kind": "ability", "card": card})
+}
+fn outcome(a: (i64, i64), defenders: &[(&str, i64, i64)], dead: &[&str]) -> Value {
+    json!({"type": "resolve", "what": "combat", "attacker": {"atk": a.0, "def": a.1},
+           "defenders": defenders.iter().map(|(n, atk, def)| json!({"name": n, "atk": atk, "def": def})).collect::<Vec<_>>(), "dead": dead})
+}
+
+#[test]
+fn an_attack_resolves_one_attacker_at_a_time_with_alternating_picks() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2), creature("Troll", 5, 5), creature("Goblin", 1, 1)]));
+    // I: the passive player gets the first Response opportunity.
+    assert_eq!(sim.view().may_act, vec!["p2"]);
+    sim.pass(&["p2", "p1"]);
+    // II/III: defenders, each against one attacker.
+    assert_eq!(sim.view().step.number, "II");
+    sim.act(
+        "p2",
+        blocks(&[
+            (creature("Knight", 2, 3), "Orc"),
+            (creature("Wall", 0, 6), "Troll"),
+            (creature("Archer", 2, 1), "Goblin"),
+        ]),
+    );
+    // IV: the attacking player picks first, then the defending player.
+    assert_eq!(sim.view().may_act, vec!["p1"]);
+    let v = sim.refused("p2", next("Troll"));
+    assert!(v.rule.contains("attacking player chooses"), "{v}");
+    sim.act("p1", next("Troll"));
+    sim.pass(&["p2", "p1"]);
+    // Troll 5 ATK vs Wall 6 DEF: the Wall survives; Wall 0 ATK vs Troll 5 DEF: the Troll survives.
+    let v = sim.refused("p1", outcome((5, 5), &[("Wall", 0, 6)], &["Wall"]));
+    assert!(v.message.contains("the dead are {}"), "{v}");
+    sim.act("p1", outcome((5, 5), &[("Wall", 0, 6)], &[]));
+    assert_eq!(sim.view().may_act, vec!["p2"], "the defending player picks the next combat");
+    sim.refused("p2", next("Troll")); // already resolved
+    sim.act("p2", next("Orc"));
+    sim.pass(&["p2", "p1"]);
+    // Orc 3 ATK > Knight 3 DEF? No: the Knight survives. Knight 2 ATK >= Orc 2 DEF: the Orc dies.
+    sim.act("p2", outcome((3, 2), &[("Knight", 2, 3)], &["Orc"]));
+    // One combat left: nothing to choose. Goblin 1 vs Archer DEF 1: survives; Archer 2 >= 1: Goblin dies.
+    assert_eq!(sim.view().step.title, "Response phase of the combat");
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", outcome((1, 1), &[("Archer", 2, 1)], &["Goblin"]));
+    let s = sim.wtactics();
+    assert_eq!(s.discard["p1"], vec!["Orc", "Goblin"]);
+    assert_eq!(s.influence_lost["p2"], 0, "the defenders protect the influence whatever the outcome");
+    assert_eq!(sim.view().step.number, "I");
+}
+
+#[test]
+fn only_unmarked_creatures_attack_or_defend_and_never_both() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2)]));
+    sim.pass(&["p2", "p1"]);
+    sim.refused("p2", blocks(&[(creature("Orc", 1, 1), "Orc")])); // an attacker cannot defend
+    sim.refused("p2", blocks(&[(creature("Knight", 2, 3), "Troll")])); // not an attacker
+    sim.refused("p1", blocks(&[(creature("Knight", 2, 3), "Orc")])); // only the defending player defends
+    sim.act("p2", blocks(&[(creature("Knight", 2, 5), "Orc")]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", outcome((3, 2), &[("Knight", 2, 5)], &["Orc"]));
+    // Next attack by p2: the Knight defended but was not marked; p1's Orc is dead.
+    sim.act("p2", attackers(&[json!({"name": "Knight"})]));
+    sim.pass(&["p1", "p2"]);
+    let v = sim.refused("p1", blocks(&[(json!({"name": "Orc"}), "Knight")]));
+    assert!(v.message.contains("dead"), "{v}");
+    sim.act("p1", blocks(&[]));
+    sim.act("p1", json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Knight", "damage": 2}], "influence_lost": 2}));
+    // The Knight is marked now: it may not attack again until unmarked.
+    let v = sim.refused("p2", attackers(&[json!({"name": "Knight"})]));
+    assert!(v.message.contains("marked"), "{v}");
+    sim.refused("p1", json!({"type": "resolve", "what": "unmark", "creatures": ["Knight"]})); // not p1's
+    sim.act("p2", json!({"type": "resolve", "what": "unmark", "creatures": ["Knight"]}));
+    sim.act("p2", attackers(&[json!({"name": "Knight", "atk": 2})]));
+    sim.pass(&["p1", "p2"]);
+    let v = sim.refused("p1", blocks(&[(creature("Squire", 1, 1), "Knight"), (creature("Squire", 1, 1), "Knight")]));
+    assert!(v.message.contains("only defend against one attacker"), "{v}");
+}
+
+#[test]
+fn response_phases_alternate_one_card_at_a_time_until_both_pass() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2)]));
+    let v = sim.refused("p1", event("Charge"));
+    assert_eq!(v.may_act, vec!["p2"]);
+    sim.act("p2", event("Fog"));
+    sim.act("p1", ability("Rage"));
+    sim.pass(&["p2"]);
+    assert_eq!(sim.view().legal, vec![ActionType::Play, ActionType::Pass]);
+    sim.act("p1", event("Charge")); // a play restarts the round
+    sim.pass(&["p2", "p1"]);
+    assert_eq!(sim.view().step.number, "II");
+    sim.act("p2", blocks(&[(creature("Knight", 2, 3), "Orc")]));
+    sim.act("p2", event("Parry"));
+    sim.pass(&["p1", "p2"]);
+    // Effects were played: the table's values count (ATK 4 after Rage).
+    sim.act("p1", outcome((4, 2), &[("Knight", 2, 3)], &["Knight", "Orc"]));
+    let s = sim.wtactics();
+    // The combat's Event and the dead go at once; part I's Events when the attack is over.
+    assert_eq!(s.discard["p2"], vec!["Knight", "Parry", "Fog"]);
+    assert_eq!(s.discard["p1"], vec!["Orc", "Charge"]);
+}
+
+#[test]
+fn undefended_attacks_cost_their_total_damage_in_influence() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2), creature("Troll", 5, 5)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    let damage = json!([{"attacker": "Orc", "damage": 3}, {"attacker": "Troll", "damage": 5}]);
+    let v = sim.refused("p2", json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": 7}));
+    assert!(v.message.contains("totals 8"), "{v}");
+    sim.refused("p2", json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Orc", "damage": 3}], "influence_lost": 3}));
+    sim.act("p2", json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": 8}));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 8);
+}
+
+#[test]
+fn values_without_any_effect_are_the_creatures_own() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[(creature("Knight", 2, 3), "Orc")]));
+    sim.pass(&["p2", "p1"]);
+    let v = sim.refused("p1", outcome((4, 2), &[("Knight", 2, 3)], &["Knight", "Orc"]));
+    assert!(v.message.contains("own ATK and DEF"), "{v}");
+    sim.refused("p1", outcome((3, 2), &[("Squire", 2, 3)], &["Orc"]));
+    sim.act("p1", outcome((3, 2), &[("Knight", 2, 3)], &["Orc"]));
+}
+
+#[test]
+fn several_defenders_on_one_attacker_wait_for_a_judge() {
+    let mut sim = game();
+    sim.act(
+        "p1",
+        attackers(&[json!({"name": "Troll", "atk": 5, "def": 5, "enchantments": [{"card": "Curse", "owner": "p2"}]})]),
+    );
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[(creature("Knight", 2, 3), "Troll"), (creature("Squire", 3, 1), "Troll")]));
+    sim.pass(&["p2", "p1"]);
+    let view = sim.view();
+    assert_eq!(view.may_act, vec!["Dana"]);
+    assert!(view.awaiting_ruling.unwrap().contains("several defenders"));
+    let v = sim.refused("p1", outcome((5, 5), &[("Knight", 2, 3), ("Squire", 3, 1)], &["Troll"]));
+    assert!(v.message.contains("not a judge"), "{v}");
+    sim.refused("Dana", outcome((5, 5), &[("Knight", 2, 3), ("Squire", 3, 1)], &["Bystander"]));
+    sim.act("Dana", outcome((5, 5), &[("Knight", 2, 3), ("Squire", 3, 1)], &["Troll", "Squire"]));
+    let s = sim.wtactics();
+    assert_eq!(s.discard["p1"], vec!["Troll"]);
+    assert_eq!(s.discard["p2"], vec!["Squire", "Curse"], "the enchantment on the dead Troll goes to its owner's pile");
+}
+
+#[test]
+fn attackers_left_undefended_beside_defended_ones_wait_for_a_judge() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2), creature("Troll", 5, 5)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[(creature("Knight", 2, 3), "Orc")]));
+    assert!(sim.view().awaiting_ruling.unwrap().contains("left undefended"));
+    sim.refused("p2", json!({"type": "resolve", "what": "unblocked", "influence_lost": 5}));
+    sim.act("Dana", json!({"type": "resolve", "what": "unblocked", "influence_lost": 5}));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 5);
+    // Only the Orc's combat remains.
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", outcome((3, 2), &[("Knight", 2, 3)], &["Orc"]));
+    assert_eq!(sim.view().step.number, "I");
+}
+
+#[test]
+fn wtactics_is_a_two_player_game() {
+    let draft = arbiter::event::Draft {
+        actor: "o".into(),
+        action: {
+            let mut h = header(&["p1", "p2", "p3"], &[]);
+            h["ruleset"] = json!("wtactics");
+            h
+        },
+        at: None,
+    };
+    let (e, _) = arbiter::event::seal(&draft, None, chrono::Utc::now()).unwrap();
+    assert!(arbiter::rules::step(None, &e).unwrap_err().message.contains("two players"));
+}
