@@ -9,6 +9,7 @@
 //! - [`Ledger`]: card effects played, and counters that nullify them;
 //!   counters can themselves be countered, to any depth. Whether an effect
 //!   still stands is computed from the record, never stored.
+//! - [`Chain`]: items that resolve newest first (Riftbound's Chain).
 //! - [`Violation`]: why an action is refused, naming the step, the rule and
 //!   who may act.
 //! - [`View`]: what the kernel tells about any point of a game: the step and
@@ -16,9 +17,11 @@
 //!
 //! Everything here is pure: no I/O, no clock, no randomness.
 
+mod chain;
 mod ledger;
 mod window;
 
+pub use chain::{Chain, ChainItem};
 pub use ledger::{Effect, Ledger};
 pub use window::Window;
 

@@ -7,6 +7,7 @@
 //! ruleset's own step script.
 
 pub mod doomtrooper;
+pub mod riftbound;
 pub mod wtactics;
 
 use serde::Serialize;
@@ -16,7 +17,11 @@ use crate::event::{ActionType, Event, Header};
 use crate::kernel::{StepRef, View, Violation};
 
 /// Ruleset names and the versions this build knows.
-pub const RULESETS: &[(&str, u64)] = &[(doomtrooper::NAME, doomtrooper::VERSION), (wtactics::NAME, wtactics::VERSION)];
+pub const RULESETS: &[(&str, u64)] = &[
+    (doomtrooper::NAME, doomtrooper::VERSION),
+    (wtactics::NAME, wtactics::VERSION),
+    (riftbound::NAME, riftbound::VERSION),
+];
 
 /// Each ruleset's state, one variant per ruleset.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,6 +29,7 @@ pub const RULESETS: &[(&str, u64)] = &[(doomtrooper::NAME, doomtrooper::VERSION)
 pub enum RulesetState {
     Doomtrooper(doomtrooper::State),
     Wtactics(wtactics::State),
+    Riftbound(riftbound::State),
 }
 
 /// A game's state after some prefix of its stream.
@@ -48,6 +54,7 @@ impl Table {
                 RulesetState::Doomtrooper(doomtrooper::open(header).map_err(refuse)?)
             }
             (wtactics::NAME, wtactics::VERSION) => RulesetState::Wtactics(wtactics::open(header).map_err(refuse)?),
+            (riftbound::NAME, riftbound::VERSION) => RulesetState::Riftbound(riftbound::open(header).map_err(refuse)?),
             (name, version) => {
                 let known: Vec<String> = RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
                 return Err(refuse(format!(
@@ -89,6 +96,7 @@ impl Table {
         let state = match &self.state {
             RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(s.apply(seq, actor, action)?),
             RulesetState::Wtactics(s) => RulesetState::Wtactics(s.apply(seq, actor, action)?),
+            RulesetState::Riftbound(s) => RulesetState::Riftbound(s.apply(seq, actor, action)?),
         };
         Ok(Table { header: self.header.clone(), state })
     }
@@ -97,6 +105,7 @@ impl Table {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.view(),
             RulesetState::Wtactics(s) => s.view(),
+            RulesetState::Riftbound(s) => s.view(),
         }
     }
 }

@@ -156,6 +156,13 @@ impl Sim {
         }
     }
 
+    pub fn riftbound(&self) -> &arbiter::rules::riftbound::State {
+        match &self.table.state {
+            RulesetState::Riftbound(s) => s,
+            _ => panic!("not a Riftbound game"),
+        }
+    }
+
     pub fn wtactics(&self) -> &arbiter::rules::wtactics::State {
         match &self.table.state {
             RulesetState::Wtactics(s) => s,

@@ -1,0 +1,1177 @@
+//! Riftbound: combat and showdowns (`shared/rules/riftbound-combat-and-showdowns.md`).
+//!
+//! | text | what the reducer does |
+//! |---|---|
+//! | When Combat Occurs (620-621) | after a move (a Cleanup with an empty Chain), every battlefield holding units of two opposing players is a pending combat; with several, the turn player chooses which resolves first; one whose conditions changed before it begins does not happen |
+//! | Two-Player Limit | a battlefield with a pending or ongoing combat is refused as a destination to any third player |
+//! | Step 1: Showdown (625) | roles (who applied Contested is the Attacker, with Focus); Assault X / Shield X add to Might while attacking / defending, instances stack; the initial chain of "when I attack" / "when I defend" triggers; then the showdown window |
+//! | Showdown Rules (545-553) | the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; a card opens a Chain, on which Reactions may be added; items resolve newest first; Focus passes when the Chain resolves; the showdown ends when all relevant players pass in sequence |
+//! | Without Combat | units moving to an uncontrolled battlefield: all players relevant, no damage, then the mover controls it |
+//! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next |
+//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table; Contested cleared; all damage cleared |
+//! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
+//!
+//! # Header options
+//! `mode` (`1v1`, `ffa3`, `ffa4`, `2v2`), `battlefields` (their names) and,
+//! for 2v2, `teams` (two lists of two seats). Scores are per player, or per
+//! team in 2v2.
+//!
+//! # Gaps in the text, and what the reducer does there
+//! 1. **Card effects**: the text names no card, so a chain item's effect is
+//!    what the table records when it resolves (`resolve` `chain_item`, with
+//!    the units it changed); the reducer applies and shows it.
+//! 2. **Who moves units**: the turn player, between showdowns (`announce`
+//!    `move`); a unit's first mention gives its Might and keywords.
+//! 3. **Focus after a pass**: a pass gives Focus to the next relevant player
+//!    in seat order (the text: "Focus passes between Relevant Players").
+//! 4. **Order of the initial chain**: the Attacker (Focus) puts "when I
+//!    attack" triggers first, then the Defender "when I defend" triggers,
+//!    round by round until both pass ("Player with Focus orders first").
+//! 5. **"Neither side remains: no control change"** against "control is lost
+//!    if you have no units there": the outcome table is followed; the
+//!    battlefield keeps its controller.
+//! 6. **Over-assigned damage**: the text forbids moving on before a unit has
+//!    lethal damage; it does not forbid more than lethal, so that is allowed.
+//! 7. **Damage already on a unit** (from a chain item) counts towards lethal.
+//! 8. **A Conquer that cannot score the final point** still uses the
+//!    battlefield's one score of the turn.
+//! 9. **A card that moves units to an uncontrolled battlefield during a
+//!    showdown** would open another showdown at a time the text does not
+//!    give: such a change is refused; record the move after the showdown.
+//!    Moves by a card into an opponent's battlefield contest it, and the
+//!    combat is pending until the next Cleanup.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{ActionType, Header, check_name};
+use crate::kernel::{Chain, ChainItem, StepRef, View, Violation, Window};
+
+pub const NAME: &str = "riftbound";
+pub const VERSION: u64 = 1;
+
+// ---------------------------------------------------------------------------
+// Payloads.
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    Announce(Announce),
+    /// A card or ability: on Focus, an action or reaction (spell or ability);
+    /// on a Chain, only reactions; in the initial chain, a trigger.
+    Play {
+        kind: PlayKind,
+        card: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger: Option<Trigger>,
+    },
+    Pass {},
+    Resolve(Resolve),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayKind {
+    Action,
+    Reaction,
+    ActionAbility,
+    ReactionAbility,
+    Trigger,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// "When I attack".
+    Attack,
+    /// "When I defend".
+    Defend,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Announce {
+    /// The actor's turn begins (Beginning Phase: Hold scores).
+    Turn {},
+    /// The turn player moves units to a battlefield, or to base (`to` null).
+    Move {
+        units: Vec<UnitSpec>,
+        #[serde(default)]
+        to: Option<String>,
+    },
+    /// The turn player chooses which pending combat resolves first.
+    Combat {
+        battlefield: String,
+    },
+    /// The player with Focus invites another player into the showdown.
+    Invite {
+        player: String,
+    },
+    /// The invited player accepts (becomes relevant) or declines.
+    Accept {},
+    Decline {},
+}
+
+/// A unit as the table shows it; its first mention gives its Might and keywords.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnitSpec {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub might: Option<i64>,
+    /// Assault instances (each +X Might while attacking).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assault: Vec<i64>,
+    /// Shield instances (each +X Might while defending).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shield: Vec<i64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tank: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Resolve {
+    /// The newest chain item resolves, with the changes to units it made (gap 1).
+    ChainItem {
+        item: u64,
+        #[serde(default)]
+        changes: Vec<UnitChange>,
+    },
+    /// Combat damage: the Attacker's assignment, then the Defender's, in assignment order.
+    Damage { assignments: Vec<Assignment> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnitChange {
+    pub unit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub might: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damage: Option<i64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dies: bool,
+    /// Moves the unit to base.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub to_base: bool,
+    /// Moves the unit to this battlefield (the Two-Player Limit applies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Assignment {
+    pub unit: String,
+    pub damage: i64,
+}
+
+// ---------------------------------------------------------------------------
+// State.
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unit {
+    pub owner: String,
+    pub might: i64,
+    pub assault: Vec<i64>,
+    pub shield: Vec<i64>,
+    pub tank: bool,
+    /// The battlefield it is at; None: base.
+    pub at: Option<String>,
+    pub damage: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Battlefield {
+    pub controller: Option<String>,
+    /// The player who applied Contested (the Attacker of its combat).
+    pub contested_by: Option<String>,
+    pub scored_this_turn: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    pub player: String,
+    pub number: u64,
+    /// Controllers at the Beginning Phase (2v2: no Conquer of a teammate's battlefield).
+    pub controlled_at_beginning: BTreeMap<String, Option<String>>,
+    pub conquered: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "stage")]
+pub enum Stage {
+    /// Combat only: "when I attack" / "when I defend" triggers go on the chain.
+    InitialChain { window: Window },
+    /// The player with Focus acts or passes.
+    Focus { window: Window },
+    /// A Chain is open: relevant players may add reactions.
+    Chain { window: Window, focus: Window },
+    /// The Chain resolves, newest first.
+    Resolving { focus: Window, then_focus: bool },
+    /// An invited player answers.
+    Invited { player: String, focus: Window },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Showdown {
+    pub battlefield: String,
+    /// (Attacker, Defender) in a combat showdown; None without combat.
+    pub combat: Option<(String, String)>,
+    pub relevant: Vec<String>,
+    pub chain: Chain,
+    pub stage: Stage,
+    /// Without combat: the player who moved in.
+    pub mover: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "phase")]
+pub enum Phase {
+    /// No turn has begun.
+    Setup,
+    /// The turn player may move units or end nothing; a player may begin a turn.
+    Open,
+    /// Several combats are pending: the turn player chooses.
+    ChooseCombat,
+    Showdown(Showdown),
+    /// Step 2: `assigning` assigns; the Attacker's assignment is kept until the Defender's.
+    Damage {
+        battlefield: String,
+        attacker: String,
+        defender: String,
+        assigning: String,
+        first: Option<Vec<Assignment>>,
+    },
+    /// A side reached the victory score.
+    Over,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Score {
+    pub seq: u64,
+    pub player: String,
+    pub battlefield: String,
+    pub how: String,
+    /// False when the final point could not be scored and the player draws a card instead.
+    pub point: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub seats: Vec<String>,
+    pub judges: Vec<String>,
+    pub mode: String,
+    pub victory_score: u64,
+    pub teams: Vec<Vec<String>>,
+    pub battlefields: BTreeMap<String, Battlefield>,
+    pub units: BTreeMap<String, Unit>,
+    /// Dead units, in order.
+    pub trash: Vec<String>,
+    /// By player, or by team ("team1", "team2") in 2v2.
+    pub scores: BTreeMap<String, u64>,
+    pub scoring: Vec<Score>,
+    pub turn: Option<Turn>,
+    /// Battlefields with a pending combat, in the order they became pending.
+    pub pending: Vec<String>,
+    pub phase: Phase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub winner: Option<String>,
+    /// Each unit's Might in the combat under way (with Assault or Shield).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub combat_might: BTreeMap<String, i64>,
+}
+
+pub fn open(header: &Header) -> Result<State, String> {
+    let opt = |k: &str| header.options.get(k);
+    let mode =
+        opt("mode").and_then(Value::as_str).ok_or("Riftbound needs option mode: 1v1, ffa3, ffa4 or 2v2")?.to_string();
+    let (players, victory_score) = match mode.as_str() {
+        "1v1" => (2, 8),
+        "ffa3" => (3, 8),
+        "ffa4" => (4, 8),
+        "2v2" => (4, 11),
+        m => return Err(format!("unknown Riftbound mode {m:?}: 1v1, ffa3, ffa4 or 2v2")),
+    };
+    if header.seats.len() != players {
+        return Err(format!("mode {mode} has {players} players, not {}", header.seats.len()));
+    }
+    let seats = header.seat_ids();
+    let teams: Vec<Vec<String>> = if mode == "2v2" {
+        let teams: Vec<Vec<String>> = opt("teams")
+            .and_then(|t| serde_json::from_value(t.clone()).ok())
+            .ok_or("mode 2v2 needs option teams: two lists of two seats")?;
+        let mut all: Vec<&String> = teams.iter().flatten().collect();
+        all.sort();
+        let mut want: Vec<&String> = seats.iter().collect();
+        want.sort();
+        if teams.len() != 2 || teams.iter().any(|t| t.len() != 2) || all != want {
+            return Err("teams must be two lists of two seats, every seat once".into());
+        }
+        teams
+    } else {
+        seats.iter().map(|s| vec![s.clone()]).collect()
+    };
+    let names: Vec<String> = opt("battlefields")
+        .and_then(|b| serde_json::from_value(b.clone()).ok())
+        .ok_or("Riftbound needs option battlefields: a list of names")?;
+    if names.is_empty() || names.iter().collect::<BTreeSet<_>>().len() != names.len() {
+        return Err("battlefields: at least one, each named once".into());
+    }
+    for n in &names {
+        check_name("battlefield", n)?;
+    }
+    if let Some(k) = header.options.keys().find(|k| !["mode", "battlefields", "teams"].contains(&k.as_str())) {
+        return Err(format!("unknown Riftbound option {k:?}"));
+    }
+    let mut state = State {
+        seats,
+        judges: header.judges.clone(),
+        mode,
+        victory_score,
+        teams,
+        battlefields: names.into_iter().map(|n| (n, Battlefield::default())).collect(),
+        units: BTreeMap::new(),
+        trash: vec![],
+        scores: BTreeMap::new(),
+        scoring: vec![],
+        turn: None,
+        pending: vec![],
+        phase: Phase::Setup,
+        winner: None,
+        combat_might: BTreeMap::new(),
+    };
+    state.scores = state.seats.iter().map(|s| (state.side(s), 0)).collect();
+    Ok(state)
+}
+
+type Refusal = (&'static str, String);
+fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
+    Err((rule, message.into()))
+}
+
+const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
+const RULE_CHAIN: &str =
+    "each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves";
+const RULE_DAMAGE: &str = "626: Units with Tank must receive lethal damage first; must assign lethal damage (damage >= Might) to a Unit before moving to the next";
+const RULE_LIMIT: &str =
+    "Two-Player Limit: Battlefields with Pending/In-Progress Combat are invalid destinations for others";
+
+impl State {
+    pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<State, Violation> {
+        let view = self.view();
+        let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
+            Violation::new(
+                &view,
+                "the payloads in schemas/riftbound/action.schema.json",
+                format!("not a Riftbound action: {e}"),
+            )
+        })?;
+        let mut next = self.clone();
+        next.step(seq, actor, &action).map_err(|(rule, m)| Violation::new(&view, rule, m))?;
+        Ok(next)
+    }
+
+    /// The scoring side of a player: the player, or its team in 2v2.
+    fn side(&self, seat: &str) -> String {
+        if self.mode == "2v2" {
+            let i = self.teams.iter().position(|t| t.iter().any(|s| s == seat)).unwrap_or(0);
+            format!("team{}", i + 1)
+        } else {
+            seat.to_string()
+        }
+    }
+
+    fn is_judge(&self, actor: &str) -> bool {
+        self.judges.iter().any(|j| j == actor)
+    }
+
+    fn turn_player(&self) -> Option<&str> {
+        self.turn.as_ref().map(|t| t.player.as_str())
+    }
+
+    /// Players with living units at a battlefield.
+    fn occupants(&self, bf: &str) -> BTreeSet<String> {
+        self.units.values().filter(|u| u.at.as_deref() == Some(bf)).map(|u| u.owner.clone()).collect()
+    }
+
+    fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        if self.phase == Phase::Over {
+            return refuse(
+                "Victory Scores",
+                format!("the game is over: {} won", self.winner.clone().unwrap_or_default()),
+            );
+        }
+        let judge = self.is_judge(actor);
+        match (self.phase.clone(), action) {
+            (Phase::Setup | Phase::Open, Action::Announce(Announce::Turn {})) => self.begin_turn(seq, actor),
+            (Phase::Open, Action::Announce(Announce::Move { units, to })) => {
+                self.move_units(seq, actor, units, to.as_deref())
+            }
+            (Phase::ChooseCombat, Action::Announce(Announce::Combat { battlefield })) => {
+                if Some(actor) != self.turn_player() {
+                    return refuse(
+                        "Pending Combat: Turn Player chooses which Pending Combat to resolve first",
+                        format!("{actor} is not the turn player"),
+                    );
+                }
+                if !self.pending.contains(battlefield) {
+                    return refuse(
+                        "Pending Combat",
+                        format!("no combat is pending at {battlefield}: {:?}", self.pending),
+                    );
+                }
+                self.start_combat(battlefield);
+                Ok(())
+            }
+            (Phase::Showdown(sd), _) => self.showdown(seq, actor, judge, sd, action),
+            (
+                Phase::Damage { battlefield, attacker, defender, assigning, first },
+                Action::Resolve(Resolve::Damage { assignments }),
+            ) => {
+                if actor != assigning && !judge {
+                    return refuse(
+                        "626: Distribute Damage (Attacker first, then Defender)",
+                        format!("{assigning} assigns damage now, not {actor}"),
+                    );
+                }
+                let target = if assigning == attacker { &defender } else { &attacker };
+                self.check_assignment(&battlefield, &assigning, target, assignments)?;
+                match first {
+                    None => {
+                        self.phase = Phase::Damage {
+                            battlefield,
+                            attacker,
+                            assigning: defender.clone(),
+                            defender,
+                            first: Some(assignments.clone()),
+                        };
+                    }
+                    Some(first) => {
+                        for a in first.iter().chain(assignments) {
+                            self.units.get_mut(&a.unit).expect("unit").damage += a.damage;
+                        }
+                        self.resolve_combat(seq, &battlefield, &attacker, &defender);
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                let view = self.view();
+                let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
+                refuse(
+                    "the turn structure",
+                    format!("not legal now: the next action is {} by {}", legal.join(" or "), view.may_act.join(", ")),
+                )
+            }
+        }
+    }
+
+    fn begin_turn(&mut self, seq: u64, actor: &str) -> Result<(), Refusal> {
+        if !self.seats.iter().any(|s| s == actor) {
+            return refuse("a turn belongs to a player", format!("{actor} is not a player"));
+        }
+        let number = self.turn.as_ref().map_or(1, |t| t.number + 1);
+        for bf in self.battlefields.values_mut() {
+            bf.scored_this_turn = false;
+        }
+        self.turn = Some(Turn {
+            player: actor.to_string(),
+            number,
+            controlled_at_beginning: self.battlefields.iter().map(|(n, b)| (n.clone(), b.controller.clone())).collect(),
+            conquered: BTreeSet::new(),
+        });
+        self.phase = Phase::Open;
+        // Hold (630.2): control a Battlefield during your Beginning Phase.
+        let held: Vec<String> = self
+            .battlefields
+            .iter()
+            .filter(|(_, b)| b.controller.as_deref() == Some(actor))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for bf in held {
+            self.score(seq, actor, &bf, "hold");
+        }
+        Ok(())
+    }
+
+    fn move_units(&mut self, seq: u64, actor: &str, units: &[UnitSpec], to: Option<&str>) -> Result<(), Refusal> {
+        const RULE: &str = "gap 2 (module docs): the turn player moves units between showdowns";
+        if Some(actor) != self.turn_player() {
+            return refuse(RULE, format!("it is {}'s turn", self.turn_player().unwrap_or("no one")));
+        }
+        if units.is_empty() {
+            return refuse(RULE, "move at least one unit");
+        }
+        if let Some(bf) = to {
+            if !self.battlefields.contains_key(bf) {
+                return refuse(RULE, format!("{bf} is not a battlefield of this game"));
+            }
+            // The Two-Player Limit.
+            let combatants = self.combat_players(bf);
+            if let Some((a, d)) = &combatants {
+                if actor != a && actor != d {
+                    return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
+                }
+            }
+            let opposing: BTreeSet<String> =
+                self.occupants(bf).into_iter().filter(|p| self.side(p) != self.side(actor)).collect();
+            if opposing.len() > 1 {
+                return refuse(
+                    "Combat is ALWAYS between exactly two players",
+                    format!("{bf} already holds units of {opposing:?}"),
+                );
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for spec in units {
+            if !seen.insert(spec.name.clone()) {
+                return refuse(RULE, format!("{} is named twice", spec.name));
+            }
+            check_name("unit", &spec.name).or_else(|m| refuse(RULE, m))?;
+            match self.units.get(&spec.name) {
+                Some(u) if u.owner != actor => return refuse(RULE, format!("{} is {}'s unit", spec.name, u.owner)),
+                Some(u) if spec.might.is_some_and(|m| m != u.might) => {
+                    return refuse(RULE, format!("{} has Might {}", spec.name, u.might));
+                }
+                Some(_) => {}
+                None => {
+                    let Some(might) = spec.might else {
+                        return refuse(RULE, format!("{} is new: give its Might", spec.name));
+                    };
+                    if might < 0 || spec.assault.iter().chain(&spec.shield).any(|x| *x < 0) {
+                        return refuse(RULE, "Might, Assault and Shield are not negative");
+                    }
+                    if self.trash.contains(&spec.name) {
+                        return refuse(RULE, format!("{} is dead", spec.name));
+                    }
+                    self.units.insert(
+                        spec.name.clone(),
+                        Unit {
+                            owner: actor.to_string(),
+                            might,
+                            assault: spec.assault.clone(),
+                            shield: spec.shield.clone(),
+                            tank: spec.tank,
+                            at: None,
+                            damage: 0,
+                        },
+                    );
+                }
+            }
+        }
+        let from: BTreeSet<String> = units.iter().filter_map(|s| self.units[&s.name].at.clone()).collect();
+        for spec in units {
+            self.units.get_mut(&spec.name).expect("unit").at = to.map(str::to_string);
+        }
+        // Control is lost where a player has no units left (outside combat).
+        for bf in from {
+            self.update_control(&bf);
+        }
+        if let Some(bf) = to {
+            let b = &self.battlefields[bf];
+            let opposing = self.occupants(bf).iter().any(|p| self.side(p) != self.side(actor));
+            if opposing && b.contested_by.is_none() {
+                // Opposing units just arrived: Contested, applied by the mover.
+                self.battlefields.get_mut(bf).expect("bf").contested_by = Some(actor.to_string());
+            } else if !opposing && b.controller.is_none() {
+                // Without Combat: units move to an uncontrolled Battlefield.
+                let relevant = self.seats_from(actor);
+                self.phase = Phase::Showdown(Showdown {
+                    battlefield: bf.to_string(),
+                    combat: None,
+                    relevant: relevant.clone(),
+                    chain: Chain::default(),
+                    stage: Stage::Focus { window: Window::new(relevant) },
+                    mover: actor.to_string(),
+                });
+                return Ok(());
+            }
+        }
+        self.cleanup(seq);
+        Ok(())
+    }
+
+    /// All seats in seat order, starting with `first`.
+    fn seats_from(&self, first: &str) -> Vec<String> {
+        let i = self.seats.iter().position(|s| s == first).unwrap_or(0);
+        self.seats[i..].iter().chain(&self.seats[..i]).cloned().collect()
+    }
+
+    /// The two players of a pending or ongoing combat at `bf`.
+    fn combat_players(&self, bf: &str) -> Option<(String, String)> {
+        if let Phase::Showdown(Showdown { battlefield, combat: Some(c), .. }) = &self.phase {
+            if battlefield == bf {
+                return Some(c.clone());
+            }
+        }
+        if let Phase::Damage { battlefield, attacker, defender, .. } = &self.phase {
+            if battlefield == bf {
+                return Some((attacker.clone(), defender.clone()));
+            }
+        }
+        let b = &self.battlefields[bf];
+        let attacker = b.contested_by.clone()?;
+        let defender = self.occupants(bf).into_iter().find(|p| self.side(p) != self.side(&attacker))?;
+        Some((attacker, defender))
+    }
+
+    fn update_control(&mut self, bf: &str) {
+        let occupants = self.occupants(bf);
+        let b = self.battlefields.get_mut(bf).expect("bf");
+        if b.contested_by.is_none() {
+            if let Some(c) = &b.controller {
+                if !occupants.contains(c) {
+                    b.controller = None;
+                }
+            }
+        }
+    }
+
+    /// A Cleanup with an empty Chain: pending combats are found; one starts,
+    /// or the turn player chooses.
+    fn cleanup(&mut self, _seq: u64) {
+        let mut pending: Vec<String> = self.pending.clone();
+        for (name, b) in &self.battlefields {
+            if b.contested_by.is_some() && !pending.contains(name) {
+                pending.push(name.clone());
+            }
+        }
+        // "If conditions change before steps begin, Combat doesn't happen."
+        let still: Vec<String> = pending.into_iter().filter(|bf| self.combat_players(bf).is_some()).collect();
+        for (name, b) in self.battlefields.iter_mut() {
+            if b.contested_by.is_some() && !still.contains(name) {
+                b.contested_by = None;
+            }
+        }
+        for bf in self.battlefields.keys().cloned().collect::<Vec<_>>() {
+            self.update_control(&bf);
+        }
+        self.pending = still;
+        self.phase = match self.pending.len() {
+            0 => Phase::Open,
+            1 => {
+                let bf = self.pending[0].clone();
+                self.start_combat(&bf);
+                return;
+            }
+            _ => Phase::ChooseCombat,
+        };
+    }
+
+    /// Step 1: roles, combat modifiers, then the initial chain.
+    fn start_combat(&mut self, bf: &str) {
+        let (attacker, defender) = self.combat_players(bf).expect("a pending combat has two players");
+        self.pending.retain(|p| p != bf);
+        self.combat_might.clear();
+        for (name, u) in &self.units {
+            if u.at.as_deref() == Some(bf) {
+                let bonus: i64 = if u.owner == attacker { u.assault.iter().sum() } else { u.shield.iter().sum() };
+                self.combat_might.insert(name.clone(), u.might + bonus);
+            }
+        }
+        let relevant = vec![attacker.clone(), defender.clone()];
+        self.phase = Phase::Showdown(Showdown {
+            battlefield: bf.to_string(),
+            combat: Some((attacker.clone(), defender)),
+            relevant: relevant.clone(),
+            chain: Chain::default(),
+            stage: Stage::InitialChain { window: Window::new(relevant) },
+            mover: attacker,
+        });
+    }
+
+    fn showdown(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        judge: bool,
+        mut sd: Showdown,
+        action: &Action,
+    ) -> Result<(), Refusal> {
+        match (sd.stage.clone(), action) {
+            (Stage::InitialChain { mut window }, _) => {
+                let holder = window.holder().unwrap_or_default().to_string();
+                if actor != holder {
+                    return refuse(
+                        "625.3: Initial Chain: Player with Focus orders first",
+                        format!("it is {holder}'s turn to add a trigger or pass"),
+                    );
+                }
+                let (attacker, _) = sd.combat.clone().expect("combat");
+                match action {
+                    Action::Pass {} => window.pass(),
+                    Action::Play { kind: PlayKind::Trigger, card, trigger: Some(t) } => {
+                        let want = if actor == attacker { Trigger::Attack } else { Trigger::Defend };
+                        if *t != want {
+                            return refuse(
+                                "625.3: \"When I attack\" triggers, \"When I defend\" triggers",
+                                format!(
+                                    "the {} puts \"when I {}\" triggers on the chain",
+                                    if want == Trigger::Attack { "Attacker" } else { "Defender" },
+                                    if want == Trigger::Attack { "attack" } else { "defend" }
+                                ),
+                            );
+                        }
+                        check_name("card", card).or_else(|m| refuse(RULE_CHAIN, m))?;
+                        sd.chain.push(ChainItem {
+                            seq,
+                            seat: actor.to_string(),
+                            card: card.clone(),
+                            kind: "trigger".into(),
+                        });
+                        window.played();
+                    }
+                    _ => {
+                        return refuse(
+                            "625.3: Initial Chain",
+                            "the initial chain takes \"when I attack\" / \"when I defend\" triggers (play, kind trigger), or a pass",
+                        );
+                    }
+                }
+                let focus = Window::new(sd.relevant.clone());
+                sd.stage = if !window.is_closed() {
+                    Stage::InitialChain { window }
+                } else if sd.chain.is_empty() {
+                    Stage::Focus { window: focus }
+                } else {
+                    Stage::Resolving { focus, then_focus: false }
+                };
+            }
+            (Stage::Focus { mut window }, _) => {
+                let holder = window.holder().unwrap_or_default().to_string();
+                if actor != holder {
+                    return refuse(RULE_SHOWDOWN, format!("{holder} has Focus, not {actor}"));
+                }
+                match action {
+                    Action::Pass {} => {
+                        window.pass();
+                        if window.is_closed() {
+                            return self.end_showdown(seq, sd);
+                        }
+                        sd.stage = Stage::Focus { window };
+                    }
+                    Action::Play { kind, card, trigger: None } if *kind != PlayKind::Trigger => {
+                        check_name("card", card).or_else(|m| refuse(RULE_SHOWDOWN, m))?;
+                        sd.chain.push(ChainItem {
+                            seq,
+                            seat: actor.to_string(),
+                            card: card.clone(),
+                            kind: kind_name(*kind).into(),
+                        });
+                        let others = rotate_after(&sd.relevant, actor);
+                        sd.stage = Stage::Chain { window: Window::new(others), focus: window };
+                    }
+                    Action::Announce(Announce::Invite { player }) => {
+                        if !self.seats.contains(player) || sd.relevant.contains(player) {
+                            return refuse(
+                                "Relevant Players: Invited: Players who accept invitation",
+                                format!("{player} is not a player outside the showdown"),
+                            );
+                        }
+                        sd.stage = Stage::Invited { player: player.clone(), focus: window };
+                    }
+                    _ => {
+                        return refuse(
+                            RULE_SHOWDOWN,
+                            "with Focus: play an Action or Reaction, activate an ability, invite a player, or pass",
+                        );
+                    }
+                }
+            }
+            (Stage::Invited { player, focus }, _) => {
+                if actor != player {
+                    return refuse("Relevant Players: Invited", format!("{player} answers the invitation"));
+                }
+                match action {
+                    Action::Announce(Announce::Accept {}) => sd.relevant.push(player.clone()),
+                    Action::Announce(Announce::Decline {}) => {}
+                    _ => return refuse("Relevant Players: Invited", "accept or decline the invitation"),
+                }
+                // The invitation was the inviter's action: Focus moves on, and
+                // every relevant player (the new one too) gets a chance again.
+                let inviter = focus.holder().unwrap_or_default().to_string();
+                sd.stage = Stage::Focus { window: Window::new(rotate_after(&sd.relevant, &inviter)) };
+            }
+            (Stage::Chain { mut window, focus }, _) => {
+                let holder = window.holder().unwrap_or_default().to_string();
+                if actor != holder {
+                    return refuse(RULE_CHAIN, format!("it is {holder}'s chance to react or pass"));
+                }
+                match action {
+                    Action::Pass {} => window.pass(),
+                    Action::Play { kind: PlayKind::Reaction | PlayKind::ReactionAbility, card, trigger: None } => {
+                        check_name("card", card).or_else(|m| refuse(RULE_CHAIN, m))?;
+                        let kind = if let Action::Play { kind, .. } = action { *kind } else { unreachable!() };
+                        sd.chain.push(ChainItem {
+                            seq,
+                            seat: actor.to_string(),
+                            card: card.clone(),
+                            kind: kind_name(kind).into(),
+                        });
+                        window = Window::new(rotate_after(&sd.relevant, actor));
+                    }
+                    _ => return refuse(RULE_CHAIN, "while a Chain is open only Reactions may be added"),
+                }
+                sd.stage = if window.is_closed() {
+                    Stage::Resolving { focus, then_focus: true }
+                } else {
+                    Stage::Chain { window, focus }
+                };
+            }
+            (Stage::Resolving { mut focus, then_focus }, Action::Resolve(Resolve::ChainItem { item, changes })) => {
+                let newest = sd.chain.newest().cloned().expect("a chain to resolve");
+                if *item != newest.seq {
+                    return refuse(
+                        RULE_CHAIN,
+                        format!("the Chain resolves newest first: seq {} ({}) is next", newest.seq, newest.card),
+                    );
+                }
+                if actor != newest.seat && !judge {
+                    return refuse(
+                        RULE_CHAIN,
+                        format!("{} (who played it) or a judge records how {} resolves", newest.seat, newest.card),
+                    );
+                }
+                self.apply_changes(changes)?;
+                sd.chain.pop();
+                if sd.chain.is_empty() {
+                    if then_focus {
+                        // "Focus passes when Chain resolves": to the player after the one who had it.
+                        focus.played();
+                    }
+                    sd.stage = Stage::Focus { window: focus };
+                } else {
+                    sd.stage = Stage::Resolving { focus, then_focus };
+                }
+            }
+            _ => {
+                return refuse(
+                    RULE_CHAIN,
+                    "the Chain is resolving: record its newest item's resolution (resolve chain_item)",
+                );
+            }
+        }
+        self.phase = Phase::Showdown(sd);
+        Ok(())
+    }
+
+    fn apply_changes(&mut self, changes: &[UnitChange]) -> Result<(), Refusal> {
+        const RULE: &str = "gap 1 (module docs): the table records what a chain item did";
+        for c in changes {
+            let Some(owner) = self.units.get(&c.unit).map(|u| u.owner.clone()) else {
+                return refuse(RULE, format!("{} is not a unit in play", c.unit));
+            };
+            if let Some(bf) = &c.to {
+                if !self.battlefields.contains_key(bf) {
+                    return refuse(RULE, format!("{bf} is not a battlefield of this game"));
+                }
+                if let Some((a, d)) = self.combat_players(bf) {
+                    if owner != a && owner != d {
+                        return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
+                    }
+                }
+                let occupants = self.occupants(bf);
+                let opposing: BTreeSet<&String> =
+                    occupants.iter().filter(|p| self.side(p) != self.side(&owner)).collect();
+                if opposing.len() > 1 {
+                    return refuse(
+                        "Combat is ALWAYS between exactly two players",
+                        format!("{bf} already holds units of {opposing:?}"),
+                    );
+                }
+                if occupants.is_empty() && self.battlefields[bf].controller.is_none() {
+                    return refuse(
+                        "gap 9 (module docs)",
+                        "a card moving units to an uncontrolled battlefield during a showdown would open another showdown; the text does not say when: record the move after this showdown",
+                    );
+                }
+                if !opposing.is_empty() && self.battlefields[bf].contested_by.is_none() {
+                    self.battlefields.get_mut(bf).expect("bf").contested_by = Some(owner.clone());
+                }
+            }
+            let u = self.units.get_mut(&c.unit).expect("unit");
+            if let Some(bf) = &c.to {
+                u.at = Some(bf.clone());
+            }
+            if c.might.is_some_and(|m| m < 0) || c.damage.is_some_and(|d| d < 0) {
+                return refuse(RULE, "Might and damage are not negative");
+            }
+            if let Some(m) = c.might {
+                let delta = m - u.might;
+                u.might = m;
+                if let Some(cm) = self.combat_might.get_mut(&c.unit) {
+                    *cm += delta;
+                }
+            }
+            if let Some(d) = c.damage {
+                u.damage = d;
+            }
+            if c.to_base {
+                u.at = None;
+            }
+            if c.dies {
+                self.units.remove(&c.unit);
+                self.combat_might.remove(&c.unit);
+                self.trash.push(c.unit.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// All relevant players passed in sequence with an empty chain.
+    fn end_showdown(&mut self, seq: u64, sd: Showdown) -> Result<(), Refusal> {
+        let bf = sd.battlefield.clone();
+        match sd.combat {
+            None => {
+                // "A Showdown occurs (no Combat), then you control it."
+                if self.occupants(&bf).contains(&sd.mover) {
+                    self.battlefields.get_mut(&bf).expect("bf").controller = Some(sd.mover.clone());
+                    self.conquer(seq, &sd.mover, &bf);
+                }
+                self.cleanup(seq);
+            }
+            Some((attacker, defender)) => {
+                let occupants = self.occupants(&bf);
+                if occupants.contains(&attacker) && occupants.contains(&defender) {
+                    self.phase = Phase::Damage {
+                        battlefield: bf,
+                        attacker: attacker.clone(),
+                        defender,
+                        assigning: attacker,
+                        first: None,
+                    };
+                } else {
+                    self.resolve_combat(seq, &bf, &attacker, &defender);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn lethal(&self, unit: &str) -> i64 {
+        let might = self.combat_might.get(unit).copied().unwrap_or(self.units[unit].might);
+        (might - self.units[unit].damage).max(0)
+    }
+
+    /// The whole of a side's Might goes to the other side's units: Tanks
+    /// first, each unit lethal before the next.
+    fn check_assignment(&self, bf: &str, by: &str, target: &str, list: &[Assignment]) -> Result<(), Refusal> {
+        let total: i64 = self
+            .units
+            .iter()
+            .filter(|(_, u)| u.owner == by && u.at.as_deref() == Some(bf))
+            .map(|(n, _)| self.combat_might[n])
+            .sum();
+        let targets: BTreeMap<&String, &Unit> =
+            self.units.iter().filter(|(_, u)| u.owner == target && u.at.as_deref() == Some(bf)).collect();
+        let assigned: i64 = list.iter().map(|a| a.damage).sum();
+        if assigned != total || list.iter().any(|a| a.damage <= 0) {
+            return refuse(
+                "626.1: Sum Might for each side; 626.2: Distribute Damage",
+                format!(
+                    "{by}'s units have {total} Might in all: assign exactly {total}, each amount positive (assigned {assigned})"
+                ),
+            );
+        }
+        let mut seen = BTreeSet::new();
+        let mut tanks_left: BTreeSet<&String> = targets.iter().filter(|(_, u)| u.tank).map(|(n, _)| *n).collect();
+        for (i, a) in list.iter().enumerate() {
+            if !targets.contains_key(&a.unit) {
+                return refuse(RULE_DAMAGE, format!("{} is not a unit of {target} at {bf}", a.unit));
+            }
+            if !seen.insert(&a.unit) {
+                return refuse(RULE_DAMAGE, format!("{} is listed twice: assign its damage at once", a.unit));
+            }
+            let lethal = self.lethal(&a.unit);
+            let last = i + 1 == list.len();
+            if !targets[&a.unit].tank && !tanks_left.is_empty() {
+                return refuse(
+                    "Tank: must be assigned lethal damage first",
+                    format!(
+                        "{} gets damage while Tank {} has not been assigned lethal damage",
+                        a.unit,
+                        tanks_left.iter().next().expect("tank")
+                    ),
+                );
+            }
+            if a.damage < lethal && !last {
+                return refuse(
+                    RULE_DAMAGE,
+                    format!(
+                        "{} gets {} but lethal is {}: damage moves on to {} before {} has lethal damage",
+                        a.unit,
+                        a.damage,
+                        lethal,
+                        list[i + 1].unit,
+                        a.unit
+                    ),
+                );
+            }
+            if a.damage >= lethal {
+                tanks_left.remove(&a.unit);
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3: kill, the outcome table, clear Contested, clear all damage.
+    fn resolve_combat(&mut self, seq: u64, bf: &str, attacker: &str, defender: &str) {
+        let dead: Vec<String> = self
+            .units
+            .iter()
+            .filter(|(n, u)| {
+                u.at.as_deref() == Some(bf) && u.damage >= self.combat_might.get(*n).copied().unwrap_or(u.might)
+            })
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in dead {
+            self.units.remove(&n);
+            self.trash.push(n);
+        }
+        let occupants = self.occupants(bf);
+        let (a, d) = (occupants.contains(attacker), occupants.contains(defender));
+        match (a, d) {
+            // Both sides: Attackers Recalled to Base.
+            (true, true) => {
+                for u in self.units.values_mut() {
+                    if u.owner == attacker && u.at.as_deref() == Some(bf) {
+                        u.at = None;
+                    }
+                }
+                self.battlefields.get_mut(bf).expect("bf").controller = Some(defender.to_string());
+            }
+            // Only Attackers: Battlefield Conquered.
+            (true, false) => {
+                self.battlefields.get_mut(bf).expect("bf").controller = Some(attacker.to_string());
+                self.conquer(seq, attacker, bf);
+            }
+            // Only Defenders: Defenders keep control.
+            (false, true) => self.battlefields.get_mut(bf).expect("bf").controller = Some(defender.to_string()),
+            // Neither: No control change (gap 5).
+            (false, false) => {}
+        }
+        self.battlefields.get_mut(bf).expect("bf").contested_by = None;
+        for u in self.units.values_mut() {
+            u.damage = 0;
+        }
+        self.combat_might.clear();
+        if self.phase != Phase::Over {
+            self.cleanup(seq);
+        }
+    }
+
+    fn conquer(&mut self, seq: u64, player: &str, bf: &str) {
+        if let Some(t) = self.turn.as_mut() {
+            t.conquered.insert(bf.to_string());
+        }
+        // 630.1, team modes: not a battlefield a teammate controlled at the Beginning Phase.
+        let teammate_held = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.controlled_at_beginning.get(bf).cloned().flatten())
+            .is_some_and(|c| c != player && self.side(&c) == self.side(player));
+        if !teammate_held {
+            self.score(seq, player, bf, "conquer");
+        }
+    }
+
+    /// One point, at most once per battlefield per turn, with the final point rules.
+    fn score(&mut self, seq: u64, player: &str, bf: &str, how: &str) {
+        if self.battlefields[bf].scored_this_turn {
+            return;
+        }
+        self.battlefields.get_mut(bf).expect("bf").scored_this_turn = true;
+        let side = self.side(player);
+        let current = self.scores.get(&side).copied().unwrap_or(0);
+        let final_point = current + 1 == self.victory_score;
+        let conquered_all =
+            self.turn.as_ref().is_some_and(|t| self.battlefields.keys().all(|b| t.conquered.contains(b)));
+        let point = !final_point || how == "hold" || conquered_all;
+        self.scoring.push(Score {
+            seq,
+            player: player.to_string(),
+            battlefield: bf.to_string(),
+            how: how.to_string(),
+            point,
+        });
+        if point {
+            self.scores.insert(side.clone(), current + 1);
+            if current + 1 >= self.victory_score {
+                self.winner = Some(side);
+                self.phase = Phase::Over;
+            }
+        }
+    }
+
+    pub fn view(&self) -> View {
+        let step = |number: &str, title: &str| StepRef {
+            number: number.into(),
+            title: title.into(),
+            reference: format!("Riftbound {title} ({number})"),
+        };
+        let one = |s: &str| vec![s.to_string()];
+        let holder = |w: &Window| w.holder().map(|h| vec![h.to_string()]).unwrap_or_default();
+        let (step, may_act, legal) = match &self.phase {
+            Phase::Setup => (step("5", "turn structure"), self.seats.clone(), vec![ActionType::Announce]),
+            Phase::Open => (step("5", "turn structure"), self.seats.clone(), vec![ActionType::Announce]),
+            Phase::ChooseCombat => (
+                step("620-621", "Pending Combat"),
+                self.turn_player().map(one).unwrap_or_default(),
+                vec![ActionType::Announce],
+            ),
+            Phase::Showdown(sd) => match &sd.stage {
+                Stage::InitialChain { window } => (
+                    step("625", "Showdown Step: Initial Chain"),
+                    holder(window),
+                    vec![ActionType::Play, ActionType::Pass],
+                ),
+                Stage::Focus { window } => (
+                    step("545-553", "Showdown"),
+                    holder(window),
+                    vec![ActionType::Announce, ActionType::Play, ActionType::Pass],
+                ),
+                Stage::Invited { player, .. } => {
+                    (step("545-553", "Showdown: invitation"), one(player), vec![ActionType::Announce])
+                }
+                Stage::Chain { window, .. } => {
+                    (step("545-553", "Showdown: Chain"), holder(window), vec![ActionType::Play, ActionType::Pass])
+                }
+                Stage::Resolving { .. } => {
+                    let mut who = sd.chain.newest().map(|i| one(&i.seat)).unwrap_or_default();
+                    who.extend(self.judges.iter().cloned());
+                    (step("545-553", "Showdown: Chain resolves"), who, vec![ActionType::Resolve])
+                }
+            },
+            Phase::Damage { assigning, .. } => {
+                let mut who = one(assigning);
+                who.extend(self.judges.iter().cloned());
+                (step("626", "Combat Damage Step"), who, vec![ActionType::Resolve])
+            }
+            Phase::Over => (step("629-633", "Victory"), vec![], vec![]),
+        };
+        View { step, may_act, legal, awaiting_ruling: None }
+    }
+}
+
+fn kind_name(kind: PlayKind) -> &'static str {
+    match kind {
+        PlayKind::Action => "action",
+        PlayKind::Reaction => "reaction",
+        PlayKind::ActionAbility => "action_ability",
+        PlayKind::ReactionAbility => "reaction_ability",
+        PlayKind::Trigger => "trigger",
+    }
+}
+
+/// The players in order, starting with the one after `player`, ending with `player`.
+fn rotate_after(order: &[String], player: &str) -> Vec<String> {
+    let i = order.iter().position(|p| p == player).map_or(0, |i| i + 1);
+    order[i..].iter().chain(&order[..i]).cloned().collect()
+}

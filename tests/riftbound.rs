@@ -1,0 +1,294 @@
+//! Scenario tests: Riftbound combat and showdowns, walked against
+//! shared/rules/riftbound-combat-and-showdowns.md.
+
+mod common;
+
+use arbiter::rules::riftbound::Phase;
+use common::*;
+use serde_json::{Value, json};
+
+fn game(mode: &str, seats: &[&str], battlefields: &[&str]) -> Sim {
+    let mut options = json!({"mode": mode, "battlefields": battlefields});
+    if mode == "2v2" {
+        options["teams"] = json!([[seats[0], seats[2]], [seats[1], seats[3]]]);
+    }
+    Sim::ruleset("riftbound", seats, &["Dana"], options)
+}
+
+fn turn() -> Value {
+    json!({"type": "announce", "what": "turn"})
+}
+fn mv(units: Value, to: &str) -> Value {
+    json!({"type": "announce", "what": "move", "units": units, "to": to})
+}
+fn unit(name: &str, might: i64) -> Value {
+    json!({"name": name, "might": might})
+}
+fn spell(kind: &str, card: &str) -> Value {
+    json!({"type": "play", "kind": kind, "card": card})
+}
+fn trigger(card: &str, t: &str) -> Value {
+    json!({"type": "play", "kind": "trigger", "card": card, "trigger": t})
+}
+fn resolve_item(item: u64, changes: Value) -> Value {
+    json!({"type": "resolve", "what": "chain_item", "item": item, "changes": changes})
+}
+fn damage(list: &[(&str, i64)]) -> Value {
+    json!({"type": "resolve", "what": "damage", "assignments": list.iter().map(|(u, d)| json!({"unit": u, "damage": d})).collect::<Vec<_>>()})
+}
+
+/// p2 takes Altar without combat: a showdown in which all players are relevant, then control.
+fn p2_holds_altar(sim: &mut Sim, units: Value) {
+    sim.act("p2", turn());
+    sim.act("p2", mv(units, "Altar"));
+    assert_eq!(sim.view().step.title, "Showdown");
+    assert_eq!(sim.view().may_act, vec!["p2"], "the mover has Focus first");
+    sim.pass(&["p2", "p1"]);
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
+}
+
+#[test]
+fn a_combat_walks_showdown_chain_damage_and_resolution() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 3), unit("Scout", 2)]));
+    assert_eq!(sim.riftbound().scores["p2"], 1, "Conquer: gained control of a battlefield");
+    sim.act("p1", turn());
+    sim.refused("p2", mv(json!([{"name": "Wall"}]), "Forge")); // not p2's turn
+    sim.act("p1", mv(json!([{"name": "Brute", "might": 2, "assault": [1, 2]}]), "Altar"));
+    // Step 1: roles; Assault stacks: 2 + 1 + 2 = 5 Might while attacking.
+    let s = sim.riftbound();
+    assert_eq!(s.combat_might["Brute"], 5);
+    assert_eq!(sim.view().step.title, "Showdown Step: Initial Chain");
+    sim.refused("p2", trigger("Ambush", "defend")); // the Attacker (Focus) orders first
+    sim.refused("p1", trigger("Brace", "defend"));
+    let t1 = sim.act("p1", trigger("War Cry", "attack"));
+    let t2 = sim.act("p2", trigger("Brace", "defend"));
+    sim.pass(&["p1", "p2"]);
+    // The chain resolves newest first.
+    let v = sim.refused("p1", resolve_item(t1, json!([])));
+    assert!(v.message.contains(&format!("seq {t2}")), "{v}");
+    sim.act("p2", resolve_item(t2, json!([])));
+    sim.act("p1", resolve_item(t1, json!([])));
+    // Showdown window: the Attacker has Focus.
+    assert_eq!(sim.view().may_act, vec!["p1"]);
+    let a = sim.act("p1", spell("action", "Rally"));
+    sim.refused("p2", spell("action", "Smite")); // only Reactions on a Chain
+    let r = sim.act("p2", spell("reaction", "Counterspell"));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p2", resolve_item(r, json!([])));
+    sim.act("p1", resolve_item(a, json!([])));
+    // Focus passed when the Chain resolved.
+    assert_eq!(sim.view().may_act, vec!["p2"]);
+    sim.pass(&["p2", "p1"]);
+    // Step 2: the Attacker assigns 5 damage to units of 3, 3 and 2 Might.
+    assert_eq!(sim.view().step.title, "Combat Damage Step");
+    let v = sim.refused("p1", damage(&[("Wall", 2), ("Guard", 1), ("Scout", 1), ("Wall", 1)]));
+    assert!(v.message.contains("twice") || v.message.contains("lethal"), "{v}");
+    let v = sim.refused("p1", damage(&[("Scout", 1), ("Wall", 1), ("Guard", 3)]));
+    assert!(v.message.contains("lethal is 2"), "2-1-1-1 style splits are refused: {v}");
+    sim.refused("p1", damage(&[("Wall", 3), ("Guard", 1)])); // not all of the 5 Might
+    sim.refused("p2", damage(&[("Brute", 8)])); // the Attacker assigns first
+    sim.act("p1", damage(&[("Wall", 3), ("Guard", 2)]));
+    // Then the Defender: 3 + 3 + 2 = 8 to the Brute (Might 5 in combat).
+    sim.act("p2", damage(&[("Brute", 8)]));
+    // Step 3: Wall and Brute die; only defenders remain: they keep control.
+    let s = sim.riftbound();
+    assert_eq!(s.trash, vec!["Brute", "Wall"]);
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p2"));
+    assert!(s.battlefields["Altar"].contested_by.is_none());
+    assert!(s.units.values().all(|u| u.damage == 0), "all damage is cleared");
+    assert_eq!(s.phase, Phase::Open);
+}
+
+#[test]
+fn tank_units_take_lethal_damage_first() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 2), {"name": "Bulwark", "might": 1, "tank": true, "shield": [2]}]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Brute", 4), unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    // Bulwark is a Tank with Might 1 + Shield 2 = 3 while defending.
+    let v = sim.refused("p1", damage(&[("Wall", 2), ("Bulwark", 3)]));
+    assert!(v.rule.contains("Tank"), "{v}");
+    sim.refused("p1", damage(&[("Bulwark", 2), ("Wall", 3)]));
+    sim.act("p1", damage(&[("Bulwark", 3), ("Wall", 2)]));
+    assert!(sim.view().step.title.contains("Damage"));
+}
+
+#[test]
+fn outcomes_conquer_and_recall() {
+    // Both sides remain: the attackers are recalled to base.
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 1)]));
+    sim.act("p2", damage(&[("Imp", 5)]));
+    assert!(sim.riftbound().units.get("Imp").is_none());
+    // Only attackers remain: conquered, and Conquer scores.
+    sim.act("p1", mv(json!([unit("Giant", 9)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 9)]));
+    sim.act("p2", damage(&[("Giant", 5)]));
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
+    assert_eq!(s.scores["p1"], 1);
+    // Both remain (p1 may put more than lethal on the Knight, gap 6): the attackers are recalled.
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Knight", 4), unit("Squire", 1)]), "Altar"));
+    sim.pass(&["p2", "p1", "p2", "p1"]);
+    sim.act("p2", damage(&[("Giant", 5)]));
+    sim.act("p1", damage(&[("Knight", 9)]));
+    let s = sim.riftbound();
+    assert_eq!(s.units["Squire"].at, None, "attackers recalled to base");
+    assert_eq!(s.units["Giant"].at.as_deref(), Some("Altar"));
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
+}
+
+#[test]
+fn when_neither_side_remains_control_does_not_change() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 3)]));
+    sim.act("p2", damage(&[("Brute", 3)]));
+    let s = sim.riftbound();
+    assert!(s.units.is_empty());
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p2"), "gap 5: the outcome table says no control change");
+    assert_eq!(s.scores["p1"], 0);
+}
+
+#[test]
+fn no_damage_step_when_one_side_has_no_units_left() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    let bolt = sim.act("p1", spell("action", "Bolt"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", resolve_item(bolt, json!([{"unit": "Wall", "dies": true}])));
+    sim.pass(&["p2", "p1"]);
+    // Only attackers remain: conquered at once.
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p1"));
+}
+
+#[test]
+fn the_two_player_limit_and_the_turn_players_choice_of_pending_combats() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
+    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
+    sim.pass(&["p3", "p1", "p2"]);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
+    // In the Tower showdown, a card moves p1's units into both Altar and Forge.
+    let portal = sim.act("p1", spell("action", "Portal"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.refused("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Nowhere"}])));
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
+    sim.pass(&["p2", "p3", "p1"]);
+    // Two pending combats: the turn player chooses.
+    assert_eq!(sim.view().may_act, vec!["p1"]);
+    sim.refused("p2", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    sim.refused("p1", json!({"type": "announce", "what": "combat", "battlefield": "Tower"}));
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    assert_eq!(sim.riftbound().pending, vec!["Altar"]);
+    // A third player's units may not go to a battlefield with a pending combat.
+    let t = sim.act("p1", trigger("Howl", "attack"));
+    sim.pass(&["p3", "p1"]);
+    let v = sim.refused("p1", resolve_item(t, json!([{"unit": "Golem", "to": "Altar"}])));
+    assert!(v.rule.contains("Two-Player Limit"), "{v}");
+    sim.act("p1", resolve_item(t, json!([])));
+    sim.pass(&["p1", "p3"]);
+    sim.act("p1", damage(&[("Golem", 1)]));
+    sim.act("p3", damage(&[("Rat", 3)]));
+    // Then the Altar combat begins on its own.
+    assert_eq!(sim.view().step.title, "Showdown Step: Initial Chain");
+    assert_eq!(sim.view().may_act, vec!["p1"]);
+}
+
+#[test]
+fn invited_players_join_the_showdown() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
+    p2_holds_altar_ffa(&mut sim);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    sim.refused("p3", spell("action", "Meddle")); // not relevant
+    sim.act("p1", json!({"type": "announce", "what": "invite", "player": "p3"}));
+    sim.refused("p2", json!({"type": "announce", "what": "accept"}));
+    sim.act("p3", json!({"type": "announce", "what": "accept"}));
+    assert_eq!(sim.view().may_act, vec!["p2"]);
+    sim.pass(&["p2", "p3"]);
+    assert_eq!(sim.view().may_act, vec!["p1"]);
+    sim.pass(&["p1"]);
+    assert!(sim.view().step.title.contains("Damage"));
+}
+
+fn p2_holds_altar_ffa(sim: &mut Sim) {
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p2", "p3", "p1"]);
+}
+
+#[test]
+fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    // p1 conquers Altar without combat (1), then holds it for six turns (7).
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    for _ in 0..6 {
+        sim.act("p1", turn());
+    }
+    assert_eq!(sim.riftbound().scores["p1"], 7);
+    // Moving more units to a battlefield you control scores nothing.
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    assert_eq!(sim.riftbound().scores["p1"], 7);
+    // p2 takes Altar.
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Dragon", 20)]), "Altar"));
+    sim.pass(&["p2", "p1", "p2", "p1"]);
+    sim.act("p2", damage(&[("Wall", 9), ("Imp", 11)]));
+    sim.act("p1", damage(&[("Dragon", 10)]));
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
+    // p1, one point from victory, conquers Forge but not every battlefield: draws a card instead.
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Scout", 1)]), "Forge"));
+    sim.pass(&["p1", "p2"]);
+    let s = sim.riftbound();
+    assert_eq!(s.scores["p1"], 7);
+    assert!(!s.scoring.last().unwrap().point, "the final point by Conquer needs every battlefield");
+    // Then conquers Altar too this turn: every battlefield conquered, the final point scores.
+    sim.act("p1", mv(json!([unit("Titan", 30)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Dragon", 30)]));
+    sim.act("p2", damage(&[("Titan", 20)]));
+    let s = sim.riftbound();
+    assert_eq!(s.scores["p1"], 8);
+    assert_eq!(s.winner.as_deref(), Some("p1"));
+    assert_eq!(s.phase, Phase::Over);
+    sim.refused("p2", turn());
+}
+
+#[test]
+fn hold_scores_the_final_point_and_modes_set_the_victory_score() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    for _ in 0..7 {
+        sim.act("p1", turn());
+    }
+    assert_eq!(sim.riftbound().winner.as_deref(), Some("p1"));
+    let s = game("2v2", &["a", "b", "c", "d"], &["Altar"]);
+    assert_eq!(s.riftbound().victory_score, 11);
+    assert_eq!(s.riftbound().scores.keys().collect::<Vec<_>>(), vec!["team1", "team2"]);
+    assert_eq!(game("ffa4", &["a", "b", "c", "d"], &["X"]).riftbound().victory_score, 8);
+}
