@@ -28,8 +28,10 @@
 //!    attack" triggers first, then the Defender "when I defend" triggers,
 //!    round by round until both pass ("Player with Focus orders first").
 //! 5. **"Neither side remains: no control change"** against "control is lost
-//!    if you have no units there": the outcome table is followed; the
-//!    battlefield keeps its controller.
+//!    if you have no units there": the outcome table (and the FAQ "What if
+//!    all Units die in Combat? No control change occurs") is followed; the
+//!    battlefield keeps its controller. Control is lost when a player moves
+//!    its last units away.
 //! 6. **Over-assigned damage**: the text forbids moving on before a unit has
 //!    lethal damage; it does not forbid more than lethal, so that is allowed.
 //! 7. **Damage already on a unit** (from a chain item) counts towards lethal.
@@ -649,9 +651,6 @@ impl State {
             if b.contested_by.is_some() && !still.contains(name) {
                 b.contested_by = None;
             }
-        }
-        for bf in self.battlefields.keys().cloned().collect::<Vec<_>>() {
-            self.update_control(&bf);
         }
         self.pending = still;
         self.phase = match self.pending.len() {
