@@ -275,3 +275,32 @@ fn tampered_truncated_and_reordered_imports_are_refused_and_store_nothing() {
         assert_eq!(arbiter(d, &["games"]).stdout, b"sample\n", "{name} stored something");
     }
 }
+
+#[test]
+fn every_ruleset_is_selectable_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let code = |args: &[&str]| arbiter(d, args).status.code();
+    assert_eq!(code(&["new", "w", "--ruleset", "wtactics", "--seat", "p1=A", "--seat", "p2=B"]), Some(0));
+    let r = ["new", "r", "--ruleset", "riftbound", "--seat", "p1=A", "--seat", "p2=B", "--option", "mode=1v1"];
+    assert_eq!(code(&r), Some(1), "battlefields are required");
+    let mut r = r.to_vec();
+    r.extend(["--option", r#"battlefields=["Altar","Forge"]"#]);
+    assert_eq!(code(&r), Some(0));
+    let out = arbiter(
+        d,
+        &[
+            "append",
+            "r",
+            "--actor",
+            "p1",
+            r#"{"type":"announce","what":"move","units":[{"name":"Imp","might":1}],"to":"Altar"}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("it is no one's turn"), "{}", stderr(&out));
+    let out = arbiter(d, &["--json", "state", "r"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["state"]["battlefields"]["Forge"]["controller"], serde_json::Value::Null);
+    assert_eq!(v["legal"], serde_json::json!(["announce"]));
+}

@@ -133,3 +133,238 @@ fn random_play_reaches_deep_into_the_breakdown() {
     assert!(deepest > 150, "only {deepest} events accepted");
     assert!(!sim.state().finished.is_empty(), "no combat finished");
 }
+
+/// Replay determinism for any ruleset: fold from nothing, re-seal, verify the export.
+fn assert_replays(sim: &Sim) -> Result<(), TestCaseError> {
+    let replayed = fold(&sim.events, |_, _| {}).unwrap().unwrap();
+    prop_assert_eq!(&replayed, &sim.table);
+    let mut prev = None;
+    for e in &sim.events {
+        let draft = Draft { actor: e.actor.clone(), action: e.action.clone(), at: Some(e.at.clone()) };
+        let (again, _) = seal(&draft, prev.as_ref(), parse_time(&e.at).unwrap()).unwrap();
+        prop_assert_eq!(&again, e);
+        prev = Some(again.link());
+    }
+    let export: Vec<u8> = sim
+        .events
+        .iter()
+        .flat_map(|e| {
+            let mut b = canonical_bytes(e);
+            b.push(b'\n');
+            b
+        })
+        .collect();
+    let (_, table) = verify(read_export(Cursor::new(export)), None).unwrap();
+    prop_assert_eq!(table.unwrap(), sim.table.clone());
+    Ok(())
+}
+
+/// A plausible WTactics action for the current phase.
+fn wtactics_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
+    use arbiter::rules::wtactics::Phase;
+    let s = sim.wtactics();
+    let seat = ["p1", "p2"][n as usize % 2].to_string();
+    let holder = sim.view().may_act.first().cloned().unwrap_or(seat.clone());
+    let attackers: Vec<String> =
+        s.attack.as_ref().map(|a| a.combats.iter().map(|(x, _)| x.clone()).collect()).unwrap_or_default();
+    match &s.phase {
+        Phase::Idle if pick.is_multiple_of(4) => {
+            let mine: Vec<&String> =
+                s.creatures.iter().filter(|(_, c)| c.owner == seat && !c.dead).map(|(k, _)| k).collect();
+            (seat, json!({"type": "resolve", "what": "unmark", "creatures": mine}))
+        }
+        Phase::Idle => {
+            let count = 1 + n as usize % 3;
+            let list: Vec<Value> = (0..count)
+                .map(|i| json!({"name": format!("{seat}-c{}", (pick as usize + i) % 5), "atk": (n % 5) as i64, "def": 1 + (pick % 4) as i64}))
+                .collect();
+            (seat, json!({"type": "announce", "what": "attackers", "attackers": list}))
+        }
+        Phase::Responses { .. } | Phase::CombatResponses { .. } => match pick % 4 {
+            0 => (holder, json!({"type": "play", "kind": "event", "card": "Fog"})),
+            1 => (holder, json!({"type": "play", "kind": "ability", "card": "Rage"})),
+            _ => (holder, json!({"type": "pass"})),
+        },
+        Phase::Defense => {
+            let passive = s.attack.as_ref().unwrap().passive.clone();
+            let blocks: Vec<Value> = if pick.is_multiple_of(3) {
+                vec![]
+            } else {
+                attackers
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !(n as usize + i).is_multiple_of(3) || pick.is_multiple_of(2))
+                    .map(|(i, a)| json!({"defender": {"name": format!("{passive}-d{}", (i + n as usize) % 4), "atk": (pick % 4) as i64, "def": 1 + (n % 3) as i64}, "attacker": a}))
+                    .collect()
+            };
+            (passive, json!({"type": "announce", "what": "defenders", "blocks": blocks}))
+        }
+        Phase::Undefended => {
+            let damage: Vec<Value> =
+                attackers.iter().map(|a| json!({"attacker": a, "damage": s.creatures[a].atk})).collect();
+            let total: i64 = attackers.iter().map(|a| s.creatures[a].atk).sum();
+            (seat, json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": total}))
+        }
+        Phase::UnblockedRuling => {
+            ("Dana".into(), json!({"type": "resolve", "what": "unblocked", "influence_lost": n as i64 % 4}))
+        }
+        Phase::Pick { picker } => (
+            picker.clone(),
+            json!({"type": "announce", "what": "next_combat", "attacker": attackers[n as usize % attackers.len()]}),
+        ),
+        Phase::Resolution { attacker } | Phase::CombatRuling { attacker } => {
+            let blockers = s.attack.as_ref().unwrap().combats.iter().find(|(a, _)| a == attacker).unwrap().1.clone();
+            let a = &s.creatures[attacker];
+            let defenders: Vec<Value> = blockers
+                .iter()
+                .map(|d| json!({"name": d, "atk": s.creatures[d].atk, "def": s.creatures[d].def}))
+                .collect();
+            let mut dead = vec![];
+            if let [d] = blockers.as_slice() {
+                let d = &s.creatures[d];
+                if a.atk > d.def {
+                    dead.push(blockers[0].clone());
+                }
+                if d.atk >= a.def {
+                    dead.push(attacker.clone());
+                }
+            } else if pick.is_multiple_of(2) {
+                dead.push(attacker.clone());
+            }
+            let actor = if matches!(s.phase, Phase::CombatRuling { .. }) { "Dana" } else { &seat };
+            (
+                actor.to_string(),
+                json!({"type": "resolve", "what": "combat", "attacker": {"atk": a.atk, "def": a.def}, "defenders": defenders, "dead": dead}),
+            )
+        }
+    }
+}
+
+/// A plausible Riftbound action for the current phase.
+fn riftbound_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
+    use arbiter::rules::riftbound::{Phase, Stage};
+    let s = sim.riftbound();
+    let seat = ["p1", "p2", "p3"][n as usize % 3].to_string();
+    let view = sim.view();
+    let holder = view.may_act.first().cloned().unwrap_or(seat.clone());
+    let bfs = ["Altar", "Forge"];
+    match &s.phase {
+        Phase::Setup | Phase::Open | Phase::Over if pick.is_multiple_of(3) || s.turn.is_none() => {
+            (seat, json!({"type": "announce", "what": "turn"}))
+        }
+        Phase::Setup | Phase::Open | Phase::Over => {
+            let player = s.turn.as_ref().map(|t| t.player.clone()).unwrap_or(seat);
+            let units: Vec<Value> = (0..1 + n as usize % 2)
+                .map(|i| json!({"name": format!("{player}-u{}", (pick as usize + i) % 4), "might": 1 + (n % 4) as i64, "tank": pick.is_multiple_of(5), "assault": [pick as i64 % 2]}))
+                .collect();
+            (player, json!({"type": "announce", "what": "move", "units": units, "to": bfs[pick as usize % 2]}))
+        }
+        Phase::ChooseCombat => (
+            holder,
+            json!({"type": "announce", "what": "combat", "battlefield": s.pending[n as usize % s.pending.len()]}),
+        ),
+        Phase::Showdown(sd) => match &sd.stage {
+            Stage::InitialChain { .. } if pick.is_multiple_of(3) => {
+                let t = if Some(&holder) == sd.combat.as_ref().map(|c| &c.0) { "attack" } else { "defend" };
+                (holder, json!({"type": "play", "kind": "trigger", "card": "Cry", "trigger": t}))
+            }
+            Stage::Focus { .. } if pick.is_multiple_of(4) => {
+                (holder, json!({"type": "play", "kind": "action", "card": "Bolt"}))
+            }
+            Stage::Focus { .. } if pick % 7 == 1 => {
+                (holder, json!({"type": "announce", "what": "invite", "player": seat}))
+            }
+            Stage::Chain { .. } if pick.is_multiple_of(3) => {
+                (holder, json!({"type": "play", "kind": "reaction", "card": "Ward"}))
+            }
+            Stage::Invited { player, .. } => (
+                player.clone(),
+                json!({"type": "announce", "what": if pick.is_multiple_of(2) { "accept" } else { "decline" }}),
+            ),
+            Stage::Resolving { .. } => {
+                let item = sd.chain.newest().unwrap();
+                let unit = s.units.keys().nth(n as usize % s.units.len().max(1)).cloned();
+                let changes = match unit {
+                    Some(u) if pick.is_multiple_of(3) => json!([{"unit": u, "damage": 1}]),
+                    _ => json!([]),
+                };
+                (
+                    item.seat.clone(),
+                    json!({"type": "resolve", "what": "chain_item", "item": item.seq, "changes": changes}),
+                )
+            }
+            _ => (holder, json!({"type": "pass"})),
+        },
+        Phase::Damage { battlefield, attacker, defender, assigning, .. } => {
+            // A legal assignment: Tanks first, each lethal before the next, the rest on the last.
+            let target = if assigning == attacker { defender } else { attacker };
+            let total: i64 = s
+                .units
+                .iter()
+                .filter(|(_, u)| &u.owner == assigning && u.at.as_deref() == Some(battlefield.as_str()))
+                .map(|(k, _)| s.combat_might[k])
+                .sum();
+            let mut targets: Vec<(&String, i64, bool)> = s
+                .units
+                .iter()
+                .filter(|(_, u)| &u.owner == target && u.at.as_deref() == Some(battlefield.as_str()))
+                .map(|(k, u)| (k, (s.combat_might[k] - u.damage).max(0), u.tank))
+                .collect();
+            targets.sort_by_key(|t| !t.2);
+            let mut left = total;
+            let mut list = vec![];
+            for (i, (k, lethal, _)) in targets.iter().enumerate() {
+                if left == 0 {
+                    break;
+                }
+                let give = if i + 1 == targets.len() { left } else { (*lethal).max(1).min(left) };
+                list.push(json!({"unit": k, "damage": give}));
+                left -= give;
+            }
+            (assigning.clone(), json!({"type": "resolve", "what": "damage", "assignments": list}))
+        }
+    }
+}
+
+fn play_with(mut sim: Sim, choices: &[(u8, u8)], candidate: fn(&Sim, u8, u8) -> (String, Value)) -> Sim {
+    for (pick, n) in choices {
+        let (actor, action) = candidate(&sim, *pick, *n);
+        let _ = sim.try_act(&actor, action);
+    }
+    sim
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn wtactics_replay_is_deterministic(choices in prop::collection::vec((any::<u8>(), any::<u8>()), 1..200)) {
+        let sim = play_with(Sim::ruleset("wtactics", &["p1", "p2"], &["Dana"], json!({})), &choices, wtactics_candidate);
+        assert_replays(&sim)?;
+    }
+
+    #[test]
+    fn riftbound_replay_is_deterministic(choices in prop::collection::vec((any::<u8>(), any::<u8>()), 1..200)) {
+        let sim = play_with(Sim::ruleset("riftbound", &["p1", "p2", "p3"], &["Dana"], json!({"mode": "ffa3", "battlefields": ["Altar", "Forge"]})), &choices, riftbound_candidate);
+        assert_replays(&sim)?;
+    }
+}
+
+#[test]
+fn random_wtactics_and_riftbound_play_reach_combat_resolution() {
+    let choices: Vec<(u8, u8)> = (0..800u32).map(|i| ((i * 7 % 251) as u8, (i * 13 % 253) as u8)).collect();
+    let w = play_with(Sim::ruleset("wtactics", &["p1", "p2"], &["Dana"], json!({})), &choices, wtactics_candidate);
+    assert!(w.wtactics().attacks_finished >= 3, "only {} WTactics attacks finished", w.wtactics().attacks_finished);
+    let r = play_with(
+        Sim::ruleset(
+            "riftbound",
+            &["p1", "p2", "p3"],
+            &["Dana"],
+            json!({"mode": "ffa3", "battlefields": ["Altar", "Forge"]}),
+        ),
+        &choices,
+        riftbound_candidate,
+    );
+    let fights = r.events.iter().filter(|e| e.action["what"] == "damage").count();
+    assert!(fights >= 4, "only {fights} Riftbound damage assignments accepted in {} events", r.events.len());
+}

@@ -125,7 +125,7 @@ fn outcomes_conquer_and_recall() {
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 1)]));
     sim.act("p2", damage(&[("Imp", 5)]));
-    assert!(sim.riftbound().units.get("Imp").is_none());
+    assert!(!sim.riftbound().units.contains_key("Imp"));
     // Only attackers remain: conquered, and Conquer scores.
     sim.act("p1", mv(json!([unit("Giant", 9)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
@@ -157,7 +157,11 @@ fn when_neither_side_remains_control_does_not_change() {
     sim.act("p2", damage(&[("Brute", 3)]));
     let s = sim.riftbound();
     assert!(s.units.is_empty());
-    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p2"), "gap 5: the outcome table says no control change");
+    assert_eq!(
+        s.battlefields["Altar"].controller.as_deref(),
+        Some("p2"),
+        "gap 5: the outcome table says no control change"
+    );
     assert_eq!(s.scores["p1"], 0);
 }
 

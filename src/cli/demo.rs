@@ -1,4 +1,4 @@
-//! `arbiter demo`: records the bundled sample combat into the store, step
+//! `arbiter demo [--ruleset NAME]`: records a bundled sample game into the store, step
 //! by step through the same append path as a table would, then replays
 //! its log and verifies it.
 
@@ -12,16 +12,26 @@ use arbiter::store::Store;
 use super::read::view_text;
 use super::{Output, rec};
 
-/// The bundled sample: a three-player Doomtrooper combat (a battle tactic
-/// countered, a change of combatants that repeats steps 2-15, a
-/// non-simultaneous combat), then a second combat ended by Smoke Bomb.
-pub const SAMPLE: &str = include_str!("../../examples/doomtrooper-sample.jsonl");
+/// The bundled samples, one per ruleset (written by tools/make-samples.py).
+/// Doomtrooper: a three-player combat (a battle tactic countered, a change of
+/// combatants that repeats steps 2-15, a non-simultaneous combat), then a
+/// second combat ended by Smoke Bomb. WTactics: an attack with a combat
+/// that needs a judge's ruling. Riftbound: a showdown without combat, then
+/// a combat with triggers, a chain, Tank damage and a conquest.
+const SAMPLES: &[(&str, &str)] = &[
+    ("doomtrooper", include_str!("../../examples/doomtrooper-sample.jsonl")),
+    ("wtactics", include_str!("../../examples/wtactics-sample.jsonl")),
+    ("riftbound", include_str!("../../examples/riftbound-sample.jsonl")),
+];
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Name for the recorded game (default: sample, sample-2, ...).
+    /// Name for the recorded game (default: sample, sample-2, ...; or RULESET-sample...).
     #[arg(long = "as")]
     pub name: Option<String>,
+    /// Which ruleset's sample to record.
+    #[arg(long, default_value = "doomtrooper", value_parser = ["doomtrooper", "wtactics", "riftbound"])]
+    pub ruleset: String,
 }
 
 pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
@@ -29,13 +39,15 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         Some(n) => n,
         None => {
             let games = store.games().map_err(|e| rec(e.into()))?;
+            let base = if a.ruleset == "doomtrooper" { "sample".to_string() } else { format!("{}-sample", a.ruleset) };
             (1..)
-                .map(|i| if i == 1 { "sample".to_string() } else { format!("sample-{i}") })
+                .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
                 .find(|n| !games.contains(n))
                 .expect("a free name")
         }
     };
-    let mut lines = SAMPLE.lines().filter(|l| !l.trim().is_empty());
+    let sample = SAMPLES.iter().find(|(r, _)| *r == a.ruleset).map(|(_, s)| *s).expect("a bundled sample");
+    let mut lines = sample.lines().filter(|l| !l.trim().is_empty());
     let first = Submission::parse(lines.next().expect("sample has a header")).map_err(rec)?;
     let header: Header = serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;
     record::create(store, &name, &header, &first.actor, None).map_err(rec)?;
@@ -45,7 +57,7 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         recorder.append(&sub, None).map_err(rec)?;
     }
     if !out.json {
-        println!("recorded the sample combat as game {name:?} in the store; its log:");
+        println!("recorded the {} sample as game {name:?} in the store; its log:", a.ruleset);
     }
     for event in store.read(&name, 0).map_err(|e| rec(e.into()))? {
         let event = event.map_err(|e| rec(e.into()))?;
@@ -58,9 +70,10 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
     let table = table.expect("verified record has a state");
     let view = table.view();
     out.emit(serde_json::json!({"game": name, "events": verified.events, "head": verified.head, "step": view.step, "state": table.state}), || {
-        let points = serde_json::to_string(&table.state).ok().and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok()).and_then(|v| v.get("points").cloned()).unwrap_or_default();
+        let state = serde_json::to_value(&table.state).unwrap_or_default();
+        let points = ["points", "scores", "influence_lost"].iter().find_map(|k| state.get(*k).map(|v| format!("{k}: {v}"))).unwrap_or_default();
         format!(
-            "verified: {} events, hashes, links and rules; head {}\nnow: {}\npoints: {points}\nnext: arbiter state {name} | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
+            "verified: {} events, hashes, links and rules; head {}\nnow: {}\n{points}\nnext: arbiter state {name} | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
             verified.events, verified.head, view_text(&view)
         )
     });

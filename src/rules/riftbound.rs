@@ -413,7 +413,7 @@ impl State {
         let judge = self.is_judge(actor);
         match (self.phase.clone(), action) {
             (Phase::Setup | Phase::Open, Action::Announce(Announce::Turn {})) => self.begin_turn(seq, actor),
-            (Phase::Open, Action::Announce(Announce::Move { units, to })) => {
+            (Phase::Setup | Phase::Open, Action::Announce(Announce::Move { units, to })) => {
                 self.move_units(seq, actor, units, to.as_deref())
             }
             (Phase::ChooseCombat, Action::Announce(Announce::Combat { battlefield })) => {
@@ -506,7 +506,15 @@ impl State {
     fn move_units(&mut self, seq: u64, actor: &str, units: &[UnitSpec], to: Option<&str>) -> Result<(), Refusal> {
         const RULE: &str = "gap 2 (module docs): the turn player moves units between showdowns";
         if Some(actor) != self.turn_player() {
-            return refuse(RULE, format!("it is {}'s turn", self.turn_player().unwrap_or("no one")));
+            return refuse(
+                RULE,
+                match self.turn_player() {
+                    Some(p) => format!("it is {p}'s turn"),
+                    None => {
+                        "it is no one's turn: a player begins one with {\"type\":\"announce\",\"what\":\"turn\"}".into()
+                    }
+                },
+            );
         }
         if units.is_empty() {
             return refuse(RULE, "move at least one unit");
@@ -517,10 +525,11 @@ impl State {
             }
             // The Two-Player Limit.
             let combatants = self.combat_players(bf);
-            if let Some((a, d)) = &combatants {
-                if actor != a && actor != d {
-                    return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
-                }
+            if let Some((a, d)) = &combatants
+                && actor != a
+                && actor != d
+            {
+                return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
             }
             let opposing: BTreeSet<String> =
                 self.occupants(bf).into_iter().filter(|p| self.side(p) != self.side(actor)).collect();
@@ -608,15 +617,15 @@ impl State {
 
     /// The two players of a pending or ongoing combat at `bf`.
     fn combat_players(&self, bf: &str) -> Option<(String, String)> {
-        if let Phase::Showdown(Showdown { battlefield, combat: Some(c), .. }) = &self.phase {
-            if battlefield == bf {
-                return Some(c.clone());
-            }
+        if let Phase::Showdown(Showdown { battlefield, combat: Some(c), .. }) = &self.phase
+            && battlefield == bf
+        {
+            return Some(c.clone());
         }
-        if let Phase::Damage { battlefield, attacker, defender, .. } = &self.phase {
-            if battlefield == bf {
-                return Some((attacker.clone(), defender.clone()));
-            }
+        if let Phase::Damage { battlefield, attacker, defender, .. } = &self.phase
+            && battlefield == bf
+        {
+            return Some((attacker.clone(), defender.clone()));
         }
         let b = &self.battlefields[bf];
         let attacker = b.contested_by.clone()?;
@@ -627,12 +636,11 @@ impl State {
     fn update_control(&mut self, bf: &str) {
         let occupants = self.occupants(bf);
         let b = self.battlefields.get_mut(bf).expect("bf");
-        if b.contested_by.is_none() {
-            if let Some(c) = &b.controller {
-                if !occupants.contains(c) {
-                    b.controller = None;
-                }
-            }
+        if b.contested_by.is_none()
+            && let Some(c) = &b.controller
+            && !occupants.contains(c)
+        {
+            b.controller = None;
         }
     }
 
@@ -871,10 +879,11 @@ impl State {
                 if !self.battlefields.contains_key(bf) {
                     return refuse(RULE, format!("{bf} is not a battlefield of this game"));
                 }
-                if let Some((a, d)) = self.combat_players(bf) {
-                    if owner != a && owner != d {
-                        return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
-                    }
+                if let Some((a, d)) = self.combat_players(bf)
+                    && owner != a
+                    && owner != d
+                {
+                    return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
                 }
                 let occupants = self.occupants(bf);
                 let opposing: BTreeSet<&String> =

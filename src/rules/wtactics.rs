@@ -576,7 +576,7 @@ impl State {
         let attack = self.attack.as_mut().expect("attack");
         let left: Vec<String> =
             attack.combats.iter().map(|(a, _)| a.clone()).filter(|a| !attack.resolved.contains(a)).collect();
-        let picker = if attack.picks % 2 == 0 { attack.active.clone() } else { attack.passive.clone() };
+        let picker = if attack.picks.is_multiple_of(2) { attack.active.clone() } else { attack.passive.clone() };
         match left.len() {
             0 => self.finish_attack(),
             // With one combat left there is nothing to choose.

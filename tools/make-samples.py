@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
-"""Writes examples/doomtrooper-sample.jsonl, the sample combat `arbiter demo` records.
+"""Writes examples/<ruleset>-sample.jsonl, the sample games `arbiter demo --ruleset NAME` records.
 
-Kept as a script so the seqs that counters name are computed, not typed.
-Run: python3 tools/make-sample.py > examples/doomtrooper-sample.jsonl
+Kept as a script so the seqs that counters and chain items name are computed, not typed.
+Run: python3 tools/make-samples.py
 """
 import json
+import os
 
 lines = []
+
+
+def write(ruleset):
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", f"{ruleset}-sample.jsonl")
+    with open(path, "w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    lines.clear()
 
 
 def act(actor, **action):
@@ -80,5 +89,53 @@ passes("p3", "p1", "p2")
 act("p3", type="resolve", what="award", points=0)
 passes("p2", "p1", "p3")
 
-for line in lines:
-    print(json.dumps(line))
+write("doomtrooper")
+
+# WTactics: p1 attacks with three creatures; p2 defends two of them, one with two
+# defenders (a judge rules), and lets nothing through.
+act("organiser", type="open", ruleset="wtactics", ruleset_version=1,
+    seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["Dana"])
+act("p1", type="announce", what="attackers", attackers=[
+    {"name": "Orc Raider", "atk": 3, "def": 2},
+    {"name": "Troll", "atk": 5, "def": 5, "enchantments": [{"card": "Bloodlust", "owner": "p1"}]}])
+act("p2", type="play", kind="event", card="Ambush")                                    # I: passive first
+passes("p1", "p2")
+act("p2", type="announce", what="defenders", blocks=[
+    {"defender": {"name": "Knight", "atk": 2, "def": 3}, "attacker": "Orc Raider"},
+    {"defender": {"name": "Pikeman", "atk": 3, "def": 2}, "attacker": "Troll"},
+    {"defender": {"name": "Archer", "atk": 2, "def": 1}, "attacker": "Troll"}])
+act("p1", type="announce", what="next_combat", attacker="Orc Raider")                  # IV: attacker picks first
+act("p2", type="play", kind="ability", card="Shield Wall")
+passes("p1", "p2")
+act("p1", type="resolve", what="combat", attacker={"atk": 3, "def": 2},
+    defenders=[{"name": "Knight", "atk": 2, "def": 4}], dead=["Orc Raider"])
+passes("p2", "p1")                                                                    # Troll: two defenders
+act("Dana", type="resolve", what="combat", attacker={"atk": 5, "def": 5},
+    defenders=[{"name": "Pikeman", "atk": 3, "def": 2}, {"name": "Archer", "atk": 2, "def": 1}], dead=["Pikeman", "Troll"])
+write("wtactics")
+
+# Riftbound 1v1: p2 takes the Altar without combat; p1 contests it: triggers,
+# a spell and a reaction on the chain, damage with a Tank, and a conquest.
+act("organiser", type="open", ruleset="riftbound", ruleset_version=1,
+    seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["Dana"],
+    options={"mode": "1v1", "battlefields": ["Altar", "Forge"]})
+act("p2", type="announce", what="turn")
+act("p2", type="announce", what="move", to="Altar", units=[
+    {"name": "Stone Golem", "might": 3, "tank": True}, {"name": "Acolyte", "might": 2, "shield": [1]}])
+passes("p2", "p1")                                                                    # showdown without combat
+act("p1", type="announce", what="turn")
+act("p1", type="announce", what="move", to="Altar", units=[
+    {"name": "Berserker", "might": 4, "assault": [2]}, {"name": "Scout", "might": 2}])
+cry = act("p1", type="play", kind="trigger", card="Battle Cry", trigger="attack")       # initial chain
+passes("p2", "p1")
+act("p1", type="resolve", what="chain_item", item=cry, changes=[])
+bolt = act("p1", type="play", kind="action", card="Firebolt")                          # p1 has Focus
+ward = act("p2", type="play", kind="reaction", card="Ward")
+passes("p1", "p2")
+act("p2", type="resolve", what="chain_item", item=ward, changes=[])
+act("p1", type="resolve", what="chain_item", item=bolt, changes=[{"unit": "Acolyte", "damage": 1}])
+passes("p2", "p1")                                                                    # showdown ends
+# 8 Might (4+2 Assault, 2) against the Tank first: Golem 3, then Acolyte (Might 3 with Shield, 1 damage): 2 is lethal.
+act("p1", type="resolve", what="damage", assignments=[{"unit": "Stone Golem", "damage": 3}, {"unit": "Acolyte", "damage": 5}])
+act("p2", type="resolve", what="damage", assignments=[{"unit": "Scout", "damage": 2}, {"unit": "Berserker", "damage": 4}])
+write("riftbound")
