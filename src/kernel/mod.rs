@@ -26,6 +26,8 @@ pub use ledger::{Effect, Ledger};
 pub use window::Window;
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::event::ActionType;
 
@@ -76,4 +78,35 @@ impl Violation {
     pub fn new(view: &View, rule: impl Into<String>, message: impl Into<String>) -> Violation {
         Violation { step: view.step.clone(), rule: rule.into(), message: message.into(), may_act: view.may_act.clone() }
     }
+}
+
+/// A ruleset's refusal before the kernel dresses it as a [`Violation`]:
+/// the rule (in the text's words) and what is wrong.
+pub type Refusal = (&'static str, String);
+
+pub fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
+    Err((rule, message.into()))
+}
+
+/// The shape of every ruleset's reducer: parse the action into the
+/// ruleset's own payload type `A`, apply it to a copy of the state, and on
+/// refusal name the step and who may act as they were before the action.
+pub fn apply<S: Clone, A: DeserializeOwned>(
+    state: &S,
+    view: impl FnOnce(&S) -> View,
+    ruleset: &str,
+    action: &Value,
+    step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
+) -> Result<S, Violation> {
+    let view = view(state);
+    let action: A = serde_json::from_value(action.clone()).map_err(|e| {
+        Violation::new(
+            &view,
+            format!("the payloads in schemas/{ruleset}/action.schema.json"),
+            format!("not a {ruleset} action: {e}"),
+        )
+    })?;
+    let mut next = state.clone();
+    step(&mut next, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
+    Ok(next)
 }

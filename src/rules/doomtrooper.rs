@@ -72,7 +72,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{ActionType, Header, check_name};
-use crate::kernel::{Effect, Ledger, StepRef, View, Violation, Window};
+use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Window, refuse};
 
 pub const NAME: &str = "doomtrooper";
 pub const VERSION: u64 = 1;
@@ -659,26 +659,10 @@ pub fn open(header: &Header) -> Result<State, String> {
     })
 }
 
-type Refusal = (&'static str, String);
-
-fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
-    Err((rule, message.into()))
-}
-
 impl State {
     /// Applies one event's action. Pure: the new state, or why not.
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
-        let view = self.view();
-        let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
-            Violation::new(
-                &view,
-                "the payloads in schemas/doomtrooper/action.schema.json",
-                format!("not a Doomtrooper action: {e}"),
-            )
-        })?;
-        let mut next = self.clone();
-        next.step(seq, actor, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
-        Ok(next)
+        kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {

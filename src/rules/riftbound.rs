@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::{ActionType, Header, check_name};
-use crate::kernel::{Chain, ChainItem, StepRef, View, Violation, Window};
+use crate::kernel::{self, Chain, ChainItem, Refusal, StepRef, View, Violation, Window, refuse};
 
 pub const NAME: &str = "riftbound";
 pub const VERSION: u64 = 1;
@@ -353,11 +353,6 @@ pub fn open(header: &Header) -> Result<State, String> {
     Ok(state)
 }
 
-type Refusal = (&'static str, String);
-fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
-    Err((rule, message.into()))
-}
-
 const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
 const RULE_CHAIN: &str =
     "each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves";
@@ -366,18 +361,8 @@ const RULE_LIMIT: &str =
     "Two-Player Limit: Battlefields with Pending/In-Progress Combat are invalid destinations for others";
 
 impl State {
-    pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<State, Violation> {
-        let view = self.view();
-        let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
-            Violation::new(
-                &view,
-                "the payloads in schemas/riftbound/action.schema.json",
-                format!("not a Riftbound action: {e}"),
-            )
-        })?;
-        let mut next = self.clone();
-        next.step(seq, actor, &action).map_err(|(rule, m)| Violation::new(&view, rule, m))?;
-        Ok(next)
+    pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
+        kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
     /// The scoring side of a player: the player, or its team in 2v2.

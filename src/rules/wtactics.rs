@@ -43,7 +43,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{ActionType, Header, check_name};
-use crate::kernel::{StepRef, View, Violation, Window};
+use crate::kernel::{self, Refusal, StepRef, View, Violation, Window, refuse};
 
 pub const NAME: &str = "wtactics";
 pub const VERSION: u64 = 1;
@@ -232,11 +232,6 @@ pub fn open(header: &Header) -> Result<State, String> {
     })
 }
 
-type Refusal = (&'static str, String);
-fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
-    Err((rule, message.into()))
-}
-
 const RULE_I: &str =
     "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them";
 const RULE_RESPONSE: &str =
@@ -248,17 +243,7 @@ const RULE_IV: &str = "IV: Attacker ATK higher than Defender DEF: the Defender d
 
 impl State {
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
-        let view = self.view();
-        let action: Action = serde_json::from_value(action.clone()).map_err(|e| {
-            Violation::new(
-                &view,
-                "the payloads in schemas/wtactics/action.schema.json",
-                format!("not a WTactics action: {e}"),
-            )
-        })?;
-        let mut next = self.clone();
-        next.step(seq, actor, &action).map_err(|(rule, m)| Violation::new(&view, rule, m))?;
-        Ok(next)
+        kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
     fn is_judge(&self, actor: &str) -> bool {
