@@ -6,7 +6,7 @@ use schemars::schema_for;
 use serde_json::Value;
 
 use crate::event::{Event, Header};
-use crate::rules::{doomtrooper, riftbound, wtactics};
+use crate::rules::{doomtrooper, gurps, rawdeal, riftbound, wtactics};
 
 /// (path under schemas/, schema) for every committed schema file.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -15,6 +15,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
         ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
         ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
+        ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
+        ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
         ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),
     ]
 }

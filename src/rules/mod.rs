@@ -7,6 +7,8 @@
 //! ruleset's own step script.
 
 pub mod doomtrooper;
+pub mod gurps;
+pub mod rawdeal;
 pub mod riftbound;
 pub mod wtactics;
 
@@ -21,6 +23,8 @@ pub const RULESETS: &[(&str, u64)] = &[
     (doomtrooper::NAME, doomtrooper::VERSION),
     (wtactics::NAME, wtactics::VERSION),
     (riftbound::NAME, riftbound::VERSION),
+    (rawdeal::NAME, rawdeal::VERSION),
+    (gurps::NAME, gurps::VERSION),
 ];
 
 /// Each ruleset's state, one variant per ruleset.
@@ -30,6 +34,8 @@ pub enum RulesetState {
     Doomtrooper(doomtrooper::State),
     Wtactics(wtactics::State),
     Riftbound(riftbound::State),
+    Rawdeal(rawdeal::State),
+    Gurps(gurps::State),
 }
 
 /// A game's state after some prefix of its stream.
@@ -55,6 +61,8 @@ impl Table {
             }
             (wtactics::NAME, wtactics::VERSION) => RulesetState::Wtactics(wtactics::open(header).map_err(refuse)?),
             (riftbound::NAME, riftbound::VERSION) => RulesetState::Riftbound(riftbound::open(header).map_err(refuse)?),
+            (rawdeal::NAME, rawdeal::VERSION) => RulesetState::Rawdeal(rawdeal::open(header).map_err(refuse)?),
+            (gurps::NAME, gurps::VERSION) => RulesetState::Gurps(gurps::open(header).map_err(refuse)?),
             (name, version) => {
                 let known: Vec<String> = RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
                 return Err(refuse(format!(
@@ -97,6 +105,8 @@ impl Table {
             RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(s.apply(seq, actor, action)?),
             RulesetState::Wtactics(s) => RulesetState::Wtactics(s.apply(seq, actor, action)?),
             RulesetState::Riftbound(s) => RulesetState::Riftbound(s.apply(seq, actor, action)?),
+            RulesetState::Rawdeal(s) => RulesetState::Rawdeal(s.apply(seq, actor, action)?),
+            RulesetState::Gurps(s) => RulesetState::Gurps(s.apply(seq, actor, action)?),
         };
         Ok(Table { header: self.header.clone(), state })
     }
@@ -106,6 +116,8 @@ impl Table {
             RulesetState::Doomtrooper(s) => s.view(),
             RulesetState::Wtactics(s) => s.view(),
             RulesetState::Riftbound(s) => s.view(),
+            RulesetState::Rawdeal(s) => s.view(),
+            RulesetState::Gurps(s) => s.view(),
         }
     }
 }

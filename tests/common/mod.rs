@@ -156,6 +156,20 @@ impl Sim {
         }
     }
 
+    pub fn rawdeal(&self) -> &arbiter::rules::rawdeal::State {
+        match &self.table.state {
+            RulesetState::Rawdeal(s) => s,
+            _ => panic!("not a Raw Deal game"),
+        }
+    }
+
+    pub fn gurps(&self) -> &arbiter::rules::gurps::State {
+        match &self.table.state {
+            RulesetState::Gurps(s) => s,
+            _ => panic!("not a GURPS game"),
+        }
+    }
+
     pub fn riftbound(&self) -> &arbiter::rules::riftbound::State {
         match &self.table.state {
             RulesetState::Riftbound(s) => s,

@@ -1,0 +1,585 @@
+//! GURPS: the combat turn sequence (`shared/rules/gurps-combat-turn-sequence.txt`).
+//!
+//! | text | what the reducer does |
+//! |---|---|
+//! | "The GM decides when to start using the combat rules" | a judge (the GM) starts combat, naming every combatant with Basic Speed (in quarter points: 5.75 is 23), DX, side, and whether a PC |
+//! | Turn Sequence | set at the start, never changed: descending Basic Speed |
+//! | Tied Speeds | NPCs of one side: the GM states the order; with PCs involved: higher DX first; still tied: a roll made once, at the start (an event), fixes the order for the whole combat |
+//! | Combat Turn Sequence | one turn per active character per second, in sequence; after everyone, the next second |
+//! | Active Characters | knocked out, asleep etc.: not active, skipped (becoming inactive or active again is an event); Do Nothing keeps a character active |
+//! | "Your Turn" | a turn is choosing a maneuver; it governs the character's options until its next turn |
+//! | "drop out of combat time ... resume combat time" | both are events by the GM |
+//!
+//! # Maneuvers and what they allow until the character's next turn
+//! Do Nothing, Move, Change Posture, Aim, Evaluate, Attack, Feint, All-Out
+//! Attack, Move and Attack, All-Out Defense, Concentrate, Ready, Wait. The
+//! reducer checks: attack rolls only on the attacker's own turn, after
+//! Attack, All-Out Attack or Move and Attack; a feint roll only after Feint;
+//! no active defense by a character whose maneuver is All-Out Attack.
+//! Rolls and results are recorded as the table made them; the reducer does
+//! not roll.
+//!
+//! # Gaps in the text, and what the reducer does there
+//! 1. **NPCs of different sides tied, with no PC among them**: the text
+//!    covers NPCs of one side and ties with PCs; here the GM states the order.
+//! 2. **Ties broken by a roll**: the higher roll goes first; equal rolls are
+//!    refused (roll again).
+//! 3. **Where combat time resumes**: at the turn where it stopped (the
+//!    sequence "does not change during combat").
+//! 4. **Wait**: the text does not say when a waiting character acts; the GM
+//!    records an attack out of turn as a ruling (`resolve` `roll` by a judge
+//!    with `ruling`).
+//! 5. **The other maneuvers' limits** (Aim, Evaluate, ...) are in the
+//!    chapters the text only names ("See Also"); the reducer enforces the
+//!    All-Out Attack limit the issue and text give, and records the rest.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{ActionType, Header, check_name};
+use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
+
+pub const NAME: &str = "gurps";
+pub const VERSION: u64 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    Announce(Announce),
+    /// Ends the acting character's turn.
+    Pass {},
+    Resolve(Resolve),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Announce {
+    /// The GM starts combat.
+    Combat {
+        combatants: Vec<Combatant>,
+    },
+    /// The acting character chooses its maneuver: its turn.
+    Maneuver {
+        maneuver: Maneuver,
+    },
+    /// The GM drops out of combat time, or resumes it.
+    DropOut {},
+    Resume {},
+    /// The GM ends combat.
+    EndCombat {},
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Combatant {
+    pub name: String,
+    /// Basic Speed in quarter points (5.75 is 23): no floating point in events.
+    pub speed_quarters: i64,
+    pub dx: i64,
+    pub side: String,
+    pub pc: bool,
+    /// The seat that plays it; NPCs are the GM's (absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Maneuver {
+    DoNothing,
+    Move,
+    ChangePosture,
+    Aim,
+    Evaluate,
+    Attack,
+    Feint,
+    AllOutAttack,
+    MoveAndAttack,
+    AllOutDefense,
+    Concentrate,
+    Ready,
+    Wait,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RollKind {
+    Attack,
+    Feint,
+    /// Dodge, parry or block.
+    ActiveDefense,
+    Damage,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Resolve {
+    /// The order of a tie group: by the GM's word, or by rolls made once at the start.
+    Tie {
+        order: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rolls: Vec<TieRoll>,
+    },
+    /// A roll and its result, as the table made it.
+    Roll {
+        by: String,
+        kind: RollKind,
+        roll: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<i64>,
+        result: String,
+        /// Set by the GM to record a roll the sequence would not allow (gap 4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ruling: Option<String>,
+    },
+    /// A character becomes inactive (knocked out, asleep, ...) or active again.
+    Status { combatant: String, active: bool, reason: String },
+    /// Any other GM determination.
+    Determination { text: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TieRoll {
+    pub combatant: String,
+    pub roll: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Character {
+    pub speed_quarters: i64,
+    pub dx: i64,
+    pub side: String,
+    pub pc: bool,
+    pub seat: Option<String>,
+    pub active: bool,
+    /// The maneuver chosen on its last turn: it governs until its next turn.
+    pub maneuver: Option<Maneuver>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "phase")]
+pub enum Phase {
+    /// Not in combat time (before combat, after it, or while the GM has dropped out).
+    Out,
+    /// Ties must be settled before the first turn: each group, highest Speed first.
+    Ties,
+    /// `index` into the sequence: that character's turn; `chosen` once it picked a maneuver.
+    Turn { index: usize, chosen: bool },
+    /// Dropped out of combat time; resumes at `index`.
+    DroppedOut { index: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub seats: Vec<String>,
+    pub judges: Vec<String>,
+    pub characters: BTreeMap<String, Character>,
+    /// The turn sequence: fixed at the start of combat.
+    pub sequence: Vec<String>,
+    /// Tie groups still to settle, in sequence order, each with how it is settled.
+    pub ties: Vec<(Vec<String>, String)>,
+    pub second: u64,
+    pub phase: Phase,
+    pub combats: u64,
+    pub log: Vec<(u64, String)>,
+}
+
+pub fn open(header: &Header) -> Result<State, String> {
+    if header.judges.is_empty() {
+        return Err("GURPS needs a GM: name at least one judge".into());
+    }
+    if !header.options.is_empty() {
+        return Err("GURPS takes no ruleset options".into());
+    }
+    Ok(State {
+        seats: header.seat_ids(),
+        judges: header.judges.clone(),
+        characters: BTreeMap::new(),
+        sequence: vec![],
+        ties: vec![],
+        second: 0,
+        phase: Phase::Out,
+        combats: 0,
+        log: vec![],
+    })
+}
+
+const RULE_SEQ: &str =
+    "Turn Sequence: set at the start of the fight and does not change; highest Basic Speed first, in descending order";
+const RULE_TIES: &str = "Tied Speeds: NPCs on the same side: the GM decides; with PCs, ties go to the highest DX; still tied, a roll at the start fixes the order";
+const RULE_TURN: &str = "Combat Turn Sequence: each active character gets one turn per second, choosing a maneuver";
+
+impl State {
+    pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<State, Violation> {
+        kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
+    }
+
+    fn is_gm(&self, actor: &str) -> bool {
+        self.judges.iter().any(|j| j == actor)
+    }
+
+    /// Who plays a character: its seat, or the GM for NPCs.
+    fn controls(&self, actor: &str, name: &str) -> bool {
+        match &self.characters[name].seat {
+            Some(seat) => seat == actor,
+            None => self.is_gm(actor),
+        }
+    }
+
+    fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        let gm = self.is_gm(actor);
+        match (self.phase.clone(), action) {
+            (Phase::Out, Action::Announce(Announce::Combat { combatants })) => {
+                if !gm {
+                    return refuse(
+                        "The GM decides when to start using the combat rules",
+                        format!("{actor} is not the GM"),
+                    );
+                }
+                self.start(combatants)
+            }
+            (Phase::Ties, Action::Resolve(Resolve::Tie { order, rolls })) => {
+                if !gm {
+                    return refuse(RULE_TIES, format!("{actor} is not the GM"));
+                }
+                self.settle_tie(order, rolls)
+            }
+            (_, Action::Resolve(Resolve::Status { combatant, active, reason })) if self.phase != Phase::Out => {
+                if !gm {
+                    return refuse("Active Characters", format!("{actor} is not the GM"));
+                }
+                let Some(c) = self.characters.get_mut(combatant) else {
+                    return refuse("Active Characters", format!("{combatant} is not in this combat"));
+                };
+                c.active = *active;
+                self.log.push((
+                    seq,
+                    format!("{combatant} {} ({reason})", if *active { "active again" } else { "inactive" }),
+                ));
+                // The acting character knocked out: its turn is over.
+                if let Phase::Turn { index, .. } = self.phase {
+                    if !active && self.sequence[index] == *combatant {
+                        self.next_turn(index);
+                    }
+                }
+                Ok(())
+            }
+            (_, Action::Resolve(Resolve::Determination { text })) if gm => {
+                check_name("determination", text).or_else(|m| refuse("the GM's determinations", m))?;
+                self.log.push((seq, text.clone()));
+                Ok(())
+            }
+            (Phase::Turn { index, chosen: false }, Action::Announce(Announce::Maneuver { maneuver })) => {
+                let who = self.sequence[index].clone();
+                if !self.controls(actor, &who) {
+                    return refuse(RULE_TURN, format!("it is {who}'s turn"));
+                }
+                self.characters.get_mut(&who).expect("character").maneuver = Some(*maneuver);
+                self.phase = Phase::Turn { index, chosen: true };
+                Ok(())
+            }
+            (Phase::Turn { index, chosen: true }, Action::Pass {}) => {
+                let who = self.sequence[index].clone();
+                if !self.controls(actor, &who) && !gm {
+                    return refuse(RULE_TURN, format!("{who}'s player or the GM ends {who}'s turn"));
+                }
+                self.next_turn(index);
+                Ok(())
+            }
+            (
+                Phase::Turn { index, chosen },
+                Action::Resolve(Resolve::Roll { by, kind, roll, target, result, ruling }),
+            ) => {
+                self.roll(actor, index, chosen, by, *kind, ruling.as_deref())?;
+                let t = target.map(|t| format!(" vs {t}")).unwrap_or_default();
+                self.log.push((seq, format!("{by} {kind:?} roll {roll}{t}: {result}")));
+                Ok(())
+            }
+            (Phase::Turn { index, .. }, Action::Announce(Announce::DropOut {})) if gm => {
+                self.phase = Phase::DroppedOut { index };
+                Ok(())
+            }
+            (Phase::DroppedOut { index }, Action::Announce(Announce::Resume {})) if gm => {
+                // Gap 3: combat time resumes where it stopped.
+                self.phase = Phase::Turn { index, chosen: false };
+                if !self.characters[&self.sequence[index]].active {
+                    self.next_turn(index);
+                }
+                Ok(())
+            }
+            (Phase::Turn { .. } | Phase::DroppedOut { .. } | Phase::Ties, Action::Announce(Announce::EndCombat {}))
+                if gm =>
+            {
+                self.phase = Phase::Out;
+                self.combats += 1;
+                Ok(())
+            }
+            _ => {
+                let view = self.view();
+                let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
+                refuse(
+                    RULE_TURN,
+                    format!("not legal now: the next action is {} by {}", legal.join(" or "), view.may_act.join(", ")),
+                )
+            }
+        }
+    }
+
+    fn start(&mut self, combatants: &[Combatant]) -> Result<(), Refusal> {
+        if combatants.len() < 2 {
+            return refuse(RULE_SEQ, "a fight needs at least two combatants");
+        }
+        let mut characters = BTreeMap::new();
+        for c in combatants {
+            check_name("combatant", &c.name).or_else(|m| refuse(RULE_SEQ, m))?;
+            check_name("side", &c.side).or_else(|m| refuse(RULE_SEQ, m))?;
+            if c.speed_quarters <= 0 {
+                return refuse(RULE_SEQ, format!("{}'s Basic Speed must be positive (in quarter points)", c.name));
+            }
+            if let Some(seat) = &c.seat {
+                if !self.seats.contains(seat) {
+                    return refuse(RULE_SEQ, format!("{seat} is not a seat"));
+                }
+            }
+            if c.pc && c.seat.is_none() {
+                return refuse(RULE_SEQ, format!("{} is a PC: name the seat that plays it", c.name));
+            }
+            let ch = Character {
+                speed_quarters: c.speed_quarters,
+                dx: c.dx,
+                side: c.side.clone(),
+                pc: c.pc,
+                seat: c.seat.clone(),
+                active: true,
+                maneuver: None,
+            };
+            if characters.insert(c.name.clone(), ch).is_some() {
+                return refuse(RULE_SEQ, format!("{} is named twice", c.name));
+            }
+        }
+        // Descending Basic Speed; then, where PCs are involved, higher DX first.
+        let mut order: Vec<&Combatant> = combatants.iter().collect();
+        order.sort_by_key(|c| std::cmp::Reverse(c.speed_quarters));
+        let mut sequence: Vec<String> = vec![];
+        let mut ties = vec![];
+        for group in order.chunk_by(|a, b| a.speed_quarters == b.speed_quarters) {
+            if group.len() == 1 {
+                sequence.push(group[0].name.clone());
+                continue;
+            }
+            if group.iter().any(|c| c.pc) {
+                let mut by_dx: Vec<&&Combatant> = group.iter().collect();
+                by_dx.sort_by_key(|c| std::cmp::Reverse(c.dx));
+                for sub in by_dx.chunk_by(|a, b| a.dx == b.dx) {
+                    sequence.push(sub[0].name.clone());
+                    if sub.len() > 1 {
+                        sequence.extend(sub[1..].iter().map(|c| c.name.clone()));
+                        ties.push((sub.iter().map(|c| c.name.clone()).collect(), "roll".to_string()));
+                    }
+                }
+            } else {
+                sequence.extend(group.iter().map(|c| c.name.clone()));
+                let sides: BTreeSet<&str> = group.iter().map(|c| c.side.as_str()).collect();
+                let how = if sides.len() == 1 { "gm" } else { "gm (gap 1: NPCs of different sides)" };
+                ties.push((group.iter().map(|c| c.name.clone()).collect(), how.to_string()));
+            }
+        }
+        self.characters = characters;
+        self.sequence = sequence;
+        self.ties = ties;
+        self.second = 1;
+        self.phase = if self.ties.is_empty() { Phase::Turn { index: 0, chosen: false } } else { Phase::Ties };
+        Ok(())
+    }
+
+    fn settle_tie(&mut self, order: &[String], rolls: &[TieRoll]) -> Result<(), Refusal> {
+        let (group, how) = self.ties[0].clone();
+        let mut a: Vec<&String> = order.iter().collect();
+        a.sort();
+        let mut b: Vec<&String> = group.iter().collect();
+        b.sort();
+        if a != b {
+            return refuse(RULE_TIES, format!("order the tied group {}", group.join(", ")));
+        }
+        if how == "roll" {
+            // Gap 2: the higher roll goes first; equal rolls do not decide.
+            let roll_of = |n: &String| rolls.iter().find(|r| &r.combatant == n).map(|r| r.roll);
+            if rolls.len() != group.len() || group.iter().any(|n| roll_of(n).is_none()) {
+                return refuse(
+                    RULE_TIES,
+                    format!("PCs tied on Speed and DX: record one roll for each of {}", group.join(", ")),
+                );
+            }
+            let values: BTreeSet<i64> = rolls.iter().map(|r| r.roll).collect();
+            if values.len() != rolls.len() {
+                return refuse(RULE_TIES, "equal rolls do not decide: roll again (gap 2)");
+            }
+            let mut by_roll = group.clone();
+            by_roll.sort_by_key(|n| std::cmp::Reverse(roll_of(n)));
+            if by_roll != order {
+                return refuse(RULE_TIES, format!("the rolls put them in the order {}", by_roll.join(", ")));
+            }
+        } else if !rolls.is_empty() {
+            return refuse(RULE_TIES, "the GM simply decides this tie: no rolls");
+        }
+        // Put the group in its place in the sequence, in the settled order.
+        let start = self.sequence.iter().position(|n| group.contains(n)).expect("group in sequence");
+        for (i, n) in order.iter().enumerate() {
+            self.sequence[start + i] = n.clone();
+        }
+        self.ties.remove(0);
+        if self.ties.is_empty() {
+            self.phase = Phase::Turn { index: 0, chosen: false };
+            if !self.characters[&self.sequence[0]].active {
+                self.next_turn(0);
+            }
+        }
+        Ok(())
+    }
+
+    /// The next active character in sequence; after the last, the next second.
+    fn next_turn(&mut self, from: usize) {
+        let n = self.sequence.len();
+        for p in from + 1..=from + n {
+            let i = p % n;
+            if self.characters[&self.sequence[i]].active {
+                if p >= n {
+                    // Everyone has had a turn: one second has passed.
+                    self.second += 1;
+                }
+                self.phase = Phase::Turn { index: i, chosen: false };
+                return;
+            }
+        }
+        // No one is active: combat time waits for the GM.
+        self.phase = Phase::DroppedOut { index: from };
+    }
+
+    fn roll(
+        &self,
+        actor: &str,
+        index: usize,
+        chosen: bool,
+        by: &str,
+        kind: RollKind,
+        ruling: Option<&str>,
+    ) -> Result<(), Refusal> {
+        let Some(c) = self.characters.get(by) else { return refuse(RULE_TURN, format!("{by} is not in this combat")) };
+        if ruling.is_some() {
+            return if self.is_gm(actor) {
+                Ok(())
+            } else {
+                refuse("gap 4 (module docs)", "only the GM records a ruling")
+            };
+        }
+        if !self.controls(actor, by) && !self.is_gm(actor) {
+            return refuse(RULE_TURN, format!("{actor} does not play {by}"));
+        }
+        let acting = self.sequence[index] == by;
+        match kind {
+            RollKind::Attack | RollKind::Feint => {
+                if !acting || !chosen {
+                    return refuse(
+                        "\"Your Turn\": a character acts on its own turn, after choosing a maneuver",
+                        format!(
+                            "it is {}'s turn{}",
+                            self.sequence[index],
+                            if chosen { "" } else { " and no maneuver is chosen yet" }
+                        ),
+                    );
+                }
+                let ok = match kind {
+                    RollKind::Attack => {
+                        matches!(c.maneuver, Some(Maneuver::Attack | Maneuver::AllOutAttack | Maneuver::MoveAndAttack))
+                    }
+                    _ => c.maneuver == Some(Maneuver::Feint),
+                };
+                if !ok {
+                    return refuse(
+                        "the maneuver governs the character's options until its next turn",
+                        format!("{by} chose {:?}, which does not allow a {kind:?} roll", c.maneuver.expect("chosen")),
+                    );
+                }
+            }
+            RollKind::ActiveDefense => {
+                if !c.active {
+                    return refuse("Active Characters", format!("{by} is not active"));
+                }
+                if c.maneuver == Some(Maneuver::AllOutAttack) {
+                    return refuse(
+                        "All-Out Attack: no active defense until the character's next turn",
+                        format!("{by} made an All-Out Attack"),
+                    );
+                }
+            }
+            RollKind::Damage | RollKind::Other => {}
+        }
+        Ok(())
+    }
+
+    pub fn view(&self) -> View {
+        let step = |number: &str, title: &str| StepRef {
+            number: number.into(),
+            title: title.into(),
+            reference: format!("GURPS {title}"),
+        };
+        let gm = self.judges.clone();
+        match &self.phase {
+            Phase::Out => View {
+                step: step("", "Combat (the GM decides when to start)"),
+                may_act: gm,
+                legal: vec![ActionType::Announce],
+                awaiting_ruling: None,
+            },
+            Phase::Ties => {
+                let (group, how) = &self.ties[0];
+                View {
+                    step: step("", "Tied Speeds"),
+                    may_act: gm,
+                    legal: vec![ActionType::Resolve],
+                    awaiting_ruling: Some(format!(
+                        "{} tie ({how}): {}",
+                        if how == "roll" { "a roll settles the" } else { "the GM orders the" },
+                        group.join(", ")
+                    )),
+                }
+            }
+            Phase::Turn { index, chosen } => {
+                let who = &self.sequence[*index];
+                let mut may = match &self.characters[who].seat {
+                    Some(s) => vec![s.clone()],
+                    None => vec![],
+                };
+                may.extend(gm);
+                let title =
+                    format!("second {}, {who}'s turn{}", self.second, if *chosen { "" } else { ": choose a maneuver" });
+                let legal = if *chosen {
+                    vec![ActionType::Pass, ActionType::Resolve, ActionType::Announce]
+                } else {
+                    vec![ActionType::Announce, ActionType::Resolve]
+                };
+                View {
+                    step: StepRef {
+                        number: self.second.to_string(),
+                        title: title.clone(),
+                        reference: format!("GURPS Combat Turn Sequence, {title}"),
+                    },
+                    may_act: may,
+                    legal,
+                    awaiting_ruling: None,
+                }
+            }
+            Phase::DroppedOut { .. } => View {
+                step: step("", "out of combat time (the GM may resume)"),
+                may_act: gm,
+                legal: vec![ActionType::Announce, ActionType::Resolve],
+                awaiting_ruling: None,
+            },
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Scenario tests: the Raw Deal timing breakdown, against shared/rules/rawdeal-timing-breakdown.txt.
+
+mod common;
+
+use arbiter::rules::rawdeal::Outcome;
+use common::*;
+use serde_json::{json, Value};
+
+fn game(rounding: Option<&str>) -> Sim {
+    let options = rounding.map_or(json!({}), |r| json!({"rounding": r}));
+    Sim::ruleset("rawdeal", &["p1", "p2"], &["Dana"], options)
+}
+
+fn play(card: &str, cost: i64, damage: Option<i64>) -> Value {
+    let mut v = json!({"type": "play", "card": card, "cost": cost});
+    if let Some(d) = damage {
+        v["damage"] = json!(d);
+    }
+    v
+}
+fn reversal(card: &str, cost: i64) -> Value {
+    json!({"type": "play", "card": card, "cost": cost, "reversal": true})
+}
+fn m(op: &str, value: i64) -> Value {
+    json!({"op": op, "value": value})
+}
+fn cost(fortitude: i64, player: Value, opponent: Value, cost: i64) -> Value {
+    json!({"type": "resolve", "what": "cost", "fortitude": fortitude, "player_mods": player, "opponent_mods": opponent, "cost": cost})
+}
+fn requirements(must: bool) -> Value {
+    json!({"type": "resolve", "what": "requirements", "must": must})
+}
+fn damage(mods: Value, damage: i64) -> Value {
+    json!({"type": "resolve", "what": "damage", "mods": mods, "damage": damage})
+}
+fn overturn(card: &str) -> Value {
+    json!({"type": "resolve", "what": "overturn", "card": card})
+}
+
+/// 1a-2f for a card with its cost met and no 'when played' effects.
+fn through_2f(sim: &mut Sim, player: &str, opponent: &str, card: Value, printed_cost: i64) {
+    sim.act(player, card);
+    sim.act(player, cost(20, json!([]), json!([]), printed_cost));
+    sim.act(player, requirements(true));
+    sim.pass(&[player, opponent]); // 2e, 2f
+}
+
+#[test]
+fn a_maneuver_runs_every_step_with_the_arithmetic_checked() {
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Chokeslam", 2, Some(5)));
+    assert_eq!(sim.view().step.number, "2a");
+    // The player's modifiers first, then the opponent's; x and / before + and -.
+    let v = sim.refused("p1", cost(10, json!([m("add", 1), m("mul", 2)]), json!([m("sub", 1)]), 5));
+    assert!(v.message.contains("is 4, not 5"), "{v}");
+    sim.act("p1", cost(10, json!([m("add", 1), m("mul", 2)]), json!([m("sub", 1)]), 4));
+    sim.act("p1", json!({"type": "resolve", "what": "requirements", "must": true, "follow_up": true}));
+    assert!(sim.rawdeal().stack[0].in_no_area, "2d: the card is in no area while the breakdown runs");
+    assert_eq!(sim.view().step.number, "2e");
+    sim.act("p1", json!({"type": "resolve", "what": "effects", "effects": ["discard a card"]}));
+    let v = sim.refused("p1", json!({"type": "pass"}));
+    assert_eq!(v.may_act, vec!["p2"], "2f: the opponent's 'when played' effects");
+    sim.pass(&["p2"]);
+    // 3a: 5 x2 + 2 = 12 (not (5+2) x2).
+    sim.refused("p1", damage(json!([m("add", 2), m("mul", 2)]), 14));
+    sim.act("p1", damage(json!([m("add", 2), m("mul", 2)]), 12));
+    sim.pass(&["p1"]); // 3b
+    sim.act("p2", damage(json!([m("sub", 3)]), 9)); // 4
+    sim.pass(&["p2"]); // 5a: no reversal
+    assert!(sim.rawdeal().ring_area["p1"].contains(&"Chokeslam".to_string()), "6: Successfully Played: in the Ring Area");
+    sim.pass(&["p1", "p2"]); // 7a, 7b
+    sim.act("p1", json!({"type": "resolve", "what": "effects", "effects": ["opponent discards 1"]})); // 8
+    sim.pass(&["p1", "p2"]); // 9a
+    assert_eq!(sim.view().step.number, "9b");
+    for i in 0..9 {
+        sim.act("p2", overturn(&format!("card {i}")));
+    }
+    assert_eq!(sim.view().step.number, "9c");
+    sim.pass(&["p1", "p2", "p1"]); // 9c, 9d, 9e
+    let s = sim.rawdeal();
+    assert!(s.stack.is_empty());
+    assert_eq!(s.history[0].outcome, Outcome::Successful);
+    assert_eq!(sim.view().step.number, "1");
+}
+
+#[test]
+fn a_card_whose_cost_cannot_be_met_is_not_played() {
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Spear", 5, Some(4)));
+    sim.act("p1", cost(3, json!([]), json!([]), 5));
+    sim.act("p1", requirements(true));
+    let s = sim.rawdeal();
+    assert_eq!(s.history[0].outcome, Outcome::NotPlayed);
+    assert!(s.ring_area["p1"].is_empty(), "2d: the card remains where it started");
+    // A 'when played' effect of the play may lower the cost.
+    sim.act("p1", play("Spear", 5, Some(4)));
+    sim.act("p1", json!({"type": "resolve", "what": "cost", "fortitude": 3, "when_played": [m("sub", 2)], "cost": 3}));
+    sim.act("p1", requirements(true));
+    assert_eq!(sim.view().step.number, "2e");
+    // A failed 'must' requirement ends it too.
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Spear", 0, None));
+    sim.act("p1", cost(3, json!([]), json!([]), 0));
+    sim.act("p1", requirements(false));
+    assert_eq!(sim.rawdeal().history[0].outcome, Outcome::NotPlayed);
+}
+
+#[test]
+fn a_reversal_runs_its_own_breakdown_nested_and_ends_the_one_it_reverses() {
+    let mut sim = game(Some("down"));
+    through_2f(&mut sim, "p1", "p2", play("Chokeslam", 2, Some(5)), 2);
+    sim.pass(&["p1", "p1", "p2"]); // 3a, 3b, 4
+    assert_eq!(sim.view().step.number, "5a");
+    sim.refused("p1", reversal("Block", 0));
+    sim.refused("p2", play("Block", 0, None)); // a play here is a reversal
+    sim.act("p2", reversal("No Chance in Hell", 0));
+    // Nested: the stack shows both breakdowns.
+    let s = sim.rawdeal();
+    assert_eq!(s.stack.len(), 2);
+    assert_eq!((s.stack[1].card.as_str(), s.stack[1].player.as_str(), s.stack[1].step.as_str()), ("No Chance in Hell", "p2", "2a"));
+    assert!(sim.view().step.reference.contains("breakdown 2 of 2: Chokeslam <- No Chance in Hell"), "{}", sim.view().step.reference);
+    through_rest_of_2f(&mut sim, "p2", "p1");
+    sim.pass(&["p2"]); // 3b (no damage: 3a and 4 skipped)
+    assert_eq!(sim.view().step.number, "5a");
+    assert_eq!(sim.view().may_act, vec!["p1"], "the reversal can be reversed in turn, by its target");
+    sim.pass(&["p1"]);
+    assert!(sim.rawdeal().stack[0].reversed, "6: the affected maneuver is now considered reversed");
+    sim.pass(&["p2", "p1"]); // 7a, 7b
+    sim.act("p2", json!({"type": "resolve", "what": "effects", "effects": ["end p1's turn"]})); // 8
+    assert_eq!(sim.rawdeal().areas["ringside"]["p1"], vec!["Chokeslam"], "8: the reversed card moves to Ringside");
+    sim.act("p2", json!({"type": "resolve", "what": "end_turn", "ends_turn": true})); // 9e
+    let s = sim.rawdeal();
+    assert!(s.stack.is_empty(), "5c: the reversed card's breakdown ends");
+    let outcomes: Vec<_> = s.history.iter().map(|h| (h.card.as_str(), h.outcome, h.depth)).collect();
+    assert_eq!(outcomes, vec![("No Chance in Hell", Outcome::Successful, 1), ("Chokeslam", Outcome::Reversed, 0)]);
+}
+
+/// 2a-2f of a breakdown already opened.
+fn through_rest_of_2f(sim: &mut Sim, player: &str, opponent: &str) {
+    sim.act(player, cost(20, json!([]), json!([]), 0));
+    sim.act(player, requirements(true));
+    sim.pass(&[player, opponent]);
+}
+
+#[test]
+fn a_multi_card_allows_a_second_reversal_after_the_first_completes() {
+    let mut sim = game(Some("down"));
+    through_2f(&mut sim, "p1", "p2", json!({"type": "play", "card": "Flurry", "cost": 0, "damage": 2, "multi": true}), 0);
+    sim.pass(&["p1", "p1", "p2"]);
+    sim.act("p2", reversal("Duck", 0));
+    through_rest_of_2f(&mut sim, "p2", "p1");
+    sim.pass(&["p2", "p1", "p2", "p1", "p2", "p2"]); // 3b, 5a, 7a, 7b, 8, 9e
+    // The first reversal to a Multi card does not reverse it: 5b.
+    let s = sim.rawdeal();
+    assert_eq!(s.stack.len(), 1);
+    assert!(!s.stack[0].reversed);
+    assert_eq!(sim.view().step.number, "5b");
+    sim.act("p2", reversal("Duck Again", 0));
+    through_rest_of_2f(&mut sim, "p2", "p1");
+    sim.pass(&["p2", "p1", "p2", "p1", "p2", "p2"]);
+    assert!(sim.rawdeal().stack.is_empty());
+    assert_eq!(sim.rawdeal().history.last().unwrap().outcome, Outcome::Reversed);
+}
+
+#[test]
+fn cannot_be_reversed_and_a_failed_reversal_leaves_the_opponent_at_5a() {
+    let mut sim = game(Some("down"));
+    through_2f(&mut sim, "p1", "p2", play("Panic", 0, Some(3)), 0);
+    sim.pass(&["p1"]); // 3a
+    sim.act("p1", json!({"type": "resolve", "what": "reversal_mods", "cannot_be_reversed": true}));
+    sim.pass(&["p2"]); // 4
+    let v = sim.refused("p2", reversal("Block", 0));
+    assert!(v.message.contains("cannot be reversed"), "{v}");
+    let mut sim = game(Some("down"));
+    through_2f(&mut sim, "p1", "p2", play("Punch", 0, Some(3)), 0);
+    sim.pass(&["p1", "p1", "p2"]);
+    sim.act("p2", reversal("Block", 4));
+    sim.act("p2", cost(2, json!([]), json!([]), 4)); // cannot pay 4 with 2
+    sim.act("p2", requirements(true));
+    assert_eq!(sim.view().step.number, "5a");
+    assert_eq!(sim.rawdeal().stack.len(), 1);
+    sim.pass(&["p2"]);
+    assert_eq!(sim.view().step.number, "7a");
+}
+
+#[test]
+fn uneven_division_follows_the_header_option_or_waits_for_a_judge() {
+    let mut sim = game(None);
+    sim.act("p1", play("Chokeslam", 5, Some(5)));
+    sim.act("p1", cost(10, json!([m("div", 2)]), json!([]), 2));
+    let view = sim.view();
+    assert_eq!(view.may_act, vec!["Dana"]);
+    assert!(view.awaiting_ruling.unwrap().contains("2 to 3"));
+    sim.refused("p1", requirements(true));
+    sim.refused("p1", json!({"type": "resolve", "what": "rounding", "value": 3}));
+    sim.refused("Dana", json!({"type": "resolve", "what": "rounding", "value": 4}));
+    sim.act("Dana", json!({"type": "resolve", "what": "rounding", "value": 3}));
+    assert_eq!(sim.rawdeal().stack[0].cost, Some(3));
+    assert_eq!(sim.view().step.number, "2b-2c");
+    let mut up = game(Some("up"));
+    up.act("p1", play("Chokeslam", 5, Some(5)));
+    up.refused("p1", cost(10, json!([m("div", 2)]), json!([]), 2));
+    up.act("p1", cost(10, json!([m("div", 2)]), json!([]), 3));
+}
