@@ -282,6 +282,27 @@ fn every_ruleset_is_selectable_from_the_command_line() {
     let d = dir.path();
     let code = |args: &[&str]| arbiter(d, args).status.code();
     assert_eq!(code(&["new", "w", "--ruleset", "wtactics", "--seat", "p1=A", "--seat", "p2=B"]), Some(0));
+    assert_eq!(
+        code(&["new", "d", "--ruleset", "rawdeal", "--seat", "p1=A", "--seat", "p2=B", "--option", "rounding=down"]),
+        Some(0)
+    );
+    assert_eq!(
+        code(&[
+            "new",
+            "d2",
+            "--ruleset",
+            "rawdeal",
+            "--seat",
+            "p1=A",
+            "--seat",
+            "p2=B",
+            "--option",
+            "rounding=sideways"
+        ]),
+        Some(1)
+    );
+    assert_eq!(code(&["new", "g", "--ruleset", "gurps", "--seat", "p1=A"]), Some(1), "GURPS needs a GM");
+    assert_eq!(code(&["new", "g", "--ruleset", "gurps", "--seat", "p1=A", "--judge", "GM"]), Some(0));
     let r = ["new", "r", "--ruleset", "riftbound", "--seat", "p1=A", "--seat", "p2=B", "--option", "mode=1v1"];
     assert_eq!(code(&r), Some(1), "battlefields are required");
     let mut r = r.to_vec();

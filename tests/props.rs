@@ -354,3 +354,153 @@ fn random_wtactics_and_riftbound_play_reach_combat_resolution() {
     let fights = r.events.iter().filter(|e| e.action["what"] == "damage").count();
     assert!(fights >= 4, "only {fights} Riftbound damage assignments accepted in {} events", r.events.len());
 }
+
+/// A plausible Raw Deal action for the current step.
+fn rawdeal_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
+    use arbiter::rules::rawdeal::{Computed, Modifier, Op, compute};
+    let s = sim.rawdeal();
+    let seat = ["p1", "p2"][n as usize % 2].to_string();
+    let Some(b) = s.stack.last() else {
+        let damage = if pick.is_multiple_of(3) { Value::Null } else { json!(n % 6) };
+        return (
+            seat,
+            json!({"type": "play", "card": format!("Card {}", pick % 9), "cost": n % 4, "damage": damage, "multi": pick.is_multiple_of(5)}),
+        );
+    };
+    if let Some(u) = &b.awaiting_ruling {
+        return (
+            "Dana".into(),
+            json!({"type": "resolve", "what": "rounding", "value": if pick.is_multiple_of(2) { u.low } else { u.high }}),
+        );
+    }
+    let who = b.priority.clone();
+    let mods = |k: u8| -> Vec<Modifier> {
+        let ops = [Op::Add, Op::Mul, Op::Div, Op::Sub];
+        (0..k % 3)
+            .map(|i| Modifier { op: ops[(k as usize + i as usize) % 4], value: 1 + ((k + i) % 3) as i64, source: None })
+            .collect()
+    };
+    let value = |base: i64, sets: &[&[Modifier]]| match compute(base, sets, s.rounding.as_deref()) {
+        Ok(Computed::Exact(v)) => v,
+        Ok(Computed::Uneven { low, .. }) => low,
+        Err(_) => base,
+    };
+    let action = match b.step.as_str() {
+        "2a" => {
+            let (p, o) = (mods(pick), mods(n));
+            json!({"type": "resolve", "what": "cost", "fortitude": n % 6, "player_mods": p, "opponent_mods": o, "cost": value(b.printed_cost, &[&p, &o])})
+        }
+        "2b-2c" => json!({"type": "resolve", "what": "requirements", "must": !pick.is_multiple_of(7)}),
+        "3a" | "4" | "9a" if pick.is_multiple_of(2) => {
+            let m = mods(n);
+            json!({"type": "resolve", "what": "damage", "mods": m, "damage": value(b.damage.unwrap_or(0), &[&m])})
+        }
+        "3b" if pick.is_multiple_of(4) => {
+            json!({"type": "resolve", "what": "reversal_mods", "cannot_be_reversed": true})
+        }
+        "5a" | "5b" if pick.is_multiple_of(3) => {
+            json!({"type": "play", "card": "Reversal", "cost": n % 3, "reversal": true})
+        }
+        "9b" => json!({"type": "resolve", "what": "overturn", "card": "card", "stops": pick.is_multiple_of(11)}),
+        "9e" if pick.is_multiple_of(2) => {
+            json!({"type": "resolve", "what": "end_turn", "ends_turn": n.is_multiple_of(2)})
+        }
+        "2e" | "2f" | "7a" | "7b" | "8" | "9c" | "9d" if pick.is_multiple_of(3) => {
+            json!({"type": "resolve", "what": "effects", "effects": ["an effect"]})
+        }
+        _ => json!({"type": "pass"}),
+    };
+    (who, action)
+}
+
+/// A plausible GURPS action for the current phase.
+fn gurps_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
+    use arbiter::rules::gurps::Phase;
+    let s = sim.gurps();
+    match &s.phase {
+        Phase::Out => {
+            let list: Vec<Value> = (0..2 + n as usize % 3)
+                .map(|i| {
+                    let pc = i % 2 == 0;
+                    json!({"name": format!("C{i}"), "speed_quarters": 20 + ((pick as usize + i) % 3) as i64, "dx": 10 + (i % 2) as i64,
+                           "side": if pc { "party" } else { "foes" }, "pc": pc, "seat": if pc { json!(["p1", "p2"][i % 4 / 2]) } else { Value::Null }})
+                })
+                .collect();
+            ("GM".into(), json!({"type": "announce", "what": "combat", "combatants": list}))
+        }
+        Phase::Ties => {
+            let (group, how) = &s.ties[0];
+            if how == "roll" {
+                let rolls: Vec<Value> =
+                    group.iter().enumerate().map(|(i, c)| json!({"combatant": c, "roll": 18 - i as i64})).collect();
+                ("GM".into(), json!({"type": "resolve", "what": "tie", "order": group, "rolls": rolls}))
+            } else {
+                let mut order = group.clone();
+                let k = n as usize % order.len();
+                order.rotate_left(k);
+                ("GM".into(), json!({"type": "resolve", "what": "tie", "order": order}))
+            }
+        }
+        Phase::Turn { index, chosen } => {
+            let who = s.sequence[*index].clone();
+            let actor = s.characters[&who].seat.clone().unwrap_or_else(|| "GM".into());
+            let maneuvers = ["do_nothing", "move", "attack", "all_out_attack", "all_out_defense", "feint", "wait"];
+            let other = s.sequence[n as usize % s.sequence.len()].clone();
+            match (chosen, pick % 9) {
+                (false, _) => (
+                    actor,
+                    json!({"type": "announce", "what": "maneuver", "maneuver": maneuvers[n as usize % maneuvers.len()]}),
+                ),
+                (true, 0..=2) => (
+                    actor,
+                    json!({"type": "resolve", "what": "roll", "by": who, "kind": "attack", "roll": n % 18, "result": "r"}),
+                ),
+                (true, 3) => (
+                    "GM".into(),
+                    json!({"type": "resolve", "what": "roll", "by": other, "kind": "active_defense", "roll": n % 18, "result": "r"}),
+                ),
+                (true, 4) => (
+                    "GM".into(),
+                    json!({"type": "resolve", "what": "status", "combatant": other, "active": n.is_multiple_of(2), "reason": "r"}),
+                ),
+                (true, 5) if n.is_multiple_of(5) => ("GM".into(), json!({"type": "announce", "what": "drop_out"})),
+                (true, 6) if n.is_multiple_of(13) => ("GM".into(), json!({"type": "announce", "what": "end_combat"})),
+                _ => (actor, json!({"type": "pass"})),
+            }
+        }
+        Phase::DroppedOut { .. } => ("GM".into(), json!({"type": "announce", "what": "resume"})),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn rawdeal_replay_is_deterministic(choices in prop::collection::vec((any::<u8>(), any::<u8>()), 1..200), up in any::<bool>()) {
+        let options = if up { json!({"rounding": "up"}) } else { json!({}) };
+        let sim = play_with(Sim::ruleset("rawdeal", &["p1", "p2"], &["Dana"], options), &choices, rawdeal_candidate);
+        assert_replays(&sim)?;
+    }
+
+    #[test]
+    fn gurps_replay_is_deterministic(choices in prop::collection::vec((any::<u8>(), any::<u8>()), 1..200)) {
+        let sim = play_with(Sim::ruleset("gurps", &["p1", "p2"], &["GM"], json!({})), &choices, gurps_candidate);
+        assert_replays(&sim)?;
+    }
+}
+
+#[test]
+fn random_rawdeal_and_gurps_play_go_deep() {
+    let choices: Vec<(u8, u8)> = (0..800u32).map(|i| ((i * 7 % 251) as u8, (i * 13 % 253) as u8)).collect();
+    let r = play_with(Sim::ruleset("rawdeal", &["p1", "p2"], &["Dana"], json!({})), &choices, rawdeal_candidate);
+    let h = &r.rawdeal().history;
+    assert!(h.iter().any(|p| p.depth > 0), "no nested breakdown finished in {} events", r.events.len());
+    assert!(h.len() >= 10, "only {} breakdowns finished", h.len());
+    let g = play_with(Sim::ruleset("gurps", &["p1", "p2"], &["GM"], json!({})), &choices, gurps_candidate);
+    assert!(
+        g.gurps().second >= 3 || g.gurps().combats >= 2,
+        "GURPS play stayed shallow: second {}, combats {}",
+        g.gurps().second,
+        g.gurps().combats
+    );
+}

@@ -4,7 +4,7 @@ mod common;
 
 use arbiter::rules::rawdeal::Outcome;
 use common::*;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 fn game(rounding: Option<&str>) -> Sim {
     let options = rounding.map_or(json!({}), |r| json!({"rounding": r}));
@@ -67,7 +67,10 @@ fn a_maneuver_runs_every_step_with_the_arithmetic_checked() {
     sim.pass(&["p1"]); // 3b
     sim.act("p2", damage(json!([m("sub", 3)]), 9)); // 4
     sim.pass(&["p2"]); // 5a: no reversal
-    assert!(sim.rawdeal().ring_area["p1"].contains(&"Chokeslam".to_string()), "6: Successfully Played: in the Ring Area");
+    assert!(
+        sim.rawdeal().ring_area["p1"].contains(&"Chokeslam".to_string()),
+        "6: Successfully Played: in the Ring Area"
+    );
     sim.pass(&["p1", "p2"]); // 7a, 7b
     sim.act("p1", json!({"type": "resolve", "what": "effects", "effects": ["opponent discards 1"]})); // 8
     sim.pass(&["p1", "p2"]); // 9a
@@ -117,8 +120,15 @@ fn a_reversal_runs_its_own_breakdown_nested_and_ends_the_one_it_reverses() {
     // Nested: the stack shows both breakdowns.
     let s = sim.rawdeal();
     assert_eq!(s.stack.len(), 2);
-    assert_eq!((s.stack[1].card.as_str(), s.stack[1].player.as_str(), s.stack[1].step.as_str()), ("No Chance in Hell", "p2", "2a"));
-    assert!(sim.view().step.reference.contains("breakdown 2 of 2: Chokeslam <- No Chance in Hell"), "{}", sim.view().step.reference);
+    assert_eq!(
+        (s.stack[1].card.as_str(), s.stack[1].player.as_str(), s.stack[1].step.as_str()),
+        ("No Chance in Hell", "p2", "2a")
+    );
+    assert!(
+        sim.view().step.reference.contains("breakdown 2 of 2: Chokeslam <- No Chance in Hell"),
+        "{}",
+        sim.view().step.reference
+    );
     through_rest_of_2f(&mut sim, "p2", "p1");
     sim.pass(&["p2"]); // 3b (no damage: 3a and 4 skipped)
     assert_eq!(sim.view().step.number, "5a");
@@ -145,7 +155,13 @@ fn through_rest_of_2f(sim: &mut Sim, player: &str, opponent: &str) {
 #[test]
 fn a_multi_card_allows_a_second_reversal_after_the_first_completes() {
     let mut sim = game(Some("down"));
-    through_2f(&mut sim, "p1", "p2", json!({"type": "play", "card": "Flurry", "cost": 0, "damage": 2, "multi": true}), 0);
+    through_2f(
+        &mut sim,
+        "p1",
+        "p2",
+        json!({"type": "play", "card": "Flurry", "cost": 0, "damage": 2, "multi": true}),
+        0,
+    );
     sim.pass(&["p1", "p1", "p2"]);
     sim.act("p2", reversal("Duck", 0));
     through_rest_of_2f(&mut sim, "p2", "p1");

@@ -17,7 +17,7 @@ fn committed_schemas_are_current() {
 #[test]
 fn the_sample_games_validate_event_by_event() {
     let dir = tempfile::tempdir().unwrap();
-    for ruleset in ["doomtrooper", "wtactics", "riftbound"] {
+    for ruleset in ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"] {
         let out = arbiter(dir.path(), &["demo", "--ruleset", ruleset, "--as", ruleset]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let out = arbiter(dir.path(), &["export", ruleset]);

@@ -139,3 +139,66 @@ passes("p2", "p1")                                                              
 act("p1", type="resolve", what="damage", assignments=[{"unit": "Stone Golem", "damage": 3}, {"unit": "Acolyte", "damage": 5}])
 act("p2", type="resolve", what="damage", assignments=[{"unit": "Scout", "damage": 2}, {"unit": "Berserker", "damage": 4}])
 write("riftbound")
+
+# Raw Deal: Chokeslam (cost and damage computed), reversed by No Chance in Hell,
+# then a Multi card that survives a first reversal.
+act("organiser", type="open", ruleset="rawdeal", ruleset_version=1,
+    seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["Dana"],
+    options={"rounding": "down"})
+act("p1", type="play", card="Chokeslam", cost=3, damage=5)                              # 1a
+act("p1", type="resolve", what="cost", fortitude=12,
+    player_mods=[{"op": "add", "value": 1, "source": "Big Show"}], opponent_mods=[{"op": "div", "value": 2, "source": "Kane"}], cost=2)
+act("p1", type="resolve", what="requirements", must=True)                               # 2b-2c, 2d
+passes("p1", "p2")                                                                      # 2e, 2f
+act("p1", type="resolve", what="damage", mods=[{"op": "add", "value": 2}, {"op": "mul", "value": 2}], damage=12)  # 3a
+passes("p1")                                                                            # 3b
+act("p2", type="resolve", what="damage", mods=[{"op": "sub", "value": 3}], damage=9)    # 4
+act("p2", type="play", card="No Chance in Hell", cost=0, reversal=True)                 # 5a: nested
+act("p2", type="resolve", what="cost", fortitude=9, cost=0)
+act("p2", type="resolve", what="requirements", must=True)
+passes("p2", "p1", "p2", "p1", "p2", "p1")                                              # 2e 2f 3b 5a 7a 7b
+act("p2", type="resolve", what="effects", effects=["Alice's turn ends"])               # 8: Chokeslam to Ringside
+act("p2", type="resolve", what="end_turn", ends_turn=True)                             # 9e; Chokeslam reversed (5c)
+act("p2", type="play", card="Clothesline", cost=0, damage=3, multi=True)
+act("p2", type="resolve", what="cost", fortitude=9, cost=0)
+act("p2", type="resolve", what="requirements", must=True)
+passes("p2", "p1", "p2", "p2", "p1")                                                    # 2e 2f 3a 3b 4
+act("p1", type="play", card="Duck", cost=0, reversal=True)
+act("p1", type="resolve", what="cost", fortitude=12, cost=0)
+act("p1", type="resolve", what="requirements", must=True)
+passes("p1", "p2", "p1", "p2", "p1", "p2", "p1", "p1")                                  # 2e 2f 3b 5a 7a 7b 8 9e
+passes("p1")                                                                            # 5b: no second reversal
+passes("p2", "p1", "p2", "p2", "p1")                                                    # 7a 7b 8 9a 9a
+for card in ["Arm Drag", "Headlock", "Hip Toss"]:
+    act("p1", type="resolve", what="overturn", card=card)                              # 9b
+passes("p2", "p1", "p2")                                                                # 9c 9d 9e
+write("rawdeal")
+
+# GURPS: a tie settled by DX, one settled by a roll, two seconds of combat,
+# an All-Out Attack, a knock-out and a drop out of combat time.
+act("organiser", type="open", ruleset="gurps", ruleset_version=1,
+    seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["GM"])
+act("GM", type="announce", what="combat", combatants=[
+    {"name": "Sir Roland", "speed_quarters": 24, "dx": 12, "side": "party", "pc": True, "seat": "p1"},
+    {"name": "Wren", "speed_quarters": 24, "dx": 12, "side": "party", "pc": True, "seat": "p2"},
+    {"name": "Bandit", "speed_quarters": 22, "dx": 11, "side": "bandits", "pc": False}])
+act("GM", type="resolve", what="tie", order=["Wren", "Sir Roland"],
+    rolls=[{"combatant": "Sir Roland", "roll": 3}, {"combatant": "Wren", "roll": 5}])
+act("p2", type="announce", what="maneuver", maneuver="aim")
+passes("p2")
+act("p1", type="announce", what="maneuver", maneuver="all_out_attack")
+act("p1", type="resolve", what="roll", by="Sir Roland", kind="attack", roll=9, target=14, result="hit")
+act("GM", type="resolve", what="roll", by="Bandit", kind="active_defense", roll=13, target=9, result="failed")
+act("p1", type="resolve", what="roll", by="Sir Roland", kind="damage", roll=8, result="8 cutting")
+passes("p1")
+act("GM", type="announce", what="maneuver", maneuver="attack")
+act("GM", type="resolve", what="roll", by="Bandit", kind="attack", roll=10, target=11, result="hit")
+passes("GM")
+act("p2", type="announce", what="maneuver", maneuver="attack")
+act("p2", type="resolve", what="roll", by="Wren", kind="attack", roll=7, target=15, result="hit")
+act("GM", type="resolve", what="status", combatant="Bandit", active=False, reason="knocked out")
+passes("p2")
+act("GM", type="announce", what="drop_out")
+act("GM", type="resolve", what="determination", text="the bandit is tied up; the party rests")
+act("GM", type="announce", what="end_combat")
+write("gurps")

@@ -17,11 +17,15 @@ use super::{Output, rec};
 /// combatants that repeats steps 2-15, a non-simultaneous combat), then a
 /// second combat ended by Smoke Bomb. WTactics: an attack with a combat
 /// that needs a judge's ruling. Riftbound: a showdown without combat, then
-/// a combat with triggers, a chain, Tank damage and a conquest.
+/// a combat with triggers, a chain, Tank damage and a conquest. Raw Deal: a
+/// maneuver reversed by a nested breakdown, then a Multi card. GURPS: ties by
+/// DX and by a roll, two seconds of combat, a knock-out, a drop out.
 const SAMPLES: &[(&str, &str)] = &[
     ("doomtrooper", include_str!("../../examples/doomtrooper-sample.jsonl")),
     ("wtactics", include_str!("../../examples/wtactics-sample.jsonl")),
     ("riftbound", include_str!("../../examples/riftbound-sample.jsonl")),
+    ("rawdeal", include_str!("../../examples/rawdeal-sample.jsonl")),
+    ("gurps", include_str!("../../examples/gurps-sample.jsonl")),
 ];
 
 #[derive(clap::Args)]
@@ -30,7 +34,7 @@ pub struct Args {
     #[arg(long = "as")]
     pub name: Option<String>,
     /// Which ruleset's sample to record.
-    #[arg(long, default_value = "doomtrooper", value_parser = ["doomtrooper", "wtactics", "riftbound"])]
+    #[arg(long, default_value = "doomtrooper", value_parser = ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"])]
     pub ruleset: String,
 }
 
@@ -71,9 +75,12 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
     let view = table.view();
     out.emit(serde_json::json!({"game": name, "events": verified.events, "head": verified.head, "step": view.step, "state": table.state}), || {
         let state = serde_json::to_value(&table.state).unwrap_or_default();
-        let points = ["points", "scores", "influence_lost"].iter().find_map(|k| state.get(*k).map(|v| format!("{k}: {v}"))).unwrap_or_default();
+        let points = ["points", "scores", "influence_lost"]
+            .iter()
+            .find_map(|k| state.get(*k).map(|v| format!("{k}: {v}\n")))
+            .unwrap_or_default();
         format!(
-            "verified: {} events, hashes, links and rules; head {}\nnow: {}\n{points}\nnext: arbiter state {name} | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
+            "verified: {} events, hashes, links and rules; head {}\nnow: {}\n{points}next: arbiter state {name} | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
             verified.events, verified.head, view_text(&view)
         )
     });

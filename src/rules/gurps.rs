@@ -262,10 +262,11 @@ impl State {
                     format!("{combatant} {} ({reason})", if *active { "active again" } else { "inactive" }),
                 ));
                 // The acting character knocked out: its turn is over.
-                if let Phase::Turn { index, .. } = self.phase {
-                    if !active && self.sequence[index] == *combatant {
-                        self.next_turn(index);
-                    }
+                if let Phase::Turn { index, .. } = self.phase
+                    && !active
+                    && self.sequence[index] == *combatant
+                {
+                    self.next_turn(index);
                 }
                 Ok(())
             }
@@ -341,10 +342,10 @@ impl State {
             if c.speed_quarters <= 0 {
                 return refuse(RULE_SEQ, format!("{}'s Basic Speed must be positive (in quarter points)", c.name));
             }
-            if let Some(seat) = &c.seat {
-                if !self.seats.contains(seat) {
-                    return refuse(RULE_SEQ, format!("{seat} is not a seat"));
-                }
+            if let Some(seat) = &c.seat
+                && !self.seats.contains(seat)
+            {
+                return refuse(RULE_SEQ, format!("{seat} is not a seat"));
             }
             if c.pc && c.seat.is_none() {
                 return refuse(RULE_SEQ, format!("{} is a PC: name the seat that plays it", c.name));

@@ -632,10 +632,10 @@ impl State {
             self.ring_area.entry(player).or_default().push(card);
         }
         // "If this card is reversing the card in question ..., the affected maneuver is now considered reversed."
-        if let Some(target) = reverses {
-            if let Some(parent) = self.stack.iter_mut().find(|p| p.seq == target) {
-                parent.reversed = true;
-            }
+        if let Some(target) = reverses
+            && let Some(parent) = self.stack.iter_mut().find(|p| p.seq == target)
+        {
+            parent.reversed = true;
         }
         self.settle(seq);
     }
@@ -646,10 +646,10 @@ impl State {
         if let Some(area) = &b.goes_to {
             self.areas.entry(area.clone()).or_default().entry(b.player.clone()).or_default().push(b.card.clone());
         }
-        if let Some(target) = b.reverses {
-            if let Some(parent) = self.stack.iter().find(|p| p.seq == target).cloned() {
-                self.areas.entry("ringside".into()).or_default().entry(parent.player).or_default().push(parent.card);
-            }
+        if let Some(target) = b.reverses
+            && let Some(parent) = self.stack.iter().find(|p| p.seq == target).cloned()
+        {
+            self.areas.entry("ringside".into()).or_default().entry(parent.player).or_default().push(parent.card);
         }
     }
 
@@ -770,7 +770,7 @@ mod tests {
         let opponent = [m(Op::Sub, 1), m(Op::Div, 2)];
         assert_eq!(compute(3, &[&player, &opponent], Some("down")), Ok(Computed::Exact(3)));
         // Opponent first would give a different value: the order matters.
-        assert_eq!(compute(3, &[&opponent, &player], Some("down")), Ok(Computed::Exact(4)));
+        assert_eq!(compute(3, &[&opponent, &player], Some("down")), Ok(Computed::Exact(2)));
     }
 
     #[test]

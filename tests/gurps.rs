@@ -1,0 +1,142 @@
+//! Scenario tests: the GURPS combat turn sequence, against shared/rules/gurps-combat-turn-sequence.txt.
+
+mod common;
+
+use arbiter::rules::gurps::Phase;
+use common::*;
+use serde_json::{Value, json};
+
+fn game() -> Sim {
+    Sim::ruleset("gurps", &["p1", "p2"], &["GM"], json!({}))
+}
+
+fn pc(name: &str, quarters: i64, dx: i64, seat: &str) -> Value {
+    json!({"name": name, "speed_quarters": quarters, "dx": dx, "side": "party", "pc": true, "seat": seat})
+}
+fn npc(name: &str, quarters: i64, dx: i64, side: &str) -> Value {
+    json!({"name": name, "speed_quarters": quarters, "dx": dx, "side": side, "pc": false})
+}
+fn combat(list: &[Value]) -> Value {
+    json!({"type": "announce", "what": "combat", "combatants": list})
+}
+fn maneuver(m: &str) -> Value {
+    json!({"type": "announce", "what": "maneuver", "maneuver": m})
+}
+fn roll(by: &str, kind: &str, roll: i64) -> Value {
+    json!({"type": "resolve", "what": "roll", "by": by, "kind": kind, "roll": roll, "target": 12, "result": "success"})
+}
+fn turn_of(sim: &Sim) -> (u64, String) {
+    match &sim.gurps().phase {
+        Phase::Turn { index, .. } => (sim.gurps().second, sim.gurps().sequence[*index].clone()),
+        other => panic!("not a turn: {other:?}"),
+    }
+}
+
+#[test]
+fn the_sequence_is_by_basic_speed_and_ties_follow_the_text() {
+    let mut sim = game();
+    // Basic Speed 6.25 = 25 quarters, 5.75 = 23, 5.5 = 22.
+    let list = [
+        npc("Orc A", 23, 10, "orcs"),
+        pc("Alice", 22, 13, "p1"),
+        npc("Orc B", 23, 11, "orcs"),
+        pc("Bob", 22, 12, "p2"),
+        npc("Chief", 25, 12, "orcs"),
+        pc("Cara", 20, 11, "p1"),
+        pc("Dev", 20, 11, "p2"),
+    ];
+    sim.refused("p1", combat(&list)); // the GM starts combat
+    sim.act("GM", combat(&list));
+    // Orc A and Orc B (NPCs, one side) tie: the GM decides. Alice/Bob: DX decides.
+    // Cara/Dev tie on Speed and DX: a roll at the start.
+    let view = sim.view();
+    assert_eq!(view.may_act, vec!["GM"]);
+    assert!(view.awaiting_ruling.unwrap().contains("Orc A, Orc B"));
+    sim.refused("p1", maneuver("attack"));
+    sim.refused("GM", json!({"type": "resolve", "what": "tie", "order": ["Orc B", "Alice"]}));
+    sim.act("GM", json!({"type": "resolve", "what": "tie", "order": ["Orc B", "Orc A"]}));
+    let v = sim.refused("GM", json!({"type": "resolve", "what": "tie", "order": ["Dev", "Cara"]}));
+    assert!(v.message.contains("record one roll"), "{v}");
+    sim.refused("GM", json!({"type": "resolve", "what": "tie", "order": ["Dev", "Cara"], "rolls": [{"combatant": "Cara", "roll": 4}, {"combatant": "Dev", "roll": 4}]}));
+    sim.refused("GM", json!({"type": "resolve", "what": "tie", "order": ["Cara", "Dev"], "rolls": [{"combatant": "Cara", "roll": 2}, {"combatant": "Dev", "roll": 5}]}));
+    sim.act("GM", json!({"type": "resolve", "what": "tie", "order": ["Dev", "Cara"], "rolls": [{"combatant": "Cara", "roll": 2}, {"combatant": "Dev", "roll": 5}]}));
+    assert_eq!(sim.gurps().sequence, vec!["Chief", "Orc B", "Orc A", "Alice", "Bob", "Dev", "Cara"]);
+    assert_eq!(turn_of(&sim), (1, "Chief".into()));
+}
+
+#[test]
+fn one_turn_per_active_character_per_second_and_inactive_ones_are_skipped() {
+    let mut sim = game();
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), npc("Orc", 22, 10, "orcs"), pc("Bob", 20, 11, "p2")]));
+    assert_eq!(turn_of(&sim), (1, "Alice".into()));
+    sim.refused("p2", maneuver("attack")); // Bob's player, on Alice's turn
+    sim.refused("p1", json!({"type": "pass"})); // a turn is choosing a maneuver
+    sim.act("p1", maneuver("do_nothing"));
+    sim.act("p1", json!({"type": "pass"}));
+    assert_eq!(turn_of(&sim), (1, "Orc".into()));
+    sim.act("GM", maneuver("move"));
+    sim.act("GM", json!({"type": "pass"}));
+    sim.act("p2", maneuver("aim"));
+    sim.act("p2", json!({"type": "pass"}));
+    // After everyone, one second has passed; Do Nothing kept Alice active.
+    assert_eq!(turn_of(&sim), (2, "Alice".into()));
+    sim.act(
+        "GM",
+        json!({"type": "resolve", "what": "status", "combatant": "Orc", "active": false, "reason": "knocked out"}),
+    );
+    sim.act("p1", maneuver("ready"));
+    sim.act("p1", json!({"type": "pass"}));
+    assert_eq!(turn_of(&sim), (2, "Bob".into()), "the knocked-out Orc is skipped");
+    sim.act("p2", maneuver("wait"));
+    sim.act("p2", json!({"type": "pass"}));
+    assert_eq!(turn_of(&sim), (3, "Alice".into()));
+    sim.act("GM", json!({"type": "resolve", "what": "status", "combatant": "Orc", "active": true, "reason": "wakes"}));
+    sim.act("p1", maneuver("evaluate"));
+    sim.act("p1", json!({"type": "pass"}));
+    assert_eq!(turn_of(&sim), (3, "Orc".into()));
+}
+
+#[test]
+fn the_maneuver_governs_options_until_the_next_turn() {
+    let mut sim = game();
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), npc("Orc", 22, 10, "orcs")]));
+    sim.refused("p1", roll("Alice", "attack", 9)); // no maneuver chosen yet
+    sim.act("p1", maneuver("all_out_attack"));
+    sim.act("p1", roll("Alice", "attack", 9));
+    sim.act("GM", roll("Orc", "active_defense", 11)); // the Orc may defend
+    sim.refused("p1", roll("Alice", "feint", 9));
+    sim.act("p1", json!({"type": "pass"}));
+    // The Orc's turn: Alice made an All-Out Attack, so no active defense until her next turn.
+    sim.act("GM", maneuver("attack"));
+    sim.refused("p1", roll("Alice", "attack", 9)); // not her turn
+    sim.act("GM", roll("Orc", "attack", 8));
+    let v = sim.refused("p1", roll("Alice", "active_defense", 10));
+    assert!(v.rule.contains("All-Out Attack"), "{v}");
+    sim.act("GM", json!({"type": "pass"}));
+    // Her next turn: a new maneuver, and the limit is gone.
+    sim.act("p1", maneuver("all_out_defense"));
+    sim.refused("p1", roll("Alice", "attack", 9));
+    sim.act("p1", roll("Alice", "active_defense", 10));
+    // A ruling by the GM may record what the sequence would not allow (gap 4).
+    sim.act("GM", json!({"type": "resolve", "what": "roll", "by": "Alice", "kind": "attack", "roll": 7, "result": "hit", "ruling": "Wait triggered"}));
+}
+
+#[test]
+fn the_gm_drops_out_of_and_resumes_combat_time() {
+    let mut sim = game();
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), pc("Bob", 20, 11, "p2")]));
+    sim.act("p1", maneuver("move"));
+    sim.act("p1", json!({"type": "pass"}));
+    sim.refused("p2", json!({"type": "announce", "what": "drop_out"}));
+    sim.act("GM", json!({"type": "announce", "what": "drop_out"}));
+    assert!(sim.view().step.title.contains("out of combat time"));
+    sim.refused("p2", maneuver("attack"));
+    sim.act(
+        "GM",
+        json!({"type": "resolve", "what": "determination", "text": "rooftop chase: Bob jumps, DX roll made"}),
+    );
+    sim.act("GM", json!({"type": "announce", "what": "resume"}));
+    assert_eq!(turn_of(&sim), (1, "Bob".into()), "combat time resumes where it stopped");
+    sim.act("GM", json!({"type": "announce", "what": "end_combat"}));
+    assert_eq!(sim.gurps().phase, Phase::Out);
+}
