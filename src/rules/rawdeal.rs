@@ -70,6 +70,9 @@ pub enum Action {
         /// 6a: where the card goes instead of the Ring Area (e.g. "ringside").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         goes_to: Option<String>,
+        /// 1a: the card's target or targets, as revealed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        targets: Vec<String>,
     },
     /// Nothing at this step (no effects, no modifiers, no reversal).
     Pass {},
@@ -218,6 +221,16 @@ pub enum Outcome {
     Successful,
 }
 
+/// What the card says, as revealed at 1a.
+struct Printed<'a> {
+    card: &'a str,
+    cost: i64,
+    damage: Option<i64>,
+    multi: bool,
+    goes_to: &'a Option<String>,
+    targets: &'a Vec<String>,
+}
+
 /// A value that needs a judge's ruling (gap 1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Uneven {
@@ -240,6 +253,7 @@ pub struct Breakdown {
     pub printed_damage: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub goes_to: Option<String>,
+    pub targets: Vec<String>,
     /// The breakdown this card reverses if it is successfully played.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reverses: Option<u64>,
@@ -368,7 +382,7 @@ impl State {
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
         let Some(top) = self.stack.last().cloned() else {
-            let Action::Play { card, cost, damage, multi, reversal: false, goes_to } = action else {
+            let Action::Play { card, cost, damage, multi, reversal: false, goes_to, targets } = action else {
                 return refuse(
                     "1: Play the card",
                     "no card is being played: the next action is a play (not a reversal)",
@@ -378,7 +392,8 @@ impl State {
                 return refuse("1: Play the card", format!("{actor} is not a player"));
             }
             let opponent = self.seats.iter().find(|s| *s != actor).cloned().expect("two seats");
-            return self.open_breakdown(seq, actor, &opponent, card, *cost, *damage, *multi, goes_to.clone(), None);
+            let printed = Printed { card, cost: *cost, damage: *damage, multi: *multi, goes_to, targets };
+            return self.open_breakdown(seq, actor, &opponent, printed, None);
         };
         if let Some(uneven) = &top.awaiting_ruling {
             let Action::Resolve(Resolve::Rounding { value }) = action else {
@@ -417,7 +432,7 @@ impl State {
             return refuse(rule(s), format!("{who} has priority at step {}, not {actor}", s.no));
         }
         match (s.does, action) {
-            (D::Reverse, Action::Play { card, cost, damage, multi, reversal: true, goes_to }) => {
+            (D::Reverse, Action::Play { card, cost, damage, multi, reversal: true, goes_to, targets }) => {
                 if top.cannot_be_reversed {
                     return refuse(
                         "3b: reversal modifiers of the card played (e.g. cannot be reversed)",
@@ -427,7 +442,8 @@ impl State {
                 // The first reversal to a Multi card does not reverse it (step 6).
                 let reverses = if top.multi && top.reversals_completed == 0 { None } else { Some(top.seq) };
                 let (player, opponent) = (top.opponent.clone(), top.player.clone());
-                self.open_breakdown(seq, &player, &opponent, card, *cost, *damage, *multi, goes_to.clone(), reverses)
+                let printed = Printed { card, cost: *cost, damage: *damage, multi: *multi, goes_to, targets };
+                self.open_breakdown(seq, &player, &opponent, printed, reverses)
             }
             (D::Reverse, Action::Play { .. }) => {
                 refuse(rule(s), "at this step only a reversal may be played (play with reversal: true)")
@@ -535,21 +551,20 @@ impl State {
         self.stack.last_mut().expect("a breakdown under way")
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn open_breakdown(
         &mut self,
         seq: u64,
         player: &str,
         opponent: &str,
-        card: &str,
-        cost: i64,
-        damage: Option<i64>,
-        multi: bool,
-        goes_to: Option<String>,
+        p: Printed,
         reverses: Option<u64>,
     ) -> Result<(), Refusal> {
+        let Printed { card, cost, damage, multi, goes_to, targets } = p;
         check_name("card", card).or_else(|m| refuse("1a: Reveal the card", m))?;
-        if let Some(area) = &goes_to {
+        for t in targets {
+            check_name("target", t).or_else(|m| refuse("1a: choose a target or targets", m))?;
+        }
+        if let Some(area) = goes_to {
             check_name("area", area).or_else(|m| refuse("6a", m))?;
         }
         self.stack.push(Breakdown {
@@ -560,7 +575,8 @@ impl State {
             multi,
             printed_cost: cost,
             printed_damage: damage,
-            goes_to,
+            goes_to: goes_to.clone(),
+            targets: targets.clone(),
             reverses,
             at: 0,
             step: String::new(),
