@@ -460,24 +460,9 @@ impl State {
                 let computed =
                     compute(top.printed_cost, &[player_mods, opponent_mods, when_played], self.rounding.as_deref())
                         .or_else(|m| refuse(RULE_2A, m))?;
-                let b = self.top();
-                b.fortitude = Some(*fortitude);
-                match computed {
-                    Computed::Exact(c) if c != *cost => {
-                        return refuse(
-                            RULE_2A,
-                            format!("printed cost {} with these modifiers is {c}, not {cost}", b.printed_cost),
-                        );
-                    }
-                    Computed::Exact(c) => b.cost = Some(c),
-                    Computed::Uneven { low, high } => {
-                        b.cost = Some(*cost);
-                        b.awaiting_ruling = Some(Uneven { what: "cost".into(), claimed: *cost, low, high });
-                        return Ok(());
-                    }
-                }
-                self.advance(seq);
-                Ok(())
+                self.top().fortitude = Some(*fortitude);
+                let base = top.printed_cost;
+                self.record_value(seq, "cost", computed, *cost, RULE_2A, &format!("printed cost {base}"))
             }
             (D::Requirements, Action::Resolve(Resolve::Requirements { must, follow_up })) => {
                 let b = self.top();
@@ -502,23 +487,7 @@ impl State {
                 let current = top.damage.or(top.printed_damage).unwrap_or(0);
                 let computed =
                     compute(current, &[mods], self.rounding.as_deref()).or_else(|m| refuse(RULE_DAMAGE, m))?;
-                let b = self.top();
-                match computed {
-                    Computed::Exact(d) if d != *damage => {
-                        return refuse(
-                            RULE_DAMAGE,
-                            format!("damage {current} with these modifiers is {d}, not {damage}"),
-                        );
-                    }
-                    Computed::Exact(d) => b.damage = Some(d),
-                    Computed::Uneven { low, high } => {
-                        b.damage = Some(*damage);
-                        b.awaiting_ruling = Some(Uneven { what: "damage".into(), claimed: *damage, low, high });
-                        return Ok(());
-                    }
-                }
-                self.advance(seq);
-                Ok(())
+                self.record_value(seq, "damage", computed, *damage, RULE_DAMAGE, &format!("damage {current}"))
             }
             (D::ReversalMods, Action::Resolve(Resolve::ReversalMods { cannot_be_reversed, effects })) => {
                 let b = self.top();
@@ -545,6 +514,40 @@ impl State {
             }
             _ => refuse(rule(s), format!("step {} is recorded as {}", s.no, expected(s.does))),
         }
+    }
+
+    /// A computed cost or damage against the recorded one: equal, or
+    /// refused; an uneven division with no rounding in the header waits for
+    /// a judge (gap 1).
+    fn record_value(
+        &mut self,
+        seq: u64,
+        what: &str,
+        computed: Computed,
+        claimed: i64,
+        rule: &'static str,
+        from: &str,
+    ) -> Result<(), Refusal> {
+        let b = self.top();
+        let value = match computed {
+            Computed::Exact(v) if v != claimed => {
+                return refuse(rule, format!("{from} with these modifiers is {v}, not {claimed}"));
+            }
+            Computed::Exact(v) => v,
+            Computed::Uneven { low, high } => {
+                b.awaiting_ruling = Some(Uneven { what: what.into(), claimed, low, high });
+                claimed
+            }
+        };
+        if what == "cost" {
+            b.cost = Some(value);
+        } else {
+            b.damage = Some(value);
+        }
+        if b.awaiting_ruling.is_none() {
+            self.advance(seq);
+        }
+        Ok(())
     }
 
     fn top(&mut self) -> &mut Breakdown {
