@@ -296,3 +296,21 @@ fn hold_scores_the_final_point_and_modes_set_the_victory_score() {
     assert_eq!(s.riftbound().scores.keys().collect::<Vec<_>>(), vec!["team1", "team2"]);
     assert_eq!(game("ffa4", &["a", "b", "c", "d"], &["X"]).riftbound().victory_score, 8);
 }
+
+#[test]
+fn team_mode_scores_per_team() {
+    // Teams: a and c against b and d.
+    let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
+    sim.act("a", turn());
+    sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
+    // Without combat, all players are relevant, in seat order from the mover.
+    sim.pass(&["a", "b", "c", "d"]);
+    assert_eq!(sim.riftbound().scores["team1"], 1, "a Conquer scores for the team");
+    // A teammate's units at the same battlefield are not opposing: no combat.
+    sim.act("c", turn());
+    sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
+    assert_eq!(sim.riftbound().phase, Phase::Open);
+    assert!(sim.riftbound().battlefields["Altar"].contested_by.is_none());
+    // Hold at c's Beginning Phase does not score a battlefield a controls.
+    assert_eq!(sim.riftbound().scores["team1"], 1);
+}
