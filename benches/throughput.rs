@@ -8,8 +8,8 @@
 use std::time::Instant;
 
 use arbiter::event::Header;
-use arbiter::record::{RecordError, Recorder, Submission, canonical_bytes, create, verify};
-use arbiter::rules::fold;
+use arbiter::fold::fold_all;
+use arbiter::record::{Recorder, StoredGame, Submission, canonical_bytes, create, verify};
 use arbiter::store::{SledStore, Store};
 
 const SAMPLE: &str = include_str!("../examples/doomtrooper-sample.jsonl");
@@ -49,12 +49,12 @@ fn main() {
 
     let t = Instant::now();
     let events: Vec<_> = store.read("bench", 0).unwrap().collect::<Result<_, _>>().unwrap();
-    let (verified, _) = verify(events.iter().cloned().map(Ok::<_, RecordError>), None).unwrap();
+    let (verified, _) = verify(&StoredGame::new(&store, "bench"), None).unwrap();
     let verify_time = t.elapsed();
     assert_eq!(verified.events as usize, n + 1);
 
     let t = Instant::now();
-    fold(&events, |_, _| {}).unwrap();
+    fold_all(&events).unwrap();
     let fold_time = t.elapsed();
 
     let bytes: Vec<Vec<u8>> = events.iter().map(canonical_bytes).collect();

@@ -74,16 +74,22 @@ pub enum ActionType {
     Pass,
     /// What the table determined at a step (standings, results, points), or a judge's ruling.
     Resolve,
+    /// A judge's ruling about an earlier event (rewind, decide, penalty, add_judge).
+    Ruling,
+    /// An annotation of an earlier event by any seat or judge.
+    Note,
 }
 
 impl ActionType {
-    pub const ALL: [ActionType; 6] = [
+    pub const ALL: [ActionType; 8] = [
         ActionType::Open,
         ActionType::Announce,
         ActionType::Play,
         ActionType::Counter,
         ActionType::Pass,
         ActionType::Resolve,
+        ActionType::Ruling,
+        ActionType::Note,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -93,6 +99,8 @@ impl ActionType {
             ActionType::Counter => "counter",
             ActionType::Pass => "pass",
             ActionType::Resolve => "resolve",
+            ActionType::Ruling => "ruling",
+            ActionType::Note => "note",
         }
     }
     pub fn parse(s: &str) -> Option<ActionType> {

@@ -6,7 +6,9 @@
 //! - [`json`]: strict JSON in (no floats, no duplicate keys), RFC 8785 canonical JSON out.
 //! - [`event`]: the event envelope, the header, sealing (hash and chain) and checking.
 //! - [`kernel`]: the machinery every ruleset shares: windows of priority, counters that nest, violations, views.
-//! - [`rules`]: the rulesets (one module each, mostly its step table) and the fold.
+//! - [`rules`]: the rulesets (one module each, mostly its step table), dispatched by one enum.
+//! - [`adjudication`]: judges' rulings (rewind, decide, penalty, add_judge) and notes.
+//! - [`fold`]: events in order to the state at each seq, with rulings' hash checks and rewinds.
 //! - [`store`]: the `Store` trait and its sled backend: durable, conditional appends.
 //! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
 //! - [`schema`]: JSON Schema of the envelope and every payload, generated from the Rust types.
@@ -17,7 +19,9 @@
 // It is returned on the cold path only, so it stays a plain value, not a box.
 #![allow(clippy::result_large_err)]
 
+pub mod adjudication;
 pub mod event;
+pub mod fold;
 pub mod json;
 pub mod kernel;
 pub mod limits;

@@ -13,10 +13,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::event::{Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal};
+use crate::fold::{FoldError, Folder, Next, Source};
 use crate::json::{canonical, parse_strict};
 use crate::kernel::Violation;
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS};
-use crate::rules::{Table, step};
+use crate::rules::Table;
 use crate::store::{AppendError, ReadError, Store};
 
 /// Why an operation on a record failed. The variants are what a caller
@@ -98,10 +99,79 @@ pub struct Appended {
 
 /// A game loaded for recording: its state at the head.
 pub struct Recorder<'s> {
-    store: &'s dyn Store,
-    game: String,
-    table: Table,
+    source: StoredGame<'s>,
+    folder: Folder,
     head: Link,
+}
+
+/// A stored game, as a source the fold can read again (for a rewind).
+pub struct StoredGame<'s> {
+    pub store: &'s dyn Store,
+    pub game: String,
+}
+
+impl<'s> StoredGame<'s> {
+    pub fn new(store: &'s dyn Store, game: &str) -> StoredGame<'s> {
+        StoredGame { store, game: game.to_string() }
+    }
+}
+
+impl Source for StoredGame<'_> {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        match self.store.read(&self.game, from) {
+            Ok(events) => Box::new(events.map(|e| e.map_err(RecordError::from))),
+            Err(e) => Box::new(std::iter::once(Err(e.into()))),
+        }
+    }
+}
+
+/// An export file, read again from the start when the fold needs earlier events.
+pub struct ExportFile {
+    pub path: std::path::PathBuf,
+}
+
+impl Source for ExportFile {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        match std::fs::File::open(&self.path) {
+            Ok(f) => Box::new(read_export(std::io::BufReader::new(f)).skip(from as usize)),
+            Err(e) => {
+                Box::new(std::iter::once(Err(RecordError::Io(format!("cannot open {}: {e}", self.path.display())))))
+            }
+        }
+    }
+}
+
+/// An export held in memory (bytes as exported).
+pub struct ExportBytes(pub Vec<u8>);
+
+impl Source for ExportBytes {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        Box::new(read_export(std::io::Cursor::new(&self.0)).skip(from as usize))
+    }
+}
+
+impl From<std::convert::Infallible> for RecordError {
+    fn from(e: std::convert::Infallible) -> Self {
+        match e {}
+    }
+}
+
+/// A fold that stopped, as the record layer says it.
+fn broken<E: Into<RecordError>>(e: FoldError<E>, what: &str) -> RecordError {
+    match e {
+        FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: format!("{what}: {violation}") },
+        FoldError::Source(e) => e.into(),
+    }
+}
+
+fn refused<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {
+    match e {
+        FoldError::Illegal { violation, .. } => RecordError::Refused(violation),
+        FoldError::Source(e) => e.into(),
+    }
 }
 
 /// Creates a game: event 0 with the header. `opened_by` is the actor of event 0.
@@ -117,7 +187,7 @@ pub fn create(
     crate::event::check_name("actor", opened_by).map_err(RecordError::Input)?;
     let draft = Draft { actor: opened_by.to_string(), action, at };
     let (event, bytes) = seal(&draft, None, Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
-    step(None, &event).map_err(|v| RecordError::Refused(Box::new(v)))?;
+    Folder::new().next(&event, &Vec::<Event>::new()).map_err(refused)?;
     store.append(game, &event, &bytes)?;
     Ok(event)
 }
@@ -125,50 +195,49 @@ pub fn create(
 impl<'s> Recorder<'s> {
     /// Reads and folds the whole game, verifying every event on the way.
     pub fn load(store: &'s dyn Store, game: &str) -> Result<Recorder<'s>, RecordError> {
-        let mut table: Option<Table> = None;
+        let source = StoredGame::new(store, game);
+        let mut folder = Folder::new();
         let mut head = None;
-        for event in store.read(game, 0)? {
+        for event in source.events_from(0) {
             let event = event?;
-            let next = step(table.as_ref(), &event)
-                .map_err(|v| RecordError::Broken { seq: event.seq, why: format!("no longer legal: {v}") })?;
-            table = Some(next);
+            folder.push(&event, &source).map_err(|e| broken(e, "no longer legal"))?;
             head = Some(event.link());
         }
-        match (table, head) {
-            (Some(table), Some(head)) => Ok(Recorder { store, game: game.to_string(), table, head }),
-            _ => Err(RecordError::NoSuchGame(game.to_string())),
+        match head {
+            Some(head) => Ok(Recorder { source, folder, head }),
+            None => Err(RecordError::NoSuchGame(game.to_string())),
         }
     }
 
     pub fn table(&self) -> &Table {
-        &self.table
+        self.folder.table().expect("a loaded game has a state")
+    }
+    pub fn folder(&self) -> &Folder {
+        &self.folder
     }
     pub fn head(&self) -> &Link {
         &self.head
     }
 
     /// Checks a submission against the rules at the head without storing it.
-    pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Table), RecordError> {
+    pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Next), RecordError> {
         let draft = sub.draft()?;
         let (event, bytes) =
             seal(&draft, Some(&self.head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
-        let table =
-            self.table.apply(event.seq, &event.actor, &event.action).map_err(|v| RecordError::Refused(Box::new(v)))?;
-        Ok((event, bytes, table))
+        let next = self.folder.next(&event, &self.source).map_err(refused)?;
+        Ok((event, bytes, next))
     }
 
     /// Checks a batch in order against the rules without storing anything;
     /// on refusal, the index of the first bad submission.
     pub fn check_batch(&self, subs: &[Submission]) -> Result<(), (usize, RecordError)> {
         let mut head = self.head.clone();
-        let mut table = self.table.clone();
+        let mut folder = self.folder.clone();
         for (i, sub) in subs.iter().enumerate() {
             let draft = sub.draft().map_err(|e| (i, e))?;
             let (event, _) =
                 seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
-            table = table
-                .apply(event.seq, &event.actor, &event.action)
-                .map_err(|v| (i, RecordError::Refused(Box::new(v))))?;
+            folder.push(&event, &self.source).map_err(|e| (i, refused(e)))?;
             head = event.link();
         }
         Ok(())
@@ -181,7 +250,7 @@ impl<'s> Recorder<'s> {
         let next = self.head.seq + 1;
         if let Some(expected) = expect {
             if expected < next
-                && let Some(stored) = self.store.get(&self.game, expected)?
+                && let Some(stored) = self.source.store.get(&self.source.game, expected)?
                 && stored.actor == sub.actor
                 && stored.action == sub.action
             {
@@ -191,10 +260,10 @@ impl<'s> Recorder<'s> {
                 return Err(RecordError::Conflict { expected, next });
             }
         }
-        let (event, bytes, table) = self.check(sub)?;
-        self.store.append(&self.game, &event, &bytes)?;
+        let (event, bytes, folded) = self.check(sub)?;
+        self.source.store.append(&self.source.game, &event, &bytes)?;
         self.head = event.link();
-        self.table = table;
+        self.folder.commit(&event, folded);
         Ok(Appended { event, duplicate: false })
     }
 }
@@ -204,25 +273,27 @@ impl<'s> Recorder<'s> {
 pub struct Verified {
     pub events: u64,
     pub head: String,
+    /// Seq ranges that judges' rewinds took back.
+    pub rewound: Vec<(u64, u64)>,
 }
 
-/// Verifies a sequence of events from seq 0: hashes, links, and a full
-/// re-fold in which every event must still be legal. Streams: memory is
-/// one state, whatever the length.
-pub fn verify<I>(events: I, expect_head: Option<&str>) -> Result<(Verified, Option<Table>), RecordError>
+/// Verifies a record from seq 0: hashes, links, and a full re-fold in which
+/// every event must still be legal and every ruling names a real event by
+/// its hash and was made by a judge. Streams: memory is one state and the
+/// hashes, whatever the length.
+pub fn verify<S>(source: &S, expect_head: Option<&str>) -> Result<(Verified, Folder), RecordError>
 where
-    I: IntoIterator<Item = Result<Event, RecordError>>,
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
 {
-    let mut table: Option<Table> = None;
+    let mut folder = Folder::new();
     let mut prev: Option<Link> = None;
-    for event in events {
-        let event = event?;
+    for event in source.events_from(0) {
+        let event = event.map_err(Into::into)?;
         // A broken link is reported at the position where the record breaks.
         let at = prev.as_ref().map_or(0, |p| p.seq + 1);
         check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
-        let next = step(table.as_ref(), &event)
-            .map_err(|v| RecordError::Broken { seq: event.seq, why: format!("the event is not legal: {v}") })?;
-        table = Some(next);
+        folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
         prev = Some(event.link());
     }
     let Some(head) = prev else {
@@ -239,7 +310,8 @@ where
             ),
         });
     }
-    Ok((Verified { events: head.seq + 1, head: head.hash }, table))
+    let rewound = folder.rewound().to_vec();
+    Ok((Verified { events: head.seq + 1, head: head.hash, rewound }, folder))
 }
 
 /// Reads an export (JSON Lines, one event per line), each event checked on
@@ -289,7 +361,7 @@ pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Verif
     if store.head(game)?.is_some() {
         return Err(RecordError::Exists(game.to_string()));
     }
-    let (verified, _) = verify(events.iter().cloned().map(Ok), None)?;
+    let (verified, _) = verify(&events, None)?;
     for event in &events {
         store.append(game, event, &canonical_bytes(event))?;
     }

@@ -13,6 +13,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
     vec![
         ("event.schema.json", serde_json::to_value(schema_for!(Event)).expect("schema")),
         ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
+        ("ruling.schema.json", serde_json::to_value(schema_for!(crate::adjudication::Adjudication)).expect("schema")),
         ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
         ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
         ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),

@@ -3,11 +3,9 @@
 
 mod common;
 
-use std::io::Cursor;
-
 use arbiter::event::{Draft, parse_time, seal};
-use arbiter::record::{canonical_bytes, read_export, verify};
-use arbiter::rules::fold;
+use arbiter::fold::fold_all;
+use arbiter::record::{ExportBytes, canonical_bytes, verify};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -105,7 +103,7 @@ proptest! {
         let mut changed = export.clone();
         changed[i] = byte;
         let head = sim.events.last().unwrap().hash.clone();
-        prop_assert!(verify(read_export(Cursor::new(changed)), Some(&head)).is_err(), "byte {} changed to {:#x} went unnoticed", i, byte);
+        prop_assert!(verify(&ExportBytes(changed), Some(&head)).is_err(), "byte {} changed to {:#x} went unnoticed", i, byte);
     }
 }
 
@@ -121,8 +119,8 @@ fn random_play_reaches_deep_into_the_breakdown() {
 
 /// Replay determinism for any ruleset: fold from nothing, re-seal, verify the export.
 fn assert_replays(sim: &Sim) -> Result<(), TestCaseError> {
-    let replayed = fold(&sim.events, |_, _| {}).unwrap().unwrap();
-    prop_assert_eq!(&replayed, &sim.table);
+    let replayed = fold_all(&sim.events).unwrap();
+    prop_assert_eq!(replayed.table().unwrap(), &sim.table);
     let mut prev = None;
     for e in &sim.events {
         let draft = Draft { actor: e.actor.clone(), action: e.action.clone(), at: Some(e.at.clone()) };
@@ -139,9 +137,9 @@ fn assert_replays(sim: &Sim) -> Result<(), TestCaseError> {
             b
         })
         .collect();
-    let (v, table) = verify(read_export(Cursor::new(export)), None).unwrap();
+    let (v, folder) = verify(&ExportBytes(export), None).unwrap();
     prop_assert_eq!(v.head, sim.events.last().unwrap().hash.clone());
-    prop_assert_eq!(table.unwrap(), sim.table.clone());
+    prop_assert_eq!(folder.table().unwrap(), &sim.table);
     Ok(())
 }
 

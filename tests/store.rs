@@ -6,7 +6,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 
 use arbiter::event::{Header, OpenTag, Seat};
-use arbiter::record::{RecordError, Recorder, Submission, create, verify};
+use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
 use arbiter::store::{AppendError, SledStore, Store};
 use common::*;
 use serde_json::json;
@@ -78,7 +78,7 @@ fn the_store_refuses_a_forking_append_even_from_a_second_writer() {
     // b's view of the head is stale: its append (sealed on seq 0) must not land.
     let err = b.append(&sub("p2", combat("p1", "B", "C")), None).unwrap_err();
     assert!(matches!(err, RecordError::Conflict { expected: 1, next: 2 }), "{err}");
-    let (v, _) = verify(store.read("g", 0).unwrap().map(|e| e.map_err(RecordError::from)), None).unwrap();
+    let (v, _) = verify(&StoredGame::new(&store, "g"), None).unwrap();
     assert_eq!(v.events, 2);
 }
 
@@ -127,7 +127,7 @@ fn racing_writers_get_exactly_one_event_per_seq() {
     }
     let seqs: std::collections::BTreeSet<u64> = acked.iter().map(|e| e.seq).collect();
     assert_eq!(seqs.len(), acked.len(), "no seq acknowledged twice");
-    verify(stored.into_iter().map(Ok), None).unwrap();
+    verify(&stored, None).unwrap();
 }
 
 #[test]
@@ -177,6 +177,6 @@ fn a_record_that_is_no_longer_legal_fails_verification() {
     let draft = arbiter::event::Draft { actor: "p2".into(), action: json!({"type": "pass"}), at: None };
     let (e1, bytes) = arbiter::event::seal(&draft, Some(&e0.link()), chrono::Utc::now()).unwrap();
     store.append("g", &e1, &bytes).unwrap(); // the store checks links, not rules
-    let err = verify(store.read("g", 0).unwrap().map(|e| e.map_err(RecordError::from)), None).unwrap_err();
+    let err = verify(&StoredGame::new(&store, "g"), None).unwrap_err();
     assert!(matches!(err, RecordError::Broken { seq: 1, .. }), "{err}");
 }

@@ -206,5 +206,8 @@ fn wtactics_is_a_two_player_game() {
         at: None,
     };
     let (e, _) = arbiter::event::seal(&draft, None, chrono::Utc::now()).unwrap();
-    assert!(arbiter::rules::step(None, &e).unwrap_err().message.contains("two players"));
+    match arbiter::fold::Folder::new().next(&e, &Vec::new()) {
+        Err(arbiter::fold::FoldError::Illegal { violation, .. }) => assert!(violation.message.contains("two players")),
+        other => panic!("{other:?}"),
+    }
 }

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use arbiter::event::Header;
-use arbiter::record::{self, RecordError, Recorder, Submission, verify};
+use arbiter::record::{self, RecordError, Recorder, StoredGame, Submission, verify};
 use arbiter::rules::describe;
 use arbiter::store::Store;
 
@@ -69,9 +69,8 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
             println!("{:>4}  {:<10} {}", event.seq, event.actor, describe(&event.action));
         }
     }
-    let events = store.read(&name, 0).map_err(|e| rec(e.into()))?.map(|e| e.map_err(RecordError::from));
-    let (verified, table) = verify(events, None).map_err(rec)?;
-    let table = table.expect("verified record has a state");
+    let (verified, folder) = verify(&StoredGame::new(store, &name), None).map_err(rec)?;
+    let table = folder.table().expect("a verified record has a state");
     let view = table.view();
     out.emit(serde_json::json!({"game": name, "events": verified.events, "head": verified.head, "step": view.step, "state": table.state}), || {
         let state = serde_json::to_value(&table.state).unwrap_or_default();

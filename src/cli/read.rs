@@ -2,9 +2,11 @@
 
 use std::process::ExitCode;
 
+use arbiter::fold::{FoldError, fold_to};
 use arbiter::kernel::View;
+use arbiter::record::StoredGame;
 use arbiter::record::{RecordError, Recorder};
-use arbiter::rules::{Table, describe, step};
+use arbiter::rules::{Table, describe};
 use arbiter::store::Store;
 
 use super::{Output, rec};
@@ -66,24 +68,18 @@ pub fn state(store: &dyn Store, a: StateArgs, out: &Output) -> anyhow::Result<Ex
 }
 
 fn state_at(store: &dyn Store, game: &str, at: u64) -> anyhow::Result<(Table, u64, String)> {
-    let mut table: Option<Table> = None;
-    let mut last = None;
-    for event in store.read(game, 0).map_err(|e| rec(e.into()))? {
-        let event = event.map_err(|e| rec(e.into()))?;
-        if event.seq > at {
-            break;
-        }
-        table = Some(
-            step(table.as_ref(), &event)
-                .map_err(|v| rec(RecordError::Broken { seq: event.seq, why: v.to_string() }))?,
-        );
-        last = Some((event.seq, event.hash));
+    let source = StoredGame::new(store, game);
+    let folder = fold_to(&source, at).map_err(|e| match e {
+        FoldError::Illegal { seq, violation } => rec(RecordError::Broken { seq, why: violation.to_string() }),
+        FoldError::Source(e) => rec(e),
+    })?;
+    let head =
+        store.head(game).map_err(|e| rec(e.into()))?.ok_or_else(|| rec(RecordError::NoSuchGame(game.to_string())))?;
+    if at > head.seq {
+        return Err(rec(RecordError::Input(format!("seq {at} is past the head of {game} (seq {})", head.seq))));
     }
-    match (table, last) {
-        (Some(t), Some((seq, hash))) if seq == at => Ok((t, seq, hash)),
-        (_, Some((seq, _))) => Err(rec(RecordError::Input(format!("seq {at} is past the head of {game} (seq {seq})")))),
-        _ => Err(rec(RecordError::NoSuchGame(game.to_string()))),
-    }
+    let event = store.get(game, at).map_err(|e| rec(e.into()))?.expect("seq within the head");
+    Ok((folder.table().expect("state").clone(), at, event.hash))
 }
 
 pub fn head(store: &dyn Store, a: GameArg, out: &Output) -> anyhow::Result<ExitCode> {

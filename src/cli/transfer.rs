@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use arbiter::record::{self, RecordError, canonical_bytes, read_export, verify};
+use arbiter::record::{self, ExportFile, RecordError, canonical_bytes, read_export, verify};
 use arbiter::store::Store;
 
 use super::{Output, rec};
@@ -80,7 +80,7 @@ pub fn import(store: &dyn Store, a: ImportArgs, out: &Output) -> anyhow::Result<
 }
 
 pub fn verify_file(a: VerifyFileArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let (verified, _) = verify(read_export(open(&a.file)?), a.head.as_deref())
+    let (verified, _) = verify(&ExportFile { path: a.file.clone() }, a.head.as_deref())
         .map_err(|e: RecordError| rec(e).context(format!("{} failed verification", a.file.display())))?;
     out.emit(serde_json::json!({"file": a.file, "ok": true, "events": verified.events, "head": verified.head}), || {
         format!(

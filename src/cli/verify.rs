@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use arbiter::record::{RecordError, verify};
+use arbiter::record::{StoredGame, verify};
 use arbiter::store::Store;
 
 use super::{Output, rec};
@@ -28,9 +28,8 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         bail!("--head checks one game");
     }
     for game in &games {
-        let events = store.read(game, 0).map_err(|e| rec(e.into()))?.map(|e| e.map_err(RecordError::from));
-        let (verified, _) =
-            verify(events, a.head.as_deref()).map_err(|e| rec(e).context(format!("{game} failed verification")))?;
+        let (verified, _) = verify(&StoredGame::new(store, game), a.head.as_deref())
+            .map_err(|e| rec(e).context(format!("{game} failed verification")))?;
         out.emit(
             serde_json::json!({"game": game, "ok": true, "events": verified.events, "head": verified.head}),
             || {

@@ -15,7 +15,8 @@ pub mod wtactics;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event::{ActionType, Event, Header};
+use crate::adjudication::{PenaltyRecord, Ruling};
+use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
 /// Ruleset names and the versions this build knows.
@@ -38,11 +39,27 @@ pub enum RulesetState {
     Gurps(gurps::State),
 }
 
+impl RulesetState {
+    fn set_judges(&mut self, judges: &[String]) {
+        let judges = judges.to_vec();
+        match self {
+            RulesetState::Doomtrooper(s) => s.judges = judges,
+            RulesetState::Wtactics(s) => s.judges = judges,
+            RulesetState::Riftbound(s) => s.judges = judges,
+            RulesetState::Rawdeal(s) => s.judges = judges,
+            RulesetState::Gurps(s) => s.judges = judges,
+        }
+    }
+}
+
 /// A game's state after some prefix of its stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Table {
+    /// The header, with the judges as they stand now (rulings may add judges).
     pub header: Header,
     pub state: RulesetState,
+    /// Penalties recorded by judges' rulings.
+    pub penalties: Vec<PenaltyRecord>,
 }
 
 impl Table {
@@ -71,7 +88,7 @@ impl Table {
                 )));
             }
         };
-        Ok(Table { header: header.clone(), state })
+        Ok(Table { header: header.clone(), state, penalties: vec![] })
     }
 
     /// The state after event `seq` by `actor`, or why it is illegal.
@@ -108,7 +125,90 @@ impl Table {
             RulesetState::Rawdeal(s) => RulesetState::Rawdeal(s.apply(seq, actor, action)?),
             RulesetState::Gurps(s) => RulesetState::Gurps(s.apply(seq, actor, action)?),
         };
-        Ok(Table { header: self.header.clone(), state })
+        Ok(Table { header: self.header.clone(), state, penalties: self.penalties.clone() })
+    }
+
+    /// Refuses a ruling by anyone but a judge of the game.
+    pub fn check_judge(&self, actor: &str) -> Result<(), Violation> {
+        if self.header.is_judge(actor) {
+            return Ok(());
+        }
+        let judges = if self.header.judges.is_empty() { "none".to_string() } else { self.header.judges.join(", ") };
+        Err(Violation::new(
+            &self.view(),
+            "only a judge named in the game's header (or added by a ruling) may rule",
+            format!("{actor} is not a judge of this game (judges: {judges})"),
+        ))
+    }
+
+    /// A note by a seat or judge: checked, and the state does not change.
+    pub fn check_note(&self, actor: &str, text: &str) -> Result<(), Violation> {
+        if !self.header.is_seat(actor) && !self.header.is_judge(actor) {
+            return Err(Violation::new(
+                &self.view(),
+                "any seat or judge may annotate any event",
+                format!("{actor} is not a seat or judge of this game"),
+            ));
+        }
+        crate::event::check_name("note", text).map_err(|m| Violation::new(&self.view(), "a note has text", m))
+    }
+
+    /// Applies a ruling that needs only the state: decide, penalty, add_judge.
+    /// (A rewind needs the events before it: see `fold`.)
+    pub fn apply_ruling(&self, seq: u64, actor: &str, ruling: &Ruling) -> Result<Table, Violation> {
+        self.check_judge(actor)?;
+        let view = self.view();
+        ruling.check().map_err(|m| Violation::new(&view, "a ruling gives a reason and complete fields", m))?;
+        let mut next = self.clone();
+        match ruling {
+            Ruling::Decide { decision, .. } => {
+                if view.awaiting_ruling.is_none() {
+                    return Err(Violation::new(
+                        &view,
+                        "decide answers a state that waits for a ruling",
+                        "the game is not waiting for a ruling",
+                    ));
+                }
+                next = self.apply(seq, actor, decision)?;
+            }
+            Ruling::Penalty { concerns, seat, infraction, penalty, fix, .. } => {
+                if !self.header.is_seat(seat) {
+                    return Err(Violation::new(&view, "a penalty is against a seat", format!("{seat} is not a seat")));
+                }
+                next.penalties.push(PenaltyRecord {
+                    seq,
+                    judge: actor.to_string(),
+                    seat: seat.clone(),
+                    concerns: concerns.seq,
+                    infraction: infraction.clone(),
+                    penalty: penalty.clone(),
+                    fix: fix.clone(),
+                });
+            }
+            Ruling::AddJudge { judge, .. } => {
+                if self.header.is_seat(judge) || self.header.is_judge(judge) {
+                    return Err(Violation::new(
+                        &view,
+                        "every actor is unique",
+                        format!("{judge} is already a seat or judge"),
+                    ));
+                }
+                next.header.judges.push(judge.clone());
+                next.state.set_judges(&next.header.judges);
+            }
+            Ruling::Rewind { .. } => return Err(Violation::new(&view, "a rewind", "a rewind is applied by the fold")),
+        }
+        Ok(next)
+    }
+
+    /// After a rewind: the combat as it was after an earlier event, with the
+    /// judges and penalties as they are now (a rewind does not undo rulings).
+    pub fn rewound_to(&self, earlier: Table) -> Table {
+        let mut t = earlier;
+        t.header.judges = self.header.judges.clone();
+        t.state.set_judges(&t.header.judges);
+        t.penalties = self.penalties.clone();
+        t
     }
 
     pub fn view(&self) -> View {
@@ -119,37 +219,6 @@ impl Table {
             RulesetState::Rawdeal(s) => s.view(),
             RulesetState::Gurps(s) => s.view(),
         }
-    }
-}
-
-/// Folds a stream from event 0: each event must be legal where it stands.
-/// `f` sees every event with the state after it.
-pub fn fold<'e>(
-    events: impl IntoIterator<Item = &'e Event>,
-    mut f: impl FnMut(&Event, &Table),
-) -> Result<Option<Table>, (u64, Violation)> {
-    let mut table: Option<Table> = None;
-    for event in events {
-        let next = step(table.as_ref(), event).map_err(|v| (event.seq, v))?;
-        f(event, &next);
-        table = Some(next);
-    }
-    Ok(table)
-}
-
-/// Applies one event to the state before it (None: before event 0).
-pub fn step(table: Option<&Table>, event: &Event) -> Result<Table, Violation> {
-    match table {
-        None => {
-            let header: Header = serde_json::from_value(event.action.clone()).map_err(|e| Violation {
-                step: StepRef { number: "0".into(), title: "open".into(), reference: "event 0 (the header)".into() },
-                rule: "event 0 is {\"type\":\"open\", ...} with the header (schemas/open.schema.json)".into(),
-                message: format!("not a valid header: {e}"),
-                may_act: vec![],
-            })?;
-            Table::open(&header)
-        }
-        Some(t) => t.apply(event.seq, &event.actor, &event.action),
     }
 }
 
