@@ -8,6 +8,9 @@
 //! - [`kernel`]: the machinery every ruleset shares: windows of priority, counters that nest, violations, views.
 //! - [`rules`]: the rulesets (one module each, mostly its step table), dispatched by one enum.
 //! - [`adjudication`]: judges' rulings (rewind, decide, penalty, add_judge) and notes.
+//! - [`delta`]: structured differences between states (outcome first).
+//! - [`compare`]: fork, what-if and diff of records.
+//! - [`replay`]: each event in plain words with its step before and after and its state delta.
 //! - [`fold`]: events in order to the state at each seq, with rulings' hash checks and rewinds.
 //! - [`store`]: the `Store` trait and its sled backend: durable, conditional appends.
 //! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
@@ -20,12 +23,15 @@
 #![allow(clippy::result_large_err)]
 
 pub mod adjudication;
+pub mod compare;
+pub mod delta;
 pub mod event;
 pub mod fold;
 pub mod json;
 pub mod kernel;
 pub mod limits;
 pub mod record;
+pub mod replay;
 pub mod rules;
 pub mod schema;
 pub mod store;

@@ -362,9 +362,8 @@ pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Verif
         return Err(RecordError::Exists(game.to_string()));
     }
     let (verified, _) = verify(&events, None)?;
-    for event in &events {
-        store.append(game, event, &canonical_bytes(event))?;
-    }
+    let batch: Vec<(Event, Vec<u8>)> = events.into_iter().map(|e| { let b = canonical_bytes(&e); (e, b) }).collect();
+    store.append_batch(game, &batch)?;
     Ok(verified)
 }
 

@@ -3,11 +3,15 @@
 
 mod append;
 mod demo;
+mod diff;
+mod fork;
 mod new;
 mod read;
+mod replay;
 mod schema;
 mod transfer;
 mod verify;
+mod whatif;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,7 +60,15 @@ pub enum Command {
     Import(transfer::ImportArgs),
     /// Verify an export file without a store.
     VerifyFile(transfer::VerifyFileArgs),
-    /// Record the bundled sample Doomtrooper combat, then show and verify it.
+    /// Each event in plain words, with the step before and after and what changed.
+    Replay(replay::Args),
+    /// A new game sharing events 0..=SEQ of GAME byte for byte.
+    Fork(fork::Args),
+    /// Fold a record without some events (and with others after it); nothing is stored.
+    Whatif(whatif::Args),
+    /// Compare two records (games or export files): exit 0 when they agree, 1 when they differ.
+    Diff(diff::Args),
+    /// Record a bundled sample game, then show and verify it.
     Demo(demo::Args),
     /// Write (or --check) the JSON Schemas in schemas/.
     Schema(schema::Args),
@@ -77,6 +89,19 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::VerifyFile(a) => transfer::verify_file(a, &out),
         Command::Demo(a) => demo::run(&open_store(&cli.data)?, a, &out),
         Command::Schema(a) => schema::run(a),
+        Command::Fork(a) => fork::run(&open_store(&cli.data)?, a, &out),
+        Command::Replay(a) => {
+            let store = store_for(&cli.data, &[&a.record])?;
+            replay::run(RecordArg::new(store.as_ref(), &a.record), a, &out)
+        }
+        Command::Whatif(a) => {
+            let store = store_for(&cli.data, &[&a.record])?;
+            whatif::run(RecordArg::new(store.as_ref(), &a.record), a, &out)
+        }
+        Command::Diff(a) => {
+            let store = store_for(&cli.data, &[&a.a, &a.b])?;
+            diff::run(RecordArg::new(store.as_ref(), &a.a), RecordArg::new(store.as_ref(), &a.b), &out)
+        }
     }
 }
 
@@ -104,4 +129,31 @@ fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
 /// Library errors keep their type, so `main` can map them to exit codes.
 pub fn rec(e: RecordError) -> anyhow::Error {
     anyhow::Error::new(e)
+}
+
+/// A record named on the command line: an existing file is an export file,
+/// anything else a stored game.
+pub struct RecordArg<'s> {
+    store: Option<&'s SledStore>,
+    name: String,
+}
+
+impl<'s> RecordArg<'s> {
+    fn new(store: Option<&'s SledStore>, name: &str) -> RecordArg<'s> {
+        RecordArg { store, name: name.to_string() }
+    }
+
+    pub fn source(&self) -> arbiter::compare::Record<'s> {
+        match self.store {
+            Some(store) if !Path::new(&self.name).is_file() => {
+                arbiter::compare::Record::Stored(arbiter::record::StoredGame::new(store, &self.name))
+            }
+            _ => arbiter::compare::Record::File(arbiter::record::ExportFile { path: self.name.clone().into() }),
+        }
+    }
+}
+
+/// Opens the store only when some record is not an existing file.
+fn store_for(dir: &Path, records: &[&str]) -> anyhow::Result<Option<SledStore>> {
+    if records.iter().all(|r| Path::new(r).is_file()) { Ok(None) } else { open_store(dir).map(Some) }
 }

@@ -59,6 +59,16 @@ pub trait Store: Send + Sync {
     /// head's hash (seq 0 creates the game). Returns only once durable.
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError>;
 
+    /// Appends several events in order, made durable once at the end (import
+    /// and fork). Each is checked like `append`; on an error the events
+    /// before it may be stored (a valid prefix), none after it.
+    fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
+        for (event, bytes) in events {
+            self.append(game, event, bytes)?;
+        }
+        Ok(())
+    }
+
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
         let mut events = self.read(game, seq)?;

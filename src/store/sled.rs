@@ -167,6 +167,21 @@ impl Store for SledStore {
     }
 
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
+        self.insert(game, event, bytes)?;
+        self.make_durable()
+    }
+
+    fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
+        for (event, bytes) in events {
+            self.insert(game, event, bytes)?;
+        }
+        self.make_durable()
+    }
+}
+
+impl SledStore {
+    /// Checks and inserts one event (not yet durable).
+    fn insert(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
         // On the way in: the bytes must be exactly this event, hash intact.
         let (decoded, canonical) =
             decode(std::str::from_utf8(bytes).map_err(|_| AppendError::Io("not UTF-8".into()))?)?;
@@ -204,6 +219,6 @@ impl Store for SledStore {
             }
             return Err(AppendError::Conflict { expected: event.seq, next, head });
         }
-        self.make_durable()
+        Ok(())
     }
 }

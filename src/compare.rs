@@ -1,0 +1,239 @@
+//! Fork, what-if and diff: the tools a judge settles a dispute with. They
+//! work the same on stored games and on export files.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::adjudication::{Adjudication, Ruling};
+use crate::delta::{self, Change};
+use crate::event::{check_game_name, ActionType, Event, Header};
+use crate::fold::{fold_all, Source};
+use crate::kernel::Violation;
+use crate::record::{canonical_bytes, verify, ExportFile, RecordError, StoredGame, Submission, Verified};
+use crate::rules::Table;
+use crate::store::Store;
+
+/// A record to compare: a stored game or an export file.
+pub enum Record<'s> {
+    Stored(StoredGame<'s>),
+    File(ExportFile),
+}
+
+impl Source for Record<'_> {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        match self {
+            Record::Stored(s) => s.events_from(from),
+            Record::File(f) => f.events_from(from),
+        }
+    }
+}
+
+impl Record<'_> {
+    /// Number of events, and the hash at a seq. Stored games answer from the
+    /// store at once; files are read once, in full, into `hashes`.
+    fn len_and_hashes(&self) -> Result<(u64, Option<Vec<String>>), RecordError> {
+        match self {
+            Record::Stored(s) => {
+                let head = s.store.head(&s.game)?.ok_or_else(|| RecordError::NoSuchGame(s.game.clone()))?;
+                Ok((head.seq + 1, None))
+            }
+            Record::File(f) => {
+                let hashes: Vec<String> = f.events_from(0).map(|e| e.map(|e| e.hash)).collect::<Result<_, _>>()?;
+                Ok((hashes.len() as u64, Some(hashes)))
+            }
+        }
+    }
+
+    fn hash_at(&self, hashes: &Option<Vec<String>>, seq: u64) -> Result<String, RecordError> {
+        match (self, hashes) {
+            (_, Some(h)) => Ok(h[seq as usize].clone()),
+            (Record::Stored(s), None) => {
+                Ok(s.store.get(&s.game, seq)?.ok_or_else(|| RecordError::Io(format!("seq {seq} missing")))?.hash)
+            }
+            (Record::File(_), None) => unreachable!("files carry their hashes"),
+        }
+    }
+}
+
+/// `fork GAME --at SEQ NEW`: the new game shares events 0..=SEQ byte for byte.
+pub fn fork(store: &dyn Store, game: &str, at: u64, new: &str) -> Result<Verified, RecordError> {
+    check_game_name(new).map_err(RecordError::Input)?;
+    if store.head(new)?.is_some() {
+        return Err(RecordError::Exists(new.to_string()));
+    }
+    let head = store.head(game)?.ok_or_else(|| RecordError::NoSuchGame(game.to_string()))?;
+    if at > head.seq {
+        return Err(RecordError::Input(format!("seq {at} is past the head of {game} (seq {})", head.seq)));
+    }
+    let mut batch = Vec::new();
+    for event in store.read(game, 0)?.take(at as usize + 1) {
+        let event = event?;
+        let bytes = canonical_bytes(&event);
+        batch.push((event, bytes));
+    }
+    store.append_batch(new, &batch)?;
+    let (verified, _) = verify(&StoredGame::new(store, new), None)?;
+    Ok(verified)
+}
+
+/// What a what-if found.
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIf {
+    /// The first event that becomes illegal, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub illegal: Option<(u64, Violation)>,
+    /// Otherwise, how the final state changes (outcome first).
+    pub changes: Vec<Change>,
+    pub skipped: Vec<u64>,
+    pub appended: u64,
+}
+
+/// Folds the record without the `skip` events (and with `then` after it).
+/// Nothing is stored. Seqs keep their numbers, so counters and rulings
+/// still name the events they named; a rewind in the record is refused
+/// (what-if over rewinds is not supported yet).
+pub fn whatif<S>(source: &S, skip: &BTreeSet<u64>, then: &[Submission]) -> Result<WhatIf, RecordError>
+where
+    S: Source<Error = RecordError>,
+{
+    if skip.contains(&0) {
+        return Err(RecordError::Input("event 0 (the header) cannot be skipped".into()));
+    }
+    let original = fold_all(source).map_err(|e| match e {
+        crate::fold::FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
+        crate::fold::FoldError::Source(e) => e,
+    })?;
+    let original = original.table().cloned().ok_or_else(|| RecordError::Broken { seq: 0, why: "empty".into() })?;
+    let mut table: Option<Table> = None;
+    let mut last = 0;
+    let result = |table: Option<Table>, illegal: Option<(u64, Violation)>| -> Result<WhatIf, RecordError> {
+        let changes = match (&illegal, table) {
+            (None, Some(t)) => delta::diff(&to_json(&original), &to_json(&t)),
+            _ => vec![],
+        };
+        Ok(WhatIf { illegal, changes, skipped: skip.iter().copied().collect(), appended: then.len() as u64 })
+    };
+    for event in source.events_from(0) {
+        let event = event?;
+        last = event.seq;
+        if skip.contains(&event.seq) {
+            continue;
+        }
+        let step = match &table {
+            None => {
+                let header: Header = serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
+                Table::open(&header)
+            }
+            Some(t) => loose_step(t, &event)?,
+        };
+        match step {
+            Ok(t) => table = Some(t),
+            Err(v) => return result(table, Some((event.seq, v))),
+        }
+    }
+    for (i, sub) in then.iter().enumerate() {
+        let seq = last + 1 + i as u64;
+        let t = table.as_ref().expect("a state");
+        match t.apply(seq, &sub.actor, &sub.action) {
+            Ok(next) => table = Some(next),
+            Err(v) => return result(table, Some((seq, v))),
+        }
+    }
+    result(table, None)
+}
+
+/// One event of a what-if: game actions and the rulings that need only the state.
+fn loose_step(t: &Table, event: &Event) -> Result<Result<Table, Violation>, RecordError> {
+    match event.action_type() {
+        Some(ActionType::Ruling | ActionType::Note) => {
+            let a: Adjudication = serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
+            match a {
+                Adjudication::Note { .. } => Ok(Ok(t.clone())),
+                Adjudication::Ruling(Ruling::Rewind { .. }) => Err(RecordError::Input(format!(
+                    "seq {} is a rewind: what-if over a record with rewinds is not supported",
+                    event.seq
+                ))),
+                Adjudication::Ruling(r) => Ok(t.apply_ruling(event.seq, &event.actor, &r)),
+            }
+        }
+        _ => Ok(t.apply(event.seq, &event.actor, &event.action)),
+    }
+}
+
+fn to_json(t: &Table) -> Value {
+    serde_json::to_value(t).expect("state serialises")
+}
+
+/// How two records were lined up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Alignment {
+    /// By hash: each hash commits to its whole prefix, so a binary search finds the common prefix.
+    Hash,
+    /// By content (actor and action): two recordings of one combat made independently.
+    Content,
+}
+
+/// What `diff` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diff {
+    pub alignment: Alignment,
+    /// Events in common from seq 0.
+    pub common: u64,
+    pub a_events: u64,
+    pub b_events: u64,
+    /// Hash comparisons made to find the common prefix (hash alignment).
+    pub comparisons: u64,
+    /// Each side's events from the first divergence (at most `SHOWN`).
+    pub a_from: Vec<Event>,
+    pub b_from: Vec<Event>,
+    /// The difference in the resulting state, outcome first.
+    pub changes: Vec<Change>,
+    pub agree: bool,
+}
+
+/// Events shown from the divergence on each side.
+pub const SHOWN: usize = 20;
+
+pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
+    let (a_len, a_hashes) = a.len_and_hashes()?;
+    let (b_len, b_hashes) = b.len_and_hashes()?;
+    let mut comparisons = 1;
+    let same_start = a.hash_at(&a_hashes, 0)? == b.hash_at(&b_hashes, 0)?;
+    let (alignment, common) = if same_start {
+        // The largest k with equal hashes at k: hashes chain, so equal at k means equal below k.
+        let (mut lo, mut hi) = (0, a_len.min(b_len) - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            comparisons += 1;
+            if a.hash_at(&a_hashes, mid)? == b.hash_at(&b_hashes, mid)? {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        (Alignment::Hash, lo + 1)
+    } else {
+        let mut common = 0;
+        for (x, y) in a.events_from(0).zip(b.events_from(0)) {
+            let (x, y) = (x?, y?);
+            if x.actor != y.actor || x.action != y.action {
+                break;
+            }
+            common += 1;
+        }
+        (Alignment::Content, common)
+    };
+    let a_from: Vec<Event> = a.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
+    let b_from: Vec<Event> = b.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
+    let final_state = |r: &Record| -> Result<Value, RecordError> {
+        let (_, folder) = verify(r, None)?;
+        Ok(to_json(folder.table().expect("state")))
+    };
+    let changes = delta::diff(&final_state(a)?, &final_state(b)?);
+    let agree = common == a_len && common == b_len;
+    Ok(Diff { alignment, common, a_events: a_len, b_events: b_len, comparisons, a_from, b_from, changes, agree })
+}

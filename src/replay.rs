@@ -1,0 +1,79 @@
+//! Replay: each event of a record in plain words, with the step before and
+//! after it and what it changed in the state, rulings and notes inline,
+//! rewound events marked. Two streaming passes (one to learn which events
+//! later rulings rewound, one to show them): memory is one state and the
+//! hashes, whatever the length.
+
+use serde::Serialize;
+
+use crate::delta::{self, Change};
+use crate::event::ActionType;
+use crate::fold::{FoldError, Folder, Source};
+use crate::kernel::StepRef;
+use crate::record::{verify, RecordError};
+use crate::rules::describe;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Shown {
+    pub seq: u64,
+    pub at: String,
+    pub actor: String,
+    /// "action", "ruling" or "note".
+    pub kind: &'static str,
+    /// The action in plain words.
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<StepRef>,
+    pub after: StepRef,
+    /// What changed in the state (outcome first).
+    pub changes: Vec<Change>,
+    /// A later ruling rewound this event: it stays in the log but no longer counts.
+    pub rewound: bool,
+}
+
+/// Calls `show` for every event with `from <= seq <= to`.
+pub fn replay<S>(source: &S, from: u64, to: Option<u64>, mut show: impl FnMut(Shown)) -> Result<(), RecordError>
+where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let (_, verified) = verify(source, None)?;
+    let mut folder = Folder::new();
+    for event in source.events_from(0) {
+        let event = event.map_err(Into::into)?;
+        if to.is_some_and(|t| event.seq > t) {
+            break;
+        }
+        let before = folder.table().cloned();
+        folder.push(&event, source).map_err(|e| match e {
+            FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
+            FoldError::Source(e) => e.into(),
+        })?;
+        if event.seq < from {
+            continue;
+        }
+        let after = folder.table().expect("state");
+        let json = |t: &crate::rules::Table| serde_json::to_value(t).expect("state serialises");
+        let changes = match &before {
+            Some(b) => delta::diff(&json(b), &json(after)),
+            None => vec![],
+        };
+        let kind = match event.action_type() {
+            Some(ActionType::Ruling) => "ruling",
+            Some(ActionType::Note) => "note",
+            _ => "action",
+        };
+        show(Shown {
+            seq: event.seq,
+            at: event.at.clone(),
+            actor: event.actor.clone(),
+            kind,
+            action: describe(&event.action),
+            before: before.map(|b| b.view().step),
+            after: after.view().step,
+            changes,
+            rewound: verified.is_rewound(event.seq),
+        });
+    }
+    Ok(())
+}
