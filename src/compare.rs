@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use crate::adjudication::{Adjudication, Ruling};
 use crate::delta::{self, Change};
-use crate::event::{check_game_name, ActionType, Event, Header};
-use crate::fold::{fold_all, Source};
+use crate::event::{ActionType, Event, Header, check_game_name};
+use crate::fold::{Source, fold_all};
 use crate::kernel::Violation;
-use crate::record::{canonical_bytes, verify, ExportFile, RecordError, StoredGame, Submission, Verified};
+use crate::record::{ExportFile, RecordError, StoredGame, Submission, Verified, canonical_bytes, verify};
 use crate::rules::Table;
 use crate::store::Store;
 
@@ -124,7 +124,8 @@ where
         }
         let step = match &table {
             None => {
-                let header: Header = serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
+                let header: Header =
+                    serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
                 Table::open(&header)
             }
             Some(t) => loose_step(t, &event)?,
@@ -137,7 +138,17 @@ where
     for (i, sub) in then.iter().enumerate() {
         let seq = last + 1 + i as u64;
         let t = table.as_ref().expect("a state");
-        match t.apply(seq, &sub.actor, &sub.action) {
+        // Not sealed: a what-if stores nothing, so only seq, actor and action matter.
+        let event = Event {
+            v: 1,
+            seq,
+            prev: String::new(),
+            at: String::new(),
+            actor: sub.actor.clone(),
+            action: sub.action.clone(),
+            hash: String::new(),
+        };
+        match loose_step(t, &event)? {
             Ok(next) => table = Some(next),
             Err(v) => return result(table, Some((seq, v))),
         }
@@ -149,7 +160,8 @@ where
 fn loose_step(t: &Table, event: &Event) -> Result<Result<Table, Violation>, RecordError> {
     match event.action_type() {
         Some(ActionType::Ruling | ActionType::Note) => {
-            let a: Adjudication = serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
+            let a: Adjudication =
+                serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
             match a {
                 Adjudication::Note { .. } => Ok(Ok(t.clone())),
                 Adjudication::Ruling(Ruling::Rewind { .. }) => Err(RecordError::Input(format!(

@@ -18,8 +18,20 @@ pub struct Change {
 
 /// Words that mark a field as part of a combat's outcome.
 const OUTCOME: &[&str] = &[
-    "winner", "points", "scores", "influence_lost", "results", "status", "outcome", "dead", "trash", "discard",
-    "controller", "history", "finished", "penalties",
+    "winner",
+    "points",
+    "scores",
+    "influence_lost",
+    "results",
+    "status",
+    "outcome",
+    "dead",
+    "trash",
+    "discard",
+    "controller",
+    "history",
+    "finished",
+    "penalties",
 ];
 
 /// Every leaf that differs between `a` and `b`, outcome fields first.

@@ -362,7 +362,13 @@ pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Verif
         return Err(RecordError::Exists(game.to_string()));
     }
     let (verified, _) = verify(&events, None)?;
-    let batch: Vec<(Event, Vec<u8>)> = events.into_iter().map(|e| { let b = canonical_bytes(&e); (e, b) }).collect();
+    let batch: Vec<(Event, Vec<u8>)> = events
+        .into_iter()
+        .map(|e| {
+            let b = canonical_bytes(&e);
+            (e, b)
+        })
+        .collect();
     store.append_batch(game, &batch)?;
     Ok(verified)
 }

@@ -10,7 +10,7 @@ use crate::delta::{self, Change};
 use crate::event::ActionType;
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
-use crate::record::{verify, RecordError};
+use crate::record::{RecordError, verify};
 use crate::rules::describe;
 
 #[derive(Debug, Clone, Serialize)]

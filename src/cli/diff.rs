@@ -21,12 +21,15 @@ pub fn run(a: RecordArg, b: RecordArg, out: &Output) -> anyhow::Result<ExitCode>
     out.emit(serde_json::to_value(&d)?, || {
         let how = match d.alignment {
             Alignment::Hash => format!("aligned by hash ({} hash comparisons)", d.comparisons),
-            Alignment::Content => "aligned by content (actor and action): the records were made independently".to_string(),
+            Alignment::Content => {
+                "aligned by content (actor and action): the records were made independently".to_string()
+            }
         };
         if d.agree {
             return format!("the records agree: {} events, {how}", d.common);
         }
-        let mut s = format!("the records differ from seq {} ({how}; {} and {} events)\n", d.common, d.a_events, d.b_events);
+        let mut s =
+            format!("the records differ from seq {} ({how}; {} and {} events)\n", d.common, d.a_events, d.b_events);
         for (name, events) in [("A", &d.a_from), ("B", &d.b_from)] {
             s += &format!("{name} from seq {}:\n", d.common);
             for e in events {

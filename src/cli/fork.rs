@@ -18,8 +18,14 @@ pub struct Args {
 
 pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
     let v = compare::fork(store, &a.game, a.at, &a.new_game).map_err(rec)?;
-    out.emit(serde_json::json!({"game": a.new_game, "from": a.game, "at": a.at, "events": v.events, "head": v.head}), || {
-        format!("forked {} at seq {} as {}: {} events shared byte for byte; head {}", a.game, a.at, a.new_game, v.events, v.head)
-    });
+    out.emit(
+        serde_json::json!({"game": a.new_game, "from": a.game, "at": a.at, "events": v.events, "head": v.head}),
+        || {
+            format!(
+                "forked {} at seq {} as {}: {} events shared byte for byte; head {}",
+                a.game, a.at, a.new_game, v.events, v.head
+            )
+        },
+    );
     Ok(ExitCode::SUCCESS)
 }

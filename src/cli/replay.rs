@@ -30,7 +30,10 @@ fn text(s: &Shown) -> String {
         _ => "",
     };
     let before = s.before.as_ref().map_or("-".to_string(), |b| b.reference.clone());
-    let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {} -> {}", s.seq, s.at, s.actor, s.action, before, s.after.reference);
+    let mut out = format!(
+        "{:>5}  {}  {:<10} {kind}{}{mark}\n       {} -> {}",
+        s.seq, s.at, s.actor, s.action, before, s.after.reference
+    );
     for c in &s.changes {
         out += &format!("\n       {}: {} -> {}", c.path, show(&c.before), show(&c.after));
     }
@@ -105,7 +108,12 @@ fn interactive(pages: &[String]) -> anyhow::Result<()> {
     enable_raw_mode()?;
     let result = (|| -> anyhow::Result<()> {
         loop {
-            print!("\x1b[2J\x1b[H{}\r\n\r\n[{}/{}] right/n next, left/p back, g<seq>Enter jump, q quit\r\n", pages[nav.at].replace('\n', "\r\n"), nav.at + 1, nav.len);
+            print!(
+                "\x1b[2J\x1b[H{}\r\n\r\n[{}/{}] right/n next, left/p back, g<seq>Enter jump, q quit\r\n",
+                pages[nav.at].replace('\n', "\r\n"),
+                nav.at + 1,
+                nav.len
+            );
             std::io::Write::flush(&mut std::io::stdout())?;
             let key = match read()? {
                 Event::Key(k) => match k.code {

@@ -30,7 +30,10 @@ pub fn run(record: RecordArg, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
             let line = line?;
             if !line.trim().is_empty() {
-                then.push(Submission::parse(&line).map_err(|e| rec(e).context(format!("{} line {}", path.display(), i + 1)))?);
+                then.push(
+                    Submission::parse(&line)
+                        .map_err(|e| rec(e).context(format!("{} line {}", path.display(), i + 1)))?,
+                );
             }
         }
     }
@@ -40,7 +43,8 @@ pub fn run(record: RecordArg, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         Some((seq, v)) => format!("what if: seq {seq} becomes illegal: {v}"),
         None if w.changes.is_empty() => "what if: every event stays legal and the outcome does not change".to_string(),
         None => {
-            let lines: Vec<String> = w.changes.iter().map(|c| format!("  {}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
+            let lines: Vec<String> =
+                w.changes.iter().map(|c| format!("  {}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
             format!("what if: every event stays legal; the state changes:\n{}", lines.join("\n"))
         }
     });

@@ -229,7 +229,7 @@ pub fn describe(action: &Value) -> String {
         return action.to_string();
     };
     let mut words = vec![map.get("type").and_then(Value::as_str).unwrap_or("?").to_string()];
-    for tag in ["what", "effect"] {
+    for tag in ["what", "effect", "kind"] {
         if let Some(Value::String(s)) = map.get(tag) {
             words.push(s.clone());
         }
@@ -241,7 +241,7 @@ pub fn describe(action: &Value) -> String {
         words.push(format!("-> seq {target}"));
     }
     for (k, v) in map {
-        if !["type", "what", "effect", "card", "target"].contains(&k.as_str()) {
+        if !["type", "what", "effect", "kind", "card", "target"].contains(&k.as_str()) {
             let v = match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),

@@ -1,0 +1,211 @@
+//! Adjudication from the command line: rulings, replay, fork, what-if and
+//! diff, on stored games and on export files.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// The events of a game, as JSON.
+fn events(d: &Path, game: &str) -> Vec<Value> {
+    ok(&arbiter(d, &["--json", "log", game])).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn seq_of(events: &[Value], pred: impl Fn(&Value) -> bool) -> u64 {
+    events.iter().find(|e| pred(e)).unwrap()["seq"].as_u64().unwrap()
+}
+
+fn export(d: &Path, game: &str) -> String {
+    let file = d.join(format!("{game}.jsonl"));
+    ok(&arbiter(d, &["export", game, "-o", file.to_str().unwrap()]));
+    file.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_counter_accepted_by_mistake_is_rewound_and_the_replay_shows_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&arbiter(
+        d,
+        &["new", "g", "--ruleset", "doomtrooper", "--seat", "p1=Alice", "--seat", "p2=Bob", "--judge", "Dana"],
+    ));
+    let lines = [
+        json!({"actor": "p1", "action": combat("p2", "Max", "Leg")}),
+        json!({"actor": "p1", "action": tactic("Fight")}),
+        json!({"actor": "p2", "action": counter("Nullify", 2)}),
+        json!({"actor": "p1", "action": {"type": "pass"}}),
+        json!({"actor": "p2", "action": {"type": "pass"}}),
+    ];
+    let stdin: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    ok(&arbiter_stdin(d, &["append", "g", "-"], &stdin));
+    let evs = events(d, "g");
+    let hash2 = evs[2]["hash"].as_str().unwrap().to_string();
+    let ruling = |actor: &str| {
+        arbiter(
+            d,
+            &[
+                "append",
+                "g",
+                "--actor",
+                actor,
+                &json!({"type": "ruling", "kind": "rewind", "concerns": {"seq": 2, "hash": hash2},
+            "reason": "Nullify may not be played in ANNOUNCE BATTLE TACTIC", "rule": "Doomtrooper step 3"})
+                .to_string(),
+            ],
+        )
+    };
+    let head = ok(&arbiter(d, &["head", "g"]));
+    let refused = ruling("p1");
+    assert_eq!(refused.status.code(), Some(1), "a non-judge's ruling is refused");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a judge"));
+    assert_eq!(ok(&arbiter(d, &["head", "g"])), head, "and nothing is stored");
+    ok(&ruling("Dana"));
+    let state: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "state", "g"]))).unwrap();
+    assert_eq!(state["step"]["number"], "3-6");
+    assert_eq!(state["may_act"], json!(["p2"]));
+    // The replay shows the counter, marked rewound, and the ruling inline.
+    let replay = ok(&arbiter(d, &["replay", "g"]));
+    assert!(replay.lines().any(|l| l.contains("counter \"Nullify\"") && l.contains("[REWOUND]")), "{replay}");
+    assert!(replay.contains("RULING ruling rewind"), "{replay}");
+    let shown: Vec<Value> = ok(&arbiter(d, &["--json", "replay", "g", "--from", "3"]))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        shown.iter().map(|s| s["rewound"].as_bool().unwrap()).collect::<Vec<_>>(),
+        vec![true, true, true, false]
+    );
+    assert_eq!(shown[3]["kind"], "ruling");
+    assert!(shown[0]["changes"].as_array().unwrap().iter().any(|c| c["path"].as_str().unwrap().contains("effects")));
+    // verify re-checks the ruling; the export verifies without a store too.
+    ok(&arbiter(d, &["verify", "g"]));
+    let file = export(d, "g");
+    ok(&arbiter(d, &["verify-file", &file]));
+    assert!(ok(&arbiter(d, &["replay", &file])).contains("[REWOUND]"), "replay works on an export file");
+}
+
+#[test]
+fn fork_shares_the_prefix_byte_for_byte_and_diff_finds_it_by_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&arbiter(d, &["demo"]));
+    ok(&arbiter(d, &["fork", "sample", "--at", "40", "alt"]));
+    let a = std::fs::read_to_string(export(d, "sample")).unwrap();
+    let b = std::fs::read_to_string(export(d, "alt")).unwrap();
+    assert!(a.starts_with(&b), "the fork is the first 41 lines, byte for byte");
+    assert_eq!(b.lines().count(), 41);
+    assert_eq!(arbiter(d, &["fork", "sample", "--at", "400", "x"]).status.code(), Some(1));
+    assert_eq!(arbiter(d, &["fork", "sample", "--at", "3", "alt"]).status.code(), Some(1), "alt exists");
+    // Agreeing records: exit 0; a prefix: exit 1, divergence at 41.
+    ok(&arbiter(d, &["import", &export(d, "sample"), "--as", "copy"]));
+    assert!(ok(&arbiter(d, &["diff", "sample", "copy"])).contains("the records agree"));
+    let out = arbiter(d, &["--json", "diff", "sample", "alt"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["alignment"].as_str(), v["common"].as_u64()), (Some("hash"), Some(41)));
+    assert!(v["comparisons"].as_u64().unwrap() <= 8, "binary search: {}", v["comparisons"]);
+    // Files work the same, without a store.
+    let (fa, fb) = (d.join("sample.jsonl"), d.join("alt.jsonl"));
+    let out = arbiter(Path::new("/nonexistent-store"), &["diff", fa.to_str().unwrap(), fb.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A small Doomtrooper combat up to MODIFY COMBAT RATINGS, as JSON Lines; `p2_plays` decides
+/// whether p2 plays a modifier at 33-36 or passes there.
+fn recording(p2_plays: bool) -> String {
+    let mut l: Vec<Value> = vec![
+        json!({"actor": "p1", "action": combat("p2", "Max", "Leg")}),
+        json!({"actor": "p1", "action": tactic("Fight")}),
+    ];
+    let pass = |s: &str| json!({"actor": s, "action": {"type": "pass"}});
+    l.extend(["p2", "p1"].map(pass));
+    l.push(json!({"actor": "p2", "action": warzone(None)}));
+    l.extend(["p1", "p2", "p2", "p1", "p1", "p2", "p2", "p1", "p1", "p2", "p2", "p1"].map(pass)); // 8-23
+    l.push(json!({"actor": "p1", "action": equipment(&[])}));
+    l.extend(["p2", "p1"].map(pass));
+    l.push(json!({"actor": "p2", "action": equipment(&[])}));
+    l.extend(["p1", "p2", "p1", "p2", "p2", "p1"].map(pass)); // 27-31
+    l.push(json!({"actor": "p1", "action": standing(("Max", 5), ("Leg", 5))}));
+    l.push(pass("p1"));
+    let m = l.len() as u64 + 1; // the seq p2's modifier would get
+    if p2_plays {
+        l.push(json!({"actor": "p2", "action": play("modify", "Shield of Faith")}));
+        l.extend(["p1", "p2"].map(pass));
+    } else {
+        l.push(pass("p2"));
+    }
+    let counted: Vec<u64> = if p2_plays { vec![m] } else { vec![] };
+    let outcome = if p2_plays { "unharmed" } else { "wounded" };
+    l.push(json!({"actor": "p1", "action": results(&[("Max", "unharmed"), ("Leg", outcome)], &counted)}));
+    l.extend(["p1", "p2", "p1", "p2", "p1", "p2", "p1", "p2"].map(pass));
+    l.push(json!({"actor": "p1", "action": status(&[("Max", "unharmed"), ("Leg", outcome)])}));
+    l.push(json!({"actor": "p1", "action": award(if p2_plays { 0 } else { 1 })}));
+    l.iter().map(|v| format!("{v}\n")).collect()
+}
+
+#[test]
+fn two_recordings_that_differ_in_a_single_pass_are_aligned_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (game, plays) in [("table", false), ("judge", true)] {
+        ok(&arbiter(d, &["new", game, "--ruleset", "doomtrooper", "--seat", "p1=Alice", "--seat", "p2=Bob"]));
+        ok(&arbiter_stdin(d, &["append", game, "-"], &recording(plays)));
+    }
+    let out = arbiter(d, &["--json", "diff", "table", "judge"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["alignment"], "content", "recorded independently: different times, different hashes");
+    let events = events(d, "table");
+    // p1 passes after the standing (step 33), then p2 passes where the other record has p2's modifier.
+    let pass_seq = seq_of(&events, |e| e["action"]["what"] == "standing") + 2;
+    assert_eq!(v["common"].as_u64(), Some(pass_seq), "the first divergence is p2's pass");
+    assert_eq!(v["a_from"][0]["action"]["type"], "pass");
+    assert_eq!(v["b_from"][0]["action"]["effect"], "modify");
+    let first = &v["changes"][0];
+    assert!(
+        first["path"].as_str().unwrap().contains("results") || first["path"].as_str().unwrap().contains("points"),
+        "outcome first: {first}"
+    );
+    let text = ok(&arbiter(d, &["diff", "table", "table"]));
+    assert!(text.contains("agree"));
+}
+
+#[test]
+fn a_what_if_that_makes_a_later_counter_illegal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&arbiter(d, &["demo"]));
+    let evs = events(d, "sample");
+    let shield = seq_of(&evs, |e| e["action"]["card"] == "Shield of Faith");
+    let out = ok(&arbiter(d, &["--json", "whatif", "sample", "--skip", &shield.to_string()]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["illegal"][0].as_u64(), Some(shield + 1), "p3's counter named the skipped card");
+    let why = v["illegal"][1]["message"].as_str().unwrap();
+    assert!(why.contains("p2's turn") || why.contains(&format!("seq {shield}")), "{why}");
+    // Nothing was stored.
+    assert_eq!(events(d, "sample").len(), evs.len());
+    // A what-if that stays legal reports the changed outcome: the sample's last award, and a judge's penalty added.
+    let then = d.join("then.jsonl");
+    let hash = evs[1]["hash"].as_str().unwrap();
+    std::fs::write(&then, format!("{}\n", json!({"actor": "Dana", "action": {"type": "ruling", "kind": "penalty", "concerns": {"seq": 1, "hash": hash},
+        "reason": "r", "seat": "p1", "infraction": "slow play", "penalty": "warning", "fix": "none"}}))).unwrap();
+    let out = ok(&arbiter(d, &["--json", "whatif", "sample", "--then", then.to_str().unwrap()]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["illegal"].is_null(), "{v}");
+    assert_eq!(v["changes"][0]["path"], "penalties[0]");
+    // Skipping an event whose absence leaves everything legal can still change the outcome.
+    let file = export(d, "sample");
+    let out = ok(&arbiter(d, &["--json", "whatif", &file, "--skip", &(shield + 1).to_string()]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["illegal"].is_array(),
+        "without the counter, the recorded results no longer count the standing Shield: {v}"
+    );
+}
