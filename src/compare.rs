@@ -210,12 +210,15 @@ pub struct Diff {
 /// Events shown from the divergence on each side.
 pub const SHOWN: usize = 20;
 
-pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
+/// The common prefix of two records: by hash when they start with the same
+/// event (a binary search: O(log n) comparisons, since each hash commits to
+/// its whole prefix), else by content. Returns the alignment, the number of
+/// events in common, and the hash comparisons made.
+pub fn common_prefix(a: &Record, b: &Record) -> Result<(Alignment, u64, u64), RecordError> {
     let (a_len, a_hashes) = a.len_and_hashes()?;
     let (b_len, b_hashes) = b.len_and_hashes()?;
     let mut comparisons = 1;
-    let same_start = a.hash_at(&a_hashes, 0)? == b.hash_at(&b_hashes, 0)?;
-    let (alignment, common) = if same_start {
+    if a.hash_at(&a_hashes, 0)? == b.hash_at(&b_hashes, 0)? {
         // The largest k with equal hashes at k: hashes chain, so equal at k means equal below k.
         let (mut lo, mut hi) = (0, a_len.min(b_len) - 1);
         while lo < hi {
@@ -227,18 +230,22 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
                 hi = mid - 1;
             }
         }
-        (Alignment::Hash, lo + 1)
-    } else {
-        let mut common = 0;
-        for (x, y) in a.events_from(0).zip(b.events_from(0)) {
-            let (x, y) = (x?, y?);
-            if x.actor != y.actor || x.action != y.action {
-                break;
-            }
-            common += 1;
+        return Ok((Alignment::Hash, lo + 1, comparisons));
+    }
+    let mut common = 0;
+    for (x, y) in a.events_from(0).zip(b.events_from(0)) {
+        let (x, y) = (x?, y?);
+        if x.actor != y.actor || x.action != y.action {
+            break;
         }
-        (Alignment::Content, common)
-    };
+        common += 1;
+    }
+    Ok((Alignment::Content, common, comparisons))
+}
+
+pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
+    let (alignment, common, comparisons) = common_prefix(a, b)?;
+    let (a_len, b_len) = (a.len_and_hashes()?.0, b.len_and_hashes()?.0);
     let a_from: Vec<Event> = a.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
     let b_from: Vec<Event> = b.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
     let final_state = |r: &Record| -> Result<Value, RecordError> {
