@@ -53,9 +53,8 @@ where
             continue;
         }
         let after = folder.table().expect("state");
-        let json = |t: &crate::rules::Table| serde_json::to_value(t).expect("state serialises");
         let changes = match &before {
-            Some(b) => delta::diff(&json(b), &json(after)),
+            Some(b) => delta::diff(&b.live_json(), &after.live_json()),
             None => vec![],
         };
         let kind = match event.action_type() {

@@ -110,3 +110,8 @@ pub fn apply<S: Clone, A: DeserializeOwned>(
     step(&mut next, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
     Ok(next)
 }
+
+/// A growing list as a replay shows it: how many, and the newest.
+pub fn tail<T: Serialize>(list: &[T]) -> Value {
+    serde_json::json!({"count": list.len(), "last": list.last()})
+}

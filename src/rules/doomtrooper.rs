@@ -660,6 +660,16 @@ pub fn open(header: &Header) -> Result<State, String> {
 }
 
 impl State {
+    /// The state with the finished-combat history summarised (count and
+    /// last), so that a replay's per-event delta costs the same at event 10
+    /// and at event 100,000.
+    pub fn live(&self) -> serde_json::Value {
+        serde_json::json!({"seats": self.seats, "judges": self.judges, "points": self.points, "combat": self.combat,
+            "finished": crate::kernel::tail(&self.finished)})
+    }
+}
+
+impl State {
     /// Applies one event's action. Pure: the new state, or why not.
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))

@@ -209,6 +209,14 @@ pub fn open(header: &Header) -> Result<State, String> {
     })
 }
 
+impl State {
+    /// The state with the log summarised (count and last): see `doomtrooper::State::live`.
+    pub fn live(&self) -> Value {
+        serde_json::json!({"seats": self.seats, "judges": self.judges, "characters": self.characters, "sequence": self.sequence,
+            "ties": self.ties, "second": self.second, "phase": self.phase, "combats": self.combats, "log": crate::kernel::tail(&self.log)})
+    }
+}
+
 const RULE_SEQ: &str =
     "Turn Sequence: set at the start of the fight and does not change; highest Basic Speed first, in descending order";
 const RULE_TIES: &str = "Tied Speeds: NPCs on the same side: the GM decides; with PCs, ties go to the highest DX; still tied, a roll at the start fixes the order";

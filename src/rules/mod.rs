@@ -211,6 +211,19 @@ impl Table {
         t
     }
 
+    /// The state as a replay compares it from event to event: growing
+    /// histories summarised, so each step costs the same however long the game.
+    pub fn live_json(&self) -> Value {
+        let state = match &self.state {
+            RulesetState::Doomtrooper(s) => s.live(),
+            RulesetState::Wtactics(s) => s.live(),
+            RulesetState::Riftbound(s) => s.live(),
+            RulesetState::Rawdeal(s) => s.live(),
+            RulesetState::Gurps(s) => s.live(),
+        };
+        serde_json::json!({"state": state, "judges": self.header.judges, "penalties": self.penalties})
+    }
+
     pub fn view(&self) -> View {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.view(),

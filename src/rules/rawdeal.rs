@@ -368,6 +368,18 @@ pub fn compute(base: i64, sets: &[&[Modifier]], rounding: Option<&str>) -> Resul
     Ok(if low == high { Computed::Exact(low) } else { Computed::Uneven { low, high } })
 }
 
+impl State {
+    /// The state with its growing lists summarised (count and last): see `doomtrooper::State::live`.
+    pub fn live(&self) -> Value {
+        use crate::kernel::tail;
+        let ring: BTreeMap<&String, Value> = self.ring_area.iter().map(|(k, v)| (k, tail(v))).collect();
+        let areas: BTreeMap<&String, BTreeMap<&String, Value>> =
+            self.areas.iter().map(|(a, m)| (a, m.iter().map(|(k, v)| (k, tail(v))).collect())).collect();
+        serde_json::json!({"seats": self.seats, "judges": self.judges, "rounding": self.rounding, "stack": self.stack,
+            "history": tail(&self.history), "ring_area": ring, "areas": areas})
+    }
+}
+
 const RULE_2A: &str = "2a: the card's player's effects first, then the opponent's (multiplication/division first, then addition/subtraction); you may not play a card if you cannot meet the Fortitude cost, unless a 'when played' effect lowers it";
 const RULE_DAMAGE: &str = "3a/4/9a: damage modifiers (multiplication/division first, then addition/subtraction)";
 

@@ -353,6 +353,17 @@ pub fn open(header: &Header) -> Result<State, String> {
     Ok(state)
 }
 
+impl State {
+    /// The state with trash and scoring summarised (count and last): see `doomtrooper::State::live`.
+    pub fn live(&self) -> Value {
+        use crate::kernel::tail;
+        serde_json::json!({"seats": self.seats, "judges": self.judges, "mode": self.mode, "victory_score": self.victory_score,
+            "teams": self.teams, "battlefields": self.battlefields, "units": self.units, "trash": tail(&self.trash),
+            "scores": self.scores, "scoring": tail(&self.scoring), "turn": self.turn, "pending": self.pending,
+            "phase": self.phase, "winner": self.winner, "combat_might": self.combat_might})
+    }
+}
+
 const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
 const RULE_CHAIN: &str =
     "each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves";
