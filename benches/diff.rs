@@ -66,7 +66,16 @@ fn main() {
     let mut head_a = e0.link();
     extend(&store, "a", &mut head_a, &actions, n - 1, "Fight");
     // b shares a's first `shared` events byte for byte (a fork), then goes its own way.
-    let prefix: Vec<(Event, Vec<u8>)> = store.read("a", 0).unwrap().take(shared as usize).map(|e| { let e = e.unwrap(); let b = canonical_bytes(&e); (e, b) }).collect();
+    let prefix: Vec<(Event, Vec<u8>)> = store
+        .read("a", 0)
+        .unwrap()
+        .take(shared as usize)
+        .map(|e| {
+            let e = e.unwrap();
+            let b = canonical_bytes(&e);
+            (e, b)
+        })
+        .collect();
     store.append_batch("b", &prefix).unwrap();
     let mut head_b = prefix.last().unwrap().0.link();
     drop(prefix);
@@ -77,10 +86,18 @@ fn main() {
     let t = Instant::now();
     let (alignment, common, comparisons) = compare::common_prefix(&a, &b).unwrap();
     let prefix_time = t.elapsed();
-    println!("common prefix: {common} events by {alignment:?}, {comparisons} hash comparisons, {:.3} ms", prefix_time.as_secs_f64() * 1e3);
+    println!(
+        "common prefix: {common} events by {alignment:?}, {comparisons} hash comparisons, {:.3} ms",
+        prefix_time.as_secs_f64() * 1e3
+    );
     assert!(common >= shared && common < n);
 
     let t = Instant::now();
     let d = compare::diff(&a, &b).unwrap();
-    println!("whole diff (prefix, divergence, both records verified and folded, state delta): {:.1}s, {} changes, agree = {}", t.elapsed().as_secs_f64(), d.changes.len(), d.agree);
+    println!(
+        "whole diff (prefix, divergence, both records verified and folded, state delta): {:.1}s, {} changes, agree = {}",
+        t.elapsed().as_secs_f64(),
+        d.changes.len(),
+        d.agree
+    );
 }

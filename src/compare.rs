@@ -93,8 +93,8 @@ pub struct WhatIf {
 
 /// Folds the record without the `skip` events (and with `then` after it).
 /// Nothing is stored. Seqs keep their numbers, so counters and rulings
-/// still name the events they named; a rewind in the record is refused
-/// (what-if over rewinds is not supported yet).
+/// still name the events they named; a rewind folds the filtered record
+/// again up to its target (one naming a skipped event becomes illegal).
 pub fn whatif<S>(source: &S, skip: &BTreeSet<u64>, then: &[Submission]) -> Result<WhatIf, RecordError>
 where
     S: Source<Error = RecordError>,
@@ -107,8 +107,6 @@ where
         crate::fold::FoldError::Source(e) => e,
     })?;
     let original = original.table().cloned().ok_or_else(|| RecordError::Broken { seq: 0, why: "empty".into() })?;
-    let mut table: Option<Table> = None;
-    let mut last = 0;
     let result = |table: Option<Table>, illegal: Option<(u64, Violation)>| -> Result<WhatIf, RecordError> {
         let changes = match (&illegal, table) {
             (None, Some(t)) => delta::diff(&to_json(&original), &to_json(&t)),
@@ -116,28 +114,12 @@ where
         };
         Ok(WhatIf { illegal, changes, skipped: skip.iter().copied().collect(), appended: then.len() as u64 })
     };
-    for event in source.events_from(0) {
-        let event = event?;
-        last = event.seq;
-        if skip.contains(&event.seq) {
-            continue;
-        }
-        let step = match &table {
-            None => {
-                let header: Header =
-                    serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
-                Table::open(&header)
-            }
-            Some(t) => loose_step(t, &event)?,
-        };
-        match step {
-            Ok(t) => table = Some(t),
-            Err(v) => return result(table, Some((event.seq, v))),
-        }
-    }
+    let (mut table, last) = match loose_fold(source, skip, u64::MAX)? {
+        Loose::Folded { table, last } => (table, last),
+        Loose::Illegal { table, seq, violation } => return result(table, Some((seq, violation))),
+    };
     for (i, sub) in then.iter().enumerate() {
         let seq = last + 1 + i as u64;
-        let t = table.as_ref().expect("a state");
         // Not sealed: a what-if stores nothing, so only seq, actor and action matter.
         let event = Event {
             v: 1,
@@ -148,7 +130,7 @@ where
             action: sub.action.clone(),
             hash: String::new(),
         };
-        match loose_step(t, &event)? {
+        match loose_step(source, skip, table.as_ref().expect("a state"), &event, &mut Vec::new())? {
             Ok(next) => table = Some(next),
             Err(v) => return result(table, Some((seq, v))),
         }
@@ -156,22 +138,81 @@ where
     result(table, None)
 }
 
-/// One event of a what-if: game actions and the rulings that need only the state.
-fn loose_step(t: &Table, event: &Event) -> Result<Result<Table, Violation>, RecordError> {
-    match event.action_type() {
-        Some(ActionType::Ruling | ActionType::Note) => {
-            let a: Adjudication =
-                serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
-            match a {
-                Adjudication::Note { .. } => Ok(Ok(t.clone())),
-                Adjudication::Ruling(Ruling::Rewind { .. }) => Err(RecordError::Input(format!(
-                    "seq {} is a rewind: what-if over a record with rewinds is not supported",
-                    event.seq
-                ))),
-                Adjudication::Ruling(r) => Ok(t.apply_ruling(event.seq, &event.actor, &r)),
+enum Loose {
+    Folded { table: Option<Table>, last: u64 },
+    Illegal { table: Option<Table>, seq: u64, violation: Violation },
+}
+
+/// A fold that keeps seqs where events are skipped: game actions and
+/// rulings; a rewind folds the same filtered record again up to its target.
+fn loose_fold<S: Source<Error = RecordError>>(
+    source: &S,
+    skip: &BTreeSet<u64>,
+    upto: u64,
+) -> Result<Loose, RecordError> {
+    let mut table: Option<Table> = None;
+    let mut last = 0;
+    let mut rewound: Vec<(u64, u64)> = Vec::new();
+    for event in source.events_from(0) {
+        let event = event?;
+        if event.seq > upto {
+            break;
+        }
+        last = event.seq;
+        if skip.contains(&event.seq) {
+            continue;
+        }
+        let step = match &table {
+            None => {
+                let header: Header =
+                    serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
+                Table::open(&header)
+            }
+            Some(t) => loose_step(source, skip, t, &event, &mut rewound)?,
+        };
+        match step {
+            Ok(t) => table = Some(t),
+            Err(violation) => return Ok(Loose::Illegal { table, seq: event.seq, violation }),
+        }
+    }
+    Ok(Loose::Folded { table, last })
+}
+
+/// One event of a what-if.
+fn loose_step<S: Source<Error = RecordError>>(
+    source: &S,
+    skip: &BTreeSet<u64>,
+    t: &Table,
+    event: &Event,
+    rewound: &mut Vec<(u64, u64)>,
+) -> Result<Result<Table, Violation>, RecordError> {
+    if !matches!(event.action_type(), Some(ActionType::Ruling | ActionType::Note)) {
+        return Ok(t.apply(event.seq, &event.actor, &event.action));
+    }
+    let a: Adjudication =
+        serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
+    match a {
+        Adjudication::Note { .. } => Ok(Ok(t.clone())),
+        Adjudication::Ruling(Ruling::Rewind { concerns, .. }) => {
+            let target = concerns.seq;
+            let gone = skip.contains(&target) || rewound.iter().any(|(a, b)| (*a..=*b).contains(&target));
+            if let Err(v) = t.check_judge(&event.actor) {
+                return Ok(Err(v));
+            }
+            if gone || target >= event.seq {
+                let why = format!("the rewind names seq {target}, which is not part of this what-if");
+                return Ok(Err(Violation::new(&t.view(), "rewind to an event that stands", why)));
+            }
+            match loose_fold(source, skip, target)? {
+                Loose::Folded { table: Some(earlier), .. } => {
+                    rewound.push((target + 1, event.seq - 1));
+                    Ok(Ok(t.rewound_to(earlier)))
+                }
+                Loose::Folded { table: None, .. } => Err(RecordError::Input("empty record".into())),
+                Loose::Illegal { violation, .. } => Ok(Err(violation)),
             }
         }
-        _ => Ok(t.apply(event.seq, &event.actor, &event.action)),
+        Adjudication::Ruling(r) => Ok(t.apply_ruling(event.seq, &event.actor, &r)),
     }
 }
 

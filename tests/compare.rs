@@ -86,6 +86,15 @@ fn a_counter_accepted_by_mistake_is_rewound_and_the_replay_shows_both() {
     assert!(shown[0]["changes"].as_array().unwrap().iter().any(|c| c["path"].as_str().unwrap().contains("effects")));
     // verify re-checks the ruling; the export verifies without a store too.
     ok(&arbiter(d, &["verify", "g"]));
+    // A what-if over a record with a rewind: leaving out only the counter makes p1's pass
+    // out of turn; leaving out all the rewound events changes nothing; leaving out the
+    // event the rewind names makes the next event illegal.
+    let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "3"]))).unwrap();
+    assert_eq!(v["illegal"][0], 4, "{v}");
+    let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "3", "4", "5"]))).unwrap();
+    assert!(v["illegal"].is_null() && v["changes"].as_array().unwrap().is_empty(), "{v}");
+    let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "2"]))).unwrap();
+    assert_eq!(v["illegal"][0], 3, "{v}");
     let file = export(d, "g");
     ok(&arbiter(d, &["verify-file", &file]));
     assert!(ok(&arbiter(d, &["replay", &file])).contains("[REWOUND]"), "replay works on an export file");

@@ -235,7 +235,8 @@ pub fn open(header: &Header) -> Result<State, String> {
 impl State {
     /// The state with the discard piles summarised (count and last): see `doomtrooper::State::live`.
     pub fn live(&self) -> serde_json::Value {
-        let discard: BTreeMap<&String, serde_json::Value> = self.discard.iter().map(|(k, v)| (k, crate::kernel::tail(v))).collect();
+        let discard: BTreeMap<&String, serde_json::Value> =
+            self.discard.iter().map(|(k, v)| (k, crate::kernel::tail(v))).collect();
         serde_json::json!({"seats": self.seats, "judges": self.judges, "creatures": self.creatures, "discard": discard,
             "influence_lost": self.influence_lost, "phase": self.phase, "attack": self.attack, "attacks_finished": self.attacks_finished})
     }

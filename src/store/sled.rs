@@ -27,6 +27,10 @@ const TREE_PREFIX: &str = "game/";
 /// events are at most `MAX_EVENT_BYTES`), so every event lives in `db`.
 const SEGMENT_SIZE: usize = 8 * 1024 * 1024;
 
+/// sled's page cache (its default is 1 GiB): a long read, such as replaying
+/// a 100,000-event game, keeps at most this much of the store in memory.
+const CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
 pub struct SledStore {
     db: sled::Db,
     dir: PathBuf,
@@ -42,6 +46,7 @@ impl SledStore {
         let db = sled::Config::new()
             .path(dir)
             .segment_size(SEGMENT_SIZE)
+            .cache_capacity(CACHE_BYTES)
             .open()
             .map_err(|e| ReadError::Io(format!("cannot open store at {}: {e}", dir.display())))?;
         let log = File::open(dir.join("db"))
