@@ -218,3 +218,59 @@ fn a_what_if_that_makes_a_later_counter_illegal() {
         "without the counter, the recorded results no longer count the standing Shield: {v}"
     );
 }
+
+#[test]
+fn judges_verbs_fill_in_the_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&arbiter(
+        d,
+        &["new", "w", "--ruleset", "wtactics", "--seat", "p1=Alice", "--seat", "p2=Bob", "--judge", "Dana"],
+    ));
+    let lines = [
+        json!({"actor": "p1", "action": {"type": "announce", "what": "attackers", "attackers": [{"name": "Orc", "atk": 3, "def": 2}, {"name": "Troll", "atk": 5, "def": 5}]}}),
+        json!({"actor": "p2", "action": {"type": "pass"}}),
+        json!({"actor": "p1", "action": {"type": "pass"}}),
+        json!({"actor": "p2", "action": {"type": "announce", "what": "defenders", "blocks": [{"defender": {"name": "Knight", "atk": 2, "def": 3}, "attacker": "Orc"}]}}),
+    ];
+    let stdin: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    ok(&arbiter_stdin(d, &["append", "w", "-"], &stdin));
+    let decision = r#"{"type":"resolve","what":"unblocked","influence_lost":5}"#;
+    assert_eq!(arbiter(d, &["decide", "w", "--judge", "p1", "--reason", "r", decision]).status.code(), Some(1));
+    ok(&arbiter(
+        d,
+        &["decide", "w", "--judge", "Dana", "--reason", "the Troll was not blocked", "--rule", "WTactics II", decision],
+    ));
+    ok(&arbiter(d, &["note", "w", "--actor", "p2", "--concerns", "4", "I meant to block the Troll too"]));
+    ok(&arbiter(
+        d,
+        &[
+            "penalty",
+            "w",
+            "--judge",
+            "Dana",
+            "--concerns",
+            "4",
+            "--seat",
+            "p2",
+            "--infraction",
+            "unclear blocks",
+            "--penalty",
+            "warning",
+            "--fix",
+            "none",
+            "--reason",
+            "blocks must be shown clearly",
+        ],
+    ));
+    ok(&arbiter(d, &["add-judge", "w", "--judge", "Dana", "--name", "Eve", "--reason", "shift change"]));
+    ok(&arbiter(d, &["rewind", "w", "--judge", "Eve", "--to", "3", "--reason", "let p2 declare blocks again"]));
+    let state: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "state", "w"]))).unwrap();
+    assert_eq!(state["step"]["number"], "II", "back before the blocks");
+    assert_eq!(state["state"]["influence_lost"]["p2"], 0, "the decision was rewound too");
+    let events = events(d, "w");
+    assert_eq!(events.len(), 10);
+    assert_eq!(events[5]["action"]["concerns"]["hash"], events[4]["hash"]);
+    ok(&arbiter(d, &["verify", "w"]));
+    assert_eq!(arbiter(d, &["rewind", "w", "--judge", "Eve", "--to", "99", "--reason", "r"]).status.code(), Some(1));
+}

@@ -8,6 +8,7 @@ mod fork;
 mod new;
 mod read;
 mod replay;
+mod rule;
 mod schema;
 mod transfer;
 mod verify;
@@ -60,6 +61,16 @@ pub enum Command {
     Import(transfer::ImportArgs),
     /// Verify an export file without a store.
     VerifyFile(transfer::VerifyFileArgs),
+    /// A judge returns the combat to the state after an earlier event (nothing is deleted).
+    Rewind(rule::RewindArgs),
+    /// A judge answers a state that waits for a ruling.
+    Decide(rule::DecideArgs),
+    /// A judge records an infraction, penalty and fix against a seat.
+    Penalty(rule::PenaltyArgs),
+    /// A judge adds another judge.
+    AddJudge(rule::AddJudgeArgs),
+    /// Any seat or judge annotates an event; the state does not change.
+    Note(rule::NoteArgs),
     /// Each event in plain words, with the step before and after and what changed.
     Replay(replay::Args),
     /// A new game sharing events 0..=SEQ of GAME byte for byte.
@@ -90,6 +101,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(a) => demo::run(&open_store(&cli.data)?, a, &out),
         Command::Schema(a) => schema::run(a),
         Command::Fork(a) => fork::run(&open_store(&cli.data)?, a, &out),
+        Command::Rewind(a) => rule::rewind(&open_store(&cli.data)?, a, &out),
+        Command::Decide(a) => rule::decide(&open_store(&cli.data)?, a, &out),
+        Command::Penalty(a) => rule::penalty(&open_store(&cli.data)?, a, &out),
+        Command::AddJudge(a) => rule::add_judge(&open_store(&cli.data)?, a, &out),
+        Command::Note(a) => rule::note(&open_store(&cli.data)?, a, &out),
         Command::Replay(a) => {
             let store = store_for(&cli.data, &[&a.record])?;
             replay::run(RecordArg::new(store.as_ref(), &a.record), a, &out)
