@@ -1205,13 +1205,12 @@ impl Combat {
             ("results", Resolve::Results { results, counted }) => {
                 names(results.iter().map(|x| x.warrior.as_str()).collect())?;
                 let sub = self.sub_scope;
+                // The modifiers of this (sub-)combat that no standing counter nullified.
                 let standing: BTreeSet<u64> = self
                     .effects
-                    .effects
-                    .iter()
-                    .filter(|e| e.kind == Kind::Modify.name() && e.scope >= sub)
+                    .standing_of(Kind::Modify.name(), None)
+                    .filter(|e| e.scope >= sub)
                     .map(|e| e.seq)
-                    .filter(|q| self.effects.stands(*q))
                     .collect();
                 let counted_set: BTreeSet<u64> = counted.iter().copied().collect();
                 if counted_set.len() != counted.len() || counted_set != standing {
