@@ -84,7 +84,7 @@ fn main() {
 
     let (a, b) = (Record::Stored(StoredGame::new(&store, "a")), Record::Stored(StoredGame::new(&store, "b")));
     let t = Instant::now();
-    let (alignment, common, comparisons) = compare::common_prefix(&a, &b).unwrap();
+    let compare::Prefix { alignment, common, comparisons, .. } = compare::common_prefix(&a, &b).unwrap();
     let prefix_time = t.elapsed();
     println!(
         "common prefix: {common} events by {alignment:?}, {comparisons} hash comparisons, {:.3} ms",

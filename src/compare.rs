@@ -251,11 +251,22 @@ pub struct Diff {
 /// Events shown from the divergence on each side.
 pub const SHOWN: usize = 20;
 
+/// Where two records part.
+#[derive(Debug, Clone, Copy)]
+pub struct Prefix {
+    pub alignment: Alignment,
+    /// Events in common from seq 0.
+    pub common: u64,
+    /// Hash comparisons made.
+    pub comparisons: u64,
+    pub a_len: u64,
+    pub b_len: u64,
+}
+
 /// The common prefix of two records: by hash when they start with the same
 /// event (a binary search: O(log n) comparisons, since each hash commits to
-/// its whole prefix), else by content. Returns the alignment, the number of
-/// events in common, and the hash comparisons made.
-pub fn common_prefix(a: &Record, b: &Record) -> Result<(Alignment, u64, u64), RecordError> {
+/// its whole prefix), else by content.
+pub fn common_prefix(a: &Record, b: &Record) -> Result<Prefix, RecordError> {
     let (a_len, a_hashes) = a.len_and_hashes()?;
     let (b_len, b_hashes) = b.len_and_hashes()?;
     let mut comparisons = 1;
@@ -271,7 +282,7 @@ pub fn common_prefix(a: &Record, b: &Record) -> Result<(Alignment, u64, u64), Re
                 hi = mid - 1;
             }
         }
-        return Ok((Alignment::Hash, lo + 1, comparisons));
+        return Ok(Prefix { alignment: Alignment::Hash, common: lo + 1, comparisons, a_len, b_len });
     }
     let mut common = 0;
     for (x, y) in a.events_from(0).zip(b.events_from(0)) {
@@ -281,12 +292,11 @@ pub fn common_prefix(a: &Record, b: &Record) -> Result<(Alignment, u64, u64), Re
         }
         common += 1;
     }
-    Ok((Alignment::Content, common, comparisons))
+    Ok(Prefix { alignment: Alignment::Content, common, comparisons, a_len, b_len })
 }
 
 pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
-    let (alignment, common, comparisons) = common_prefix(a, b)?;
-    let (a_len, b_len) = (a.len_and_hashes()?.0, b.len_and_hashes()?.0);
+    let Prefix { alignment, common, comparisons, a_len, b_len } = common_prefix(a, b)?;
     let a_from: Vec<Event> = a.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
     let b_from: Vec<Event> = b.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
     let final_state = |r: &Record| -> Result<Value, RecordError> {

@@ -589,7 +589,7 @@ impl State {
                 self.battlefields.get_mut(bf).expect("bf").contested_by = Some(actor.to_string());
             } else if !opposing && b.controller.is_none() {
                 // Without Combat: units move to an uncontrolled Battlefield.
-                let relevant = self.seats_from(actor);
+                let relevant = rotate_from(&self.seats, actor);
                 self.phase = Phase::Showdown(Showdown {
                     battlefield: bf.to_string(),
                     combat: None,
@@ -603,12 +603,6 @@ impl State {
         }
         self.cleanup(seq);
         Ok(())
-    }
-
-    /// All seats in seat order, starting with `first`.
-    fn seats_from(&self, first: &str) -> Vec<String> {
-        let i = self.seats.iter().position(|s| s == first).unwrap_or(0);
-        self.seats[i..].iter().chain(&self.seats[..i]).cloned().collect()
     }
 
     /// The two players of a pending or ongoing combat at `bf`.
@@ -1174,8 +1168,17 @@ fn kind_name(kind: PlayKind) -> &'static str {
     }
 }
 
+/// The players in order, starting with `player`.
+fn rotate_from(order: &[String], player: &str) -> Vec<String> {
+    let i = order.iter().position(|p| p == player).unwrap_or(0);
+    order[i..].iter().chain(&order[..i]).cloned().collect()
+}
+
 /// The players in order, starting with the one after `player`, ending with `player`.
 fn rotate_after(order: &[String], player: &str) -> Vec<String> {
-    let i = order.iter().position(|p| p == player).map_or(0, |i| i + 1);
-    order[i..].iter().chain(&order[..i]).cloned().collect()
+    let mut v = rotate_from(order, player);
+    if order.iter().any(|p| p == player) {
+        v.rotate_left(1);
+    }
+    v
 }
