@@ -11,7 +11,7 @@ use crate::delta::{self, Change};
 use crate::event::{ActionType, Event, Header, check_game_name};
 use crate::fold::{Source, fold_all};
 use crate::kernel::Violation;
-use crate::record::{ExportFile, RecordError, StoredGame, Submission, Verified, canonical_bytes, verify};
+use crate::record::{ExportBytes, ExportFile, RecordError, StoredGame, Submission, Verified, canonical_bytes, verify};
 use crate::rules::Table;
 use crate::store::Store;
 
@@ -19,6 +19,8 @@ use crate::store::Store;
 pub enum Record<'s> {
     Stored(StoredGame<'s>),
     File(ExportFile),
+    /// An export held in memory (fetched from a server).
+    Bytes(ExportBytes),
 }
 
 impl Source for Record<'_> {
@@ -27,6 +29,7 @@ impl Source for Record<'_> {
         match self {
             Record::Stored(s) => s.events_from(from),
             Record::File(f) => f.events_from(from),
+            Record::Bytes(b) => b.events_from(from),
         }
     }
 }
@@ -40,8 +43,8 @@ impl Record<'_> {
                 let head = s.store.head(&s.game)?.ok_or_else(|| RecordError::NoSuchGame(s.game.clone()))?;
                 Ok((head.seq + 1, None))
             }
-            Record::File(f) => {
-                let hashes: Vec<String> = f.events_from(0).map(|e| e.map(|e| e.hash)).collect::<Result<_, _>>()?;
+            Record::File(_) | Record::Bytes(_) => {
+                let hashes: Vec<String> = self.events_from(0).map(|e| e.map(|e| e.hash)).collect::<Result<_, _>>()?;
                 Ok((hashes.len() as u64, Some(hashes)))
             }
         }
@@ -53,7 +56,7 @@ impl Record<'_> {
             (Record::Stored(s), None) => {
                 Ok(s.store.get(&s.game, seq)?.ok_or_else(|| RecordError::Io(format!("seq {seq} missing")))?.hash)
             }
-            (Record::File(_), None) => unreachable!("files carry their hashes"),
+            (Record::File(_) | Record::Bytes(_), None) => unreachable!("files carry their hashes"),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// One difference: the value at `path` on each side (None: absent).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Change {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -15,13 +15,17 @@
 //! - [`store`]: the `Store` trait and its sled backend: durable, conditional appends.
 //! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
 //! - [`schema`]: JSON Schema of the envelope and every payload, generated from the Rust types.
+//! - [`ops`]: the answers the CLI and the server share (the JSON each verb shows).
+//! - [`access`]: tokens and roles (organiser, seat, judge) and per-game read access.
+//! - [`server`]: `arbiter serve`, the HTTP API, live streams and the replay page (axum).
 //!
-//! I/O happens only in `store` and in the binary (`src/main.rs`, `src/cli/`).
+//! I/O happens only in `store`, `server` and the binary (`src/main.rs`, `src/cli/`).
 
 // A Violation is the refusal a judge reads: step, rule, message, who may act.
 // It is returned on the cold path only, so it stays a plain value, not a box.
 #![allow(clippy::result_large_err)]
 
+pub mod access;
 pub mod adjudication;
 pub mod compare;
 pub mod delta;
@@ -30,8 +34,10 @@ pub mod fold;
 pub mod json;
 pub mod kernel;
 pub mod limits;
+pub mod ops;
 pub mod record;
 pub mod replay;
 pub mod rules;
 pub mod schema;
+pub mod server;
 pub mod store;

@@ -43,3 +43,27 @@ pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// Longest line accepted from an export file or from stdin.
 pub const MAX_LINE_BYTES: usize = 2 * MAX_EVENT_BYTES;
+
+/// Largest HTTP request body, except imports: one event is at most
+/// `MAX_LINE_BYTES`; a batch of appends is bounded by this size too.
+pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// Most events in one batch append over HTTP (a judge transcribing a
+/// paper record sends a few hundred; a whole record is an import).
+pub const MAX_BATCH_EVENTS: usize = 1000;
+
+/// Largest import over HTTP: a long day of one table is well under 100,000
+/// events of a few hundred bytes; bigger records are imported locally.
+pub const MAX_IMPORT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Most events in one page of `GET /api/games/{game}/events`.
+pub const MAX_PAGE_EVENTS: u64 = 1000;
+
+/// Most appends the server holds at once (running or waiting for their
+/// game); beyond it a request is answered 503 "busy" at once, so a flood
+/// of one table cannot starve the others of memory.
+pub const MAX_PENDING_APPENDS: usize = 1024;
+
+/// Most games the server keeps folded in memory for appends; past it the
+/// least recently used is dropped (and folded again when next used).
+pub const MAX_CACHED_GAMES: usize = 4096;

@@ -30,6 +30,9 @@ fn main() -> ExitCode {
 
 /// 1: the action or record was refused or failed a check; 2: usage or I/O.
 fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.downcast_ref::<cli::Denied>().is_some() {
+        return 1;
+    }
     match err.downcast_ref::<RecordError>() {
         Some(RecordError::NoSuchGame(_) | RecordError::Io(_)) => 2,
         Some(_) => 1,
@@ -41,11 +44,15 @@ fn report(err: &anyhow::Error, json: bool) {
     let record = err.downcast_ref::<RecordError>();
     if json {
         let body = match record {
-            Some(RecordError::Refused(v)) => {
-                serde_json::json!({"error": {"kind": "refused", "message": v.message, "step": v.step, "rule": v.rule, "may_act": v.may_act}})
+            Some(e) => {
+                let mut body = e.to_json();
+                body["error"]["context"] = format!("{err:#}").into();
+                body
             }
-            Some(e) => serde_json::json!({"error": {"kind": kind(e), "message": e.to_string()}}),
-            None => serde_json::json!({"error": {"kind": "usage", "message": format!("{err:#}")}}),
+            None => match err.downcast_ref::<cli::Denied>() {
+                Some(d) => serde_json::json!({"error": {"code": d.code, "message": d.message}}),
+                None => serde_json::json!({"error": {"code": "usage", "message": format!("{err:#}")}}),
+            },
         };
         println!("{body}");
         return;
@@ -74,17 +81,5 @@ fn report(err: &anyhow::Error, json: bool) {
                 eprintln!("  {cause}");
             }
         }
-    }
-}
-
-fn kind(e: &RecordError) -> &'static str {
-    match e {
-        RecordError::Input(_) => "input",
-        RecordError::Refused(_) => "refused",
-        RecordError::Conflict { .. } => "conflict",
-        RecordError::NoSuchGame(_) => "no_such_game",
-        RecordError::Exists(_) => "exists",
-        RecordError::Broken { .. } => "broken",
-        RecordError::Io(_) => "io",
     }
 }

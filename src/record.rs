@@ -41,6 +41,64 @@ pub enum RecordError {
     Io(String),
 }
 
+impl RecordError {
+    /// The stable code of this error, the same in `--json` output and in
+    /// the HTTP API's error body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RecordError::Input(_) => "input",
+            RecordError::Refused(_) => "refused",
+            RecordError::Conflict { .. } => "conflict",
+            RecordError::NoSuchGame(_) => "no_such_game",
+            RecordError::Exists(_) => "exists",
+            RecordError::Broken { .. } => "broken",
+            RecordError::Io(_) => "io",
+        }
+    }
+
+    /// `{"error": {"code", "message", ...}}`: a refusal adds the step, the
+    /// rule and who may act; a conflict the expected and the next seq.
+    pub fn to_json(&self) -> Value {
+        let mut body = serde_json::json!({"code": self.code(), "message": self.to_string()});
+        match self {
+            RecordError::Refused(v) => {
+                body["message"] = Value::String(v.message.clone());
+                body["violation"] = serde_json::to_value(v).expect("serialises");
+            }
+            RecordError::Conflict { expected, next } => {
+                body["expected"] = (*expected).into();
+                body["next"] = (*next).into();
+            }
+            RecordError::NoSuchGame(g) | RecordError::Exists(g) => body["game"] = g.clone().into(),
+            RecordError::Broken { seq, why } => {
+                body["seq"] = (*seq).into();
+                body["why"] = why.clone().into();
+            }
+            RecordError::Input(_) | RecordError::Io(_) => {}
+        }
+        serde_json::json!({ "error": body })
+    }
+
+    /// The error an error body describes (what a client of the server
+    /// reports, with the same exit code as if it had run locally).
+    pub fn from_json(body: &Value) -> Option<RecordError> {
+        let e = body.get("error")?;
+        let message = e.get("message").and_then(Value::as_str).unwrap_or_default().to_string();
+        let text = |k: &str| e.get(k).and_then(Value::as_str).map(str::to_string);
+        let num = |k: &str| e.get(k).and_then(Value::as_u64);
+        Some(match e.get("code")?.as_str()? {
+            "input" => RecordError::Input(message.trim_start_matches("bad input: ").to_string()),
+            "refused" => RecordError::Refused(Box::new(serde_json::from_value(e.get("violation")?.clone()).ok()?)),
+            "conflict" => RecordError::Conflict { expected: num("expected")?, next: num("next")? },
+            "no_such_game" => RecordError::NoSuchGame(text("game")?),
+            "exists" => RecordError::Exists(text("game")?),
+            "broken" => RecordError::Broken { seq: num("seq")?, why: text("why")? },
+            "io" => RecordError::Io(message),
+            _ => return None,
+        })
+    }
+}
+
 impl From<ReadError> for RecordError {
     fn from(e: ReadError) -> Self {
         match e {
@@ -64,12 +122,12 @@ impl From<AppendError> for RecordError {
 }
 
 /// An action as submitted: `{"actor": ..., "action": {...}}` (and `at` when transcribing).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Submission {
     pub actor: String,
     pub action: Value,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
 }
 

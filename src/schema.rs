@@ -19,6 +19,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
         ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
         ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),
+        // Not a JSON Schema but written from the same types: the HTTP API.
+        ("openapi.json", crate::server::routes::openapi()),
     ]
 }
 

@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use anyhow::bail;
 use arbiter::json::parse_strict;
 use arbiter::limits::MAX_LINE_BYTES;
+use arbiter::ops;
 use arbiter::record::{RecordError, Recorder, Submission};
-use arbiter::store::Store;
+use serde_json::{Value, json};
 
+use super::new::str;
 use super::read::view_text;
-use super::{Output, rec};
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,39 +30,73 @@ pub struct Args {
     pub action: String,
 }
 
-pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let mut recorder = Recorder::load(store, &a.game).map_err(rec)?;
+pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     let subs = if a.action == "-" {
         if a.actor.is_some() || a.at.is_some() {
             bail!("with '-', each line carries its own actor (and at); drop --actor/--at");
         }
         read_stdin()?
     } else {
-        let Some(actor) = a.actor else { bail!("--actor is required (a seat id or a judge's name)") };
+        let Some(actor) = a.actor.clone() else { bail!("--actor is required (a seat id or a judge's name)") };
         let action = parse_strict(&a.action)
             .map_err(|e| rec(RecordError::Input(format!("the action is not valid JSON: {e}"))))?;
-        vec![Submission { actor, action, at: a.at }]
+        vec![Submission { actor, action, at: a.at.clone() }]
     };
-    // Check the whole batch against the rules first: a bad line stores nothing.
-    if subs.len() > 1 {
-        recorder.check_batch(&subs).map_err(|(i, e)| with_line(e, i + 1))?;
-    }
-    let mut expect = a.expect_seq;
-    for (i, sub) in subs.iter().enumerate() {
-        let done =
-            recorder.append(sub, expect).map_err(|e| if subs.len() > 1 { with_line(e, i + 1) } else { rec(e) })?;
-        expect = expect.map(|_| done.event.seq + 1);
-        let view = recorder.table().view();
-        out.emit(serde_json::json!({"event": done.event, "duplicate": done.duplicate, "view": view}), || {
-            let again = if done.duplicate { " (already stored: retry)" } else { "" };
-            format!("seq {} appended{again}: {}\n  now: {}", done.event.seq, done.event.hash, view_text(&view))
-        });
+    for appended in submit(target, &a.game, &subs, a.expect_seq)? {
+        out.emit(appended.clone(), || text(&appended));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn with_line(e: RecordError, line: usize) -> anyhow::Error {
-    anyhow::Error::new(e).context(format!("stdin line {line} was refused; nothing from stdin was stored"))
+/// Appends `subs` in order (a batch is checked whole first: a refused one
+/// stores none), at `expect` if given. Returns each `{event, duplicate, view}`.
+pub fn submit(target: &Target, game: &str, subs: &[Submission], expect: Option<u64>) -> anyhow::Result<Vec<Value>> {
+    match target {
+        Target::Local(store) => {
+            let mut recorder = Recorder::load(store, game).map_err(rec)?;
+            let batch = subs.len() > 1;
+            let line = |e, i: usize| match batch {
+                true => rec(e).context(format!("stdin line {} was refused; nothing from stdin was stored", i + 1)),
+                false => rec(e),
+            };
+            if batch {
+                recorder.check_batch(subs).map_err(|(i, e)| line(e, i))?;
+            }
+            let mut expect = expect;
+            let mut done = Vec::new();
+            for (i, sub) in subs.iter().enumerate() {
+                let d = recorder.append(sub, expect).map_err(|e| line(e, i))?;
+                expect = expect.map(|_| d.event.seq + 1);
+                done.push(ops::appended(&d, &recorder.table().view()));
+            }
+            Ok(done)
+        }
+        Target::Remote(c) => {
+            // The server needs the seq the table expects; without
+            // --expect-seq, that is the head the client sees now.
+            let expect = match expect {
+                Some(e) => e,
+                None => c.get(&c.game(game, "")?)?["seq"].as_u64().unwrap_or(0) + 1,
+            };
+            if let [sub] = subs {
+                let body = json!({"actor": sub.actor, "action": sub.action, "at": sub.at, "expect_seq": expect});
+                let mut body = body;
+                if sub.at.is_none() {
+                    body.as_object_mut().expect("object").remove("at");
+                }
+                return Ok(vec![c.post(&c.game(game, "/events")?, &body)?]);
+            }
+            let answer = c.post(&c.game(game, "/batch")?, &json!({"events": subs, "expect_seq": expect}))?;
+            Ok(answer["appended"].as_array().cloned().unwrap_or_default())
+        }
+    }
+}
+
+/// One appended event, as `append` prints it.
+pub fn text(v: &Value) -> String {
+    let again = if v["duplicate"] == json!(true) { " (already stored: retry)" } else { "" };
+    let view = serde_json::from_value(v["view"].clone()).map(|v| view_text(&v)).unwrap_or_default();
+    format!("seq {} appended{again}: {}\n  now: {view}", v["event"]["seq"], str(&v["event"]["hash"]))
 }
 
 fn read_stdin() -> anyhow::Result<Vec<Submission>> {
@@ -73,7 +109,7 @@ fn read_stdin() -> anyhow::Result<Vec<Submission>> {
         if line.trim().is_empty() {
             continue;
         }
-        subs.push(Submission::parse(&line).map_err(|e| with_line(e, i + 1))?);
+        subs.push(Submission::parse(&line).map_err(|e| rec(e).context(format!("stdin line {}", i + 1)))?);
     }
     Ok(subs)
 }

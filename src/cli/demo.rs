@@ -4,13 +4,20 @@
 
 use std::process::ExitCode;
 
+use std::collections::HashMap;
+
 use arbiter::event::Header;
-use arbiter::record::{self, RecordError, Recorder, StoredGame, Submission, verify};
+use arbiter::kernel::View;
+use arbiter::ops;
+use arbiter::record::{self, RecordError, Recorder, Submission};
 use arbiter::rules::describe;
 use arbiter::store::Store;
+use serde_json::json;
 
+use super::new::str;
 use super::read::view_text;
-use super::{Output, rec};
+use super::remote::Client;
+use super::{Output, Target, append, rec};
 
 /// The bundled samples, one per ruleset (written by tools/make-samples.py).
 /// Doomtrooper: a three-player combat (a battle tactic countered, a change of
@@ -38,11 +45,14 @@ pub struct Args {
     pub ruleset: String,
 }
 
-pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let name = match a.name {
-        Some(n) => n,
+pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
+    let games: Vec<String> = match target {
+        Target::Local(store) => store.games().map_err(|e| rec(e.into()))?,
+        Target::Remote(c) => serde_json::from_value(c.get("/api/games")?)?,
+    };
+    let name = match &a.name {
+        Some(n) => n.clone(),
         None => {
-            let games = store.games().map_err(|e| rec(e.into()))?;
             let base = if a.ruleset == "doomtrooper" { "sample".to_string() } else { format!("{}-sample", a.ruleset) };
             (1..)
                 .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
@@ -54,33 +64,59 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
     let mut lines = sample.lines().filter(|l| !l.trim().is_empty());
     let first = Submission::parse(lines.next().expect("sample has a header")).map_err(rec)?;
     let header: Header = serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;
-    record::create(store, &name, &header, &first.actor, None).map_err(rec)?;
-    let mut recorder = Recorder::load(store, &name).map_err(rec)?;
-    for line in lines {
-        let sub = Submission::parse(line).map_err(rec)?;
-        recorder.append(&sub, None).map_err(rec)?;
-    }
+    let subs: Vec<Submission> = lines.map(Submission::parse).collect::<Result<_, _>>().map_err(rec)?;
+    let (events, verified, state) = match target {
+        Target::Local(store) => {
+            record::create(store, &name, &header, &first.actor, None).map_err(rec)?;
+            let mut recorder = Recorder::load(store, &name).map_err(rec)?;
+            let mut events = Vec::new();
+            for sub in &subs {
+                events.push(recorder.append(sub, None).map_err(rec)?.event);
+            }
+            let verified = ops::verify_game(store, &name, None).map_err(rec)?;
+            (events, verified, ops::state(store, &name, None).map_err(rec)?)
+        }
+        Target::Remote(c) => {
+            // Through the server as a tournament would: the organiser creates
+            // the game and issues each seat and judge a token; each then
+            // appends as itself.
+            c.post("/api/games", &json!({"name": name, "header": header, "by": first.actor}))?;
+            let mut clients: HashMap<String, Client> = HashMap::new();
+            let mut events = Vec::new();
+            for (i, sub) in subs.iter().enumerate() {
+                if !clients.contains_key(&sub.actor) {
+                    let role = if header.seats.iter().any(|s| s.id == sub.actor) { "seat" } else { "judge" };
+                    let t = c.post(&c.game(&name, "/tokens")?, &json!({ role: sub.actor }))?;
+                    clients.insert(sub.actor.clone(), c.with_token(str(&t["token"])));
+                }
+                let seat = &clients[&sub.actor];
+                let expect = i as u64 + 1;
+                let done =
+                    append::submit(&Target::Remote(seat.clone()), &name, std::slice::from_ref(sub), Some(expect))?;
+                let event = done[0]["event"].clone();
+                events.push(serde_json::from_value(event)?);
+            }
+            let verified = c.get(&c.game(&name, "/verify")?)?;
+            (events, verified, c.get(&c.game(&name, "/state")?)?)
+        }
+    };
     if !out.json {
-        println!("recorded the {} sample as game {name:?} in the store; its log:", a.ruleset);
-    }
-    for event in store.read(&name, 0).map_err(|e| rec(e.into()))? {
-        let event = event.map_err(|e| rec(e.into()))?;
-        if !out.json {
+        let place = if matches!(target, Target::Local(_)) { "the store" } else { "the server" };
+        println!("recorded the {} sample as game {name:?} in {place}; its log:", a.ruleset);
+        println!("{:>4}  {:<10} {}", 0, first.actor, describe(&serde_json::to_value(&header)?));
+        for event in &events {
             println!("{:>4}  {:<10} {}", event.seq, event.actor, describe(&event.action));
         }
     }
-    let (verified, folder) = verify(&StoredGame::new(store, &name), None).map_err(rec)?;
-    let table = folder.table().expect("a verified record has a state");
-    let view = table.view();
-    out.emit(serde_json::json!({"game": name, "events": verified.events, "head": verified.head, "step": view.step, "state": table.state}), || {
-        let state = serde_json::to_value(&table.state).unwrap_or_default();
+    let view: View = serde_json::from_value(state.clone())?;
+    out.emit(json!({"game": name, "events": verified["events"], "head": verified["head"], "step": state["step"], "state": state["state"]}), || {
         let points = ["points", "scores", "influence_lost"]
             .iter()
-            .find_map(|k| state.get(*k).map(|v| format!("{k}: {v}\n")))
+            .find_map(|k| state["state"].get(*k).map(|v| format!("{k}: {v}\n")))
             .unwrap_or_default();
         format!(
             "verified: {} events, hashes, links and rules; head {}\nnow: {}\n{points}next: arbiter state {name} | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
-            verified.events, verified.head, view_text(&view)
+            verified["events"], str(&verified["head"]), view_text(&view)
         )
     });
     Ok(ExitCode::SUCCESS)

@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(a: RecordArg, b: RecordArg, out: &Output) -> anyhow::Result<ExitCode> {
-    let d = compare::diff(&a.source(), &b.source()).map_err(rec)?;
+    let d = compare::diff(a.source(), b.source()).map_err(rec)?;
     out.emit(serde_json::to_value(&d)?, || {
         let how = match d.alignment {
             Alignment::Hash => format!("aligned by hash ({} hash comparisons)", d.comparisons),

@@ -2,10 +2,11 @@
 
 use std::process::ExitCode;
 
-use arbiter::compare;
-use arbiter::store::Store;
+use arbiter::ops;
+use serde_json::json;
 
-use super::{Output, rec};
+use super::new::str;
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,16 +17,20 @@ pub struct Args {
     pub new_game: String,
 }
 
-pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let v = compare::fork(store, &a.game, a.at, &a.new_game).map_err(rec)?;
-    out.emit(
-        serde_json::json!({"game": a.new_game, "from": a.game, "at": a.at, "events": v.events, "head": v.head}),
-        || {
-            format!(
-                "forked {} at seq {} as {}: {} events shared byte for byte; head {}",
-                a.game, a.at, a.new_game, v.events, v.head
-            )
-        },
-    );
+pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
+    let v = match target {
+        Target::Local(store) => ops::fork(store, &a.game, a.at, &a.new_game).map_err(rec)?,
+        Target::Remote(c) => c.post(&c.game(&a.game, "/fork")?, &json!({"at": a.at, "name": a.new_game}))?,
+    };
+    out.emit(v.clone(), || {
+        format!(
+            "forked {} at seq {} as {}: {} events shared byte for byte; head {}",
+            a.game,
+            a.at,
+            a.new_game,
+            v["events"],
+            str(&v["head"])
+        )
+    });
     Ok(ExitCode::SUCCESS)
 }

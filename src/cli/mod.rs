@@ -7,12 +7,17 @@ mod diff;
 mod fork;
 mod new;
 mod read;
+mod remote;
 mod replay;
 mod rule;
 mod schema;
+mod serve;
+mod token;
 mod transfer;
 mod verify;
 mod whatif;
+
+pub use remote::Denied;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,6 +40,12 @@ pub struct Cli {
     /// Machine-readable output on stdout.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Work against a running `arbiter serve` (e.g. http://127.0.0.1:7878) instead of --data.
+    #[arg(long, global = true, env = "ARBITER_SERVER")]
+    pub server: Option<String>,
+    /// Bearer token for --server (the organiser's, a seat's or a judge's).
+    #[arg(long, global = true, env = "ARBITER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -83,40 +94,71 @@ pub enum Command {
     Demo(demo::Args),
     /// Write (or --check) the JSON Schemas in schemas/.
     Schema(schema::Args),
+    /// Serve the store over HTTP: the API, live streams and the replay page.
+    Serve(serve::Args),
+    /// Issue a token for a seat or a judge of a game (or, locally, for the organiser).
+    Token(token::Args),
+    /// Who may read a game through the server: public, or token holders only.
+    Access(token::AccessArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let out = Output { json: cli.json };
-    match cli.command {
-        Command::New(a) => new::run(&open_store(&cli.data)?, a, &out),
-        Command::Append(a) => append::run(&open_store(&cli.data)?, a, &out),
-        Command::Games => read::games(&open_store(&cli.data)?, &out),
-        Command::Log(a) => read::log(&open_store(&cli.data)?, a, &out),
-        Command::State(a) => read::state(&open_store(&cli.data)?, a, &out),
-        Command::Head(a) => read::head(&open_store(&cli.data)?, a, &out),
-        Command::Verify(a) => verify::run(&open_store(&cli.data)?, a, &out),
-        Command::Export(a) => transfer::export(&open_store(&cli.data)?, a, &out),
-        Command::Import(a) => transfer::import(&open_store(&cli.data)?, a, &out),
+    // Opens the store, or connects to the server, only for verbs that need one.
+    let target = || Target::open(&cli);
+    match &cli.command {
+        Command::New(a) => new::run(&target()?, a, &out),
+        Command::Append(a) => append::run(&target()?, a, &out),
+        Command::Games => read::games(&target()?, &out),
+        Command::Log(a) => read::log(&target()?, a, &out),
+        Command::State(a) => read::state(&target()?, a, &out),
+        Command::Head(a) => read::head(&target()?, a, &out),
+        Command::Verify(a) => verify::run(&target()?, a, &out),
+        Command::Export(a) => transfer::export(&target()?, a, &out),
+        Command::Import(a) => transfer::import(&target()?, a, &out),
         Command::VerifyFile(a) => transfer::verify_file(a, &out),
-        Command::Demo(a) => demo::run(&open_store(&cli.data)?, a, &out),
+        Command::Demo(a) => demo::run(&target()?, a, &out),
         Command::Schema(a) => schema::run(a),
-        Command::Fork(a) => fork::run(&open_store(&cli.data)?, a, &out),
-        Command::Rewind(a) => rule::rewind(&open_store(&cli.data)?, a, &out),
-        Command::Decide(a) => rule::decide(&open_store(&cli.data)?, a, &out),
-        Command::Penalty(a) => rule::penalty(&open_store(&cli.data)?, a, &out),
-        Command::AddJudge(a) => rule::add_judge(&open_store(&cli.data)?, a, &out),
-        Command::Note(a) => rule::note(&open_store(&cli.data)?, a, &out),
+        Command::Fork(a) => fork::run(&target()?, a, &out),
+        Command::Rewind(a) => rule::rewind(&target()?, a, &out),
+        Command::Decide(a) => rule::decide(&target()?, a, &out),
+        Command::Penalty(a) => rule::penalty(&target()?, a, &out),
+        Command::AddJudge(a) => rule::add_judge(&target()?, a, &out),
+        Command::Note(a) => rule::note(&target()?, a, &out),
+        Command::Token(a) => token::run(&target()?, a, &out),
+        Command::Access(a) => token::access(&target()?, a, &out),
+        Command::Serve(a) => {
+            if cli.server.is_some() {
+                anyhow::bail!("serve runs on a store (--data), not against another server");
+            }
+            serve::run(&cli.data, a)
+        }
         Command::Replay(a) => {
-            let store = store_for(&cli.data, &[&a.record])?;
-            replay::run(RecordArg::new(store.as_ref(), &a.record), a, &out)
+            let target = target_for(&cli, &[&a.record])?;
+            replay::run(RecordArg::new(target.as_ref(), &a.record)?, a, &out)
         }
         Command::Whatif(a) => {
-            let store = store_for(&cli.data, &[&a.record])?;
-            whatif::run(RecordArg::new(store.as_ref(), &a.record), a, &out)
+            let target = target_for(&cli, &[&a.record])?;
+            whatif::run(RecordArg::new(target.as_ref(), &a.record)?, a, &out)
         }
         Command::Diff(a) => {
-            let store = store_for(&cli.data, &[&a.a, &a.b])?;
-            diff::run(RecordArg::new(store.as_ref(), &a.a), RecordArg::new(store.as_ref(), &a.b), &out)
+            let target = target_for(&cli, &[&a.a, &a.b])?;
+            diff::run(RecordArg::new(target.as_ref(), &a.a)?, RecordArg::new(target.as_ref(), &a.b)?, &out)
+        }
+    }
+}
+
+/// Where the games are: a local store, or a running server.
+pub enum Target {
+    Local(SledStore),
+    Remote(remote::Client),
+}
+
+impl Target {
+    fn open(cli: &Cli) -> anyhow::Result<Target> {
+        match &cli.server {
+            Some(url) => Ok(Target::Remote(remote::Client::new(url, cli.token.clone().filter(|t| !t.is_empty()))?)),
+            None => open_store(&cli.data).map(Target::Local),
         }
     }
 }
@@ -148,28 +190,33 @@ pub fn rec(e: RecordError) -> anyhow::Error {
 }
 
 /// A record named on the command line: an existing file is an export file,
-/// anything else a stored game.
+/// anything else a game (in the store, or fetched from the server as its
+/// export and then read like a file).
 pub struct RecordArg<'s> {
-    store: Option<&'s SledStore>,
-    name: String,
+    record: arbiter::compare::Record<'s>,
 }
 
 impl<'s> RecordArg<'s> {
-    fn new(store: Option<&'s SledStore>, name: &str) -> RecordArg<'s> {
-        RecordArg { store, name: name.to_string() }
+    fn new(target: Option<&'s Target>, name: &str) -> anyhow::Result<RecordArg<'s>> {
+        use arbiter::compare::Record;
+        use arbiter::record::{ExportBytes, ExportFile, StoredGame};
+        let record = match target {
+            _ if Path::new(name).is_file() => Record::File(ExportFile { path: name.into() }),
+            Some(Target::Local(store)) => Record::Stored(StoredGame::new(store, name)),
+            Some(Target::Remote(client)) => {
+                Record::Bytes(ExportBytes(client.get_bytes(&client.game(name, "/export")?)?))
+            }
+            None => Record::File(ExportFile { path: name.into() }),
+        };
+        Ok(RecordArg { record })
     }
 
-    pub fn source(&self) -> arbiter::compare::Record<'s> {
-        match self.store {
-            Some(store) if !Path::new(&self.name).is_file() => {
-                arbiter::compare::Record::Stored(arbiter::record::StoredGame::new(store, &self.name))
-            }
-            _ => arbiter::compare::Record::File(arbiter::record::ExportFile { path: self.name.clone().into() }),
-        }
+    pub fn source(&self) -> &arbiter::compare::Record<'s> {
+        &self.record
     }
 }
 
-/// Opens the store only when some record is not an existing file.
-fn store_for(dir: &Path, records: &[&str]) -> anyhow::Result<Option<SledStore>> {
-    if records.iter().all(|r| Path::new(r).is_file()) { Ok(None) } else { open_store(dir).map(Some) }
+/// Opens the store (or connects) only when some record is not an existing file.
+fn target_for(cli: &Cli, records: &[&str]) -> anyhow::Result<Option<Target>> {
+    if records.iter().all(|r| Path::new(r).is_file()) { Ok(None) } else { Target::open(cli).map(Some) }
 }

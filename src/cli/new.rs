@@ -2,12 +2,13 @@
 
 use std::process::ExitCode;
 
+use arbiter::access::{self, ReadAccess};
 use arbiter::event::{Header, OpenTag, Seat};
-use arbiter::record;
+use arbiter::ops;
 use arbiter::rules::RULESETS;
-use arbiter::store::Store;
+use serde_json::{Value, json};
 
-use super::{Output, rec};
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -37,6 +38,9 @@ pub struct Args {
     /// Who opens the game (the actor of event 0).
     #[arg(long, default_value = "organiser")]
     pub by: String,
+    /// Who may read the game through a server: anyone (public) or token holders only.
+    #[arg(long, default_value = "public", value_parser = ["public", "token"])]
+    pub read: String,
 }
 
 fn parse_seat(s: &str) -> Result<Seat, String> {
@@ -50,25 +54,49 @@ fn parse_option(s: &str) -> Result<(String, serde_json::Value), String> {
     Ok((key.to_string(), value))
 }
 
-pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     let version = a
         .ruleset_version
         .or_else(|| RULESETS.iter().filter(|(n, _)| *n == a.ruleset).map(|(_, v)| *v).max())
         .unwrap_or(0);
     let header = Header {
         kind: OpenTag::Open,
-        ruleset: a.ruleset,
+        ruleset: a.ruleset.clone(),
         ruleset_version: version,
-        seats: a.seats,
-        judges: a.judges,
-        tournament: a.tournament,
+        seats: a.seats.clone(),
+        judges: a.judges.clone(),
+        tournament: a.tournament.clone(),
         round: a.round,
         table: a.table,
-        options: a.options.into_iter().collect(),
+        options: a.options.iter().cloned().collect(),
     };
-    let event = record::create(store, &a.game, &header, &a.by, None).map_err(rec)?;
-    out.emit(serde_json::to_value(&event)?, || {
-        format!("created game {} ({} v{}), seq 0, hash {}", a.game, header.ruleset, header.ruleset_version, event.hash)
-    });
+    let read = if a.read == "token" { ReadAccess::Token } else { ReadAccess::Public };
+    let event = match target {
+        Target::Local(store) => {
+            if read == ReadAccess::Token {
+                access::set_read_access(store, &a.game, read).map_err(rec)?;
+            }
+            ops::create(store, &a.game, &header, &a.by).map_err(rec)?
+        }
+        Target::Remote(c) => {
+            c.post("/api/games", &json!({"name": a.game, "header": header, "by": a.by, "read": read}))?
+        }
+    };
+    out.emit(event.clone(), || text(&a.game, &event));
     Ok(ExitCode::SUCCESS)
+}
+
+fn text(game: &str, event: &Value) -> String {
+    let h = &event["action"];
+    format!(
+        "created game {game} ({} v{}), seq 0, hash {}",
+        str(&h["ruleset"]),
+        h["ruleset_version"],
+        str(&event["hash"])
+    )
+}
+
+/// A JSON string's text (empty if it is not a string).
+pub fn str(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
 }

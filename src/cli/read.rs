@@ -2,14 +2,16 @@
 
 use std::process::ExitCode;
 
-use arbiter::fold::{FoldError, fold_to};
+use arbiter::event::{Event, decode};
 use arbiter::kernel::View;
-use arbiter::record::StoredGame;
-use arbiter::record::{RecordError, Recorder};
-use arbiter::rules::{Table, describe};
+use arbiter::ops;
+use arbiter::record::RecordError;
+use arbiter::rules::describe;
 use arbiter::store::Store;
+use serde_json::{Value, json};
 
-use super::{Output, rec};
+use super::new::str as text;
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct GameArg {
@@ -32,62 +34,72 @@ pub struct StateArgs {
     pub at: Option<u64>,
 }
 
-pub fn games(store: &dyn Store, out: &Output) -> anyhow::Result<ExitCode> {
-    let names = store.games().map_err(|e| rec(e.into()))?;
-    out.emit(serde_json::json!(names), || if names.is_empty() { "no games".into() } else { names.join("\n") });
+pub fn games(target: &Target, out: &Output) -> anyhow::Result<ExitCode> {
+    let names = match target {
+        Target::Local(store) => json!(store.games().map_err(|e| rec(e.into()))?),
+        Target::Remote(c) => c.get("/api/games")?,
+    };
+    out.emit(names.clone(), || {
+        let names: Vec<&str> = names.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if names.is_empty() { "no games".into() } else { names.join("\n") }
+    });
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn log(store: &dyn Store, a: LogArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    for event in store.read(&a.game, a.from).map_err(|e| rec(e.into()))? {
-        let event = event.map_err(|e| rec(e.into()))?;
-        out.emit(serde_json::to_value(&event)?, || {
+pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let print = |event: &Event| -> anyhow::Result<()> {
+        out.emit(serde_json::to_value(event)?, || {
             format!("{:>5}  {}  {:<10} {}", event.seq, event.at, event.actor, describe(&event.action))
         });
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn state(store: &dyn Store, a: StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let (table, seq, hash) = match a.at {
-        None => {
-            let r = Recorder::load(store, &a.game).map_err(rec)?;
-            (r.table().clone(), r.head().seq, r.head().hash.clone())
-        }
-        Some(at) => state_at(store, &a.game, at)?,
+        Ok(())
     };
-    let view = table.view();
-    out.emit(
-        serde_json::json!({"game": a.game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "step": view.step, "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling, "state": table.state}),
-        || {
-            let state = serde_json::to_string_pretty(&table.state).unwrap_or_default();
-            format!("{} after seq {seq} ({hash})\n  now: {}\n{state}", a.game, view_text(&view))
-        },
-    );
+    match target {
+        Target::Local(store) => {
+            for event in store.read(&a.game, a.from).map_err(|e| rec(e.into()))? {
+                print(&event.map_err(|e| rec(e.into()))?)?;
+            }
+        }
+        Target::Remote(c) => {
+            let mut from = Some(a.from);
+            while let Some(f) = from {
+                let page = c.get(&c.game(&a.game, &format!("/events?from={f}&limit=1000"))?)?;
+                for event in page["events"].as_array().into_iter().flatten() {
+                    // Each event is checked on the way in, as if read from a file.
+                    let (event, _) = decode(&event.to_string()).map_err(|e| {
+                        rec(RecordError::Broken { seq: event["seq"].as_u64().unwrap_or(0), why: e.to_string() })
+                    })?;
+                    print(&event)?;
+                }
+                from = page["next"].as_u64();
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn state_at(store: &dyn Store, game: &str, at: u64) -> anyhow::Result<(Table, u64, String)> {
-    let source = StoredGame::new(store, game);
-    let folder = fold_to(&source, at).map_err(|e| match e {
-        FoldError::Illegal { seq, violation } => rec(RecordError::Broken { seq, why: violation.to_string() }),
-        FoldError::Source(e) => rec(e),
-    })?;
-    let head =
-        store.head(game).map_err(|e| rec(e.into()))?.ok_or_else(|| rec(RecordError::NoSuchGame(game.to_string())))?;
-    if at > head.seq {
-        return Err(rec(RecordError::Input(format!("seq {at} is past the head of {game} (seq {})", head.seq))));
-    }
-    let event = store.get(game, at).map_err(|e| rec(e.into()))?.expect("seq within the head");
-    Ok((folder.table().expect("state").clone(), at, event.hash))
+pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let v = match target {
+        Target::Local(store) => ops::state(store, &a.game, a.at).map_err(rec)?,
+        Target::Remote(c) => {
+            let at = a.at.map(|at| format!("?at={at}")).unwrap_or_default();
+            c.get(&c.game(&a.game, &format!("/state{at}"))?)?
+        }
+    };
+    out.emit(v.clone(), || {
+        // The answer carries the view's fields (step, may_act, legal, awaiting_ruling).
+        let view = serde_json::from_value::<View>(v.clone()).map(|v| view_text(&v)).unwrap_or_default();
+        let state = serde_json::to_string_pretty(&v["state"]).unwrap_or_default();
+        format!("{} after seq {} ({})\n  now: {view}\n{state}", a.game, v["seq"], text(&v["hash"]))
+    });
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn head(store: &dyn Store, a: GameArg, out: &Output) -> anyhow::Result<ExitCode> {
-    let head =
-        store.head(&a.game).map_err(|e| rec(e.into()))?.ok_or_else(|| rec(RecordError::NoSuchGame(a.game.clone())))?;
-    out.emit(serde_json::json!({"seq": head.seq, "hash": head.hash, "at": head.at}), || {
-        format!("{} {}", head.seq, head.hash)
-    });
+pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCode> {
+    let v = match target {
+        Target::Local(store) => ops::head(store, &a.game).map_err(rec)?,
+        Target::Remote(c) => c.get(&c.game(&a.game, "")?)?,
+    };
+    out.emit(v.clone(), || format!("{} {}", v["seq"], text(&v["hash"])));
     Ok(ExitCode::SUCCESS)
 }
 

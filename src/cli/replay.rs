@@ -40,16 +40,16 @@ fn text(s: &Shown) -> String {
     out
 }
 
-pub fn run(record: RecordArg, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     if a.interactive {
         if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
             bail!("--interactive needs a terminal");
         }
         let mut pages = Vec::new();
-        replay(&record.source(), a.from, a.to, |s| pages.push(text(&s))).map_err(rec)?;
+        replay(record.source(), a.from, a.to, |s| pages.push(text(&s))).map_err(rec)?;
         return interactive(&pages).map(|()| ExitCode::SUCCESS);
     }
-    replay(&record.source(), a.from, a.to, |s| {
+    replay(record.source(), a.from, a.to, |s| {
         out.emit(serde_json::to_value(&s).expect("serialises"), || text(&s));
     })
     .map_err(rec)?;

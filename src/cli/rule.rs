@@ -6,12 +6,11 @@
 use std::process::ExitCode;
 
 use arbiter::json::parse_strict;
-use arbiter::record::{RecordError, Recorder, Submission};
-use arbiter::store::Store;
+use arbiter::ops;
+use arbiter::record::{RecordError, Submission};
 use serde_json::{Value, json};
 
-use super::read::view_text;
-use super::{Output, rec};
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Common {
@@ -85,14 +84,21 @@ pub struct NoteArgs {
 }
 
 /// `{"seq", "hash"}` of an event of the game (default: the head).
-fn concerns(store: &dyn Store, game: &str, seq: Option<u64>) -> anyhow::Result<Value> {
-    let head = store.head(game).map_err(|e| rec(e.into()))?.ok_or_else(|| rec(RecordError::NoSuchGame(game.into())))?;
-    let seq = seq.unwrap_or(head.seq);
-    let event = store
-        .get(game, seq)
-        .map_err(|e| rec(e.into()))?
-        .ok_or_else(|| rec(RecordError::Input(format!("seq {seq} is past the head of {game} (seq {})", head.seq))))?;
-    Ok(json!({"seq": seq, "hash": event.hash}))
+fn concerns(target: &Target, game: &str, seq: Option<u64>) -> anyhow::Result<Value> {
+    match target {
+        Target::Local(store) => ops::concerns(store, game, seq).map_err(rec),
+        Target::Remote(c) => {
+            let head = c.get(&c.game(game, "")?)?;
+            let seq = seq.unwrap_or(head["seq"].as_u64().unwrap_or(0));
+            let page = c.get(&c.game(game, &format!("/events?from={seq}&limit=1"))?)?;
+            match page["events"].get(0) {
+                Some(e) if e["seq"] == json!(seq) => Ok(json!({"seq": seq, "hash": e["hash"]})),
+                _ => {
+                    Err(rec(RecordError::Input(format!("seq {seq} is past the head of {game} (seq {})", head["seq"]))))
+                }
+            }
+        }
+    }
 }
 
 fn ruling(c: &Common, kind: &str, concerns: Value, extra: Value) -> Value {
@@ -106,44 +112,42 @@ fn ruling(c: &Common, kind: &str, concerns: Value, extra: Value) -> Value {
     v
 }
 
-fn append(store: &dyn Store, game: &str, actor: &str, action: Value, out: &Output) -> anyhow::Result<ExitCode> {
-    let mut recorder = Recorder::load(store, game).map_err(rec)?;
-    let done = recorder.append(&Submission { actor: actor.to_string(), action, at: None }, None).map_err(rec)?;
-    let view = recorder.table().view();
-    out.emit(json!({"event": done.event, "view": view}), || {
-        format!("seq {} appended: {}\n  now: {}", done.event.seq, done.event.hash, view_text(&view))
-    });
+fn append(target: &Target, game: &str, actor: &str, action: Value, out: &Output) -> anyhow::Result<ExitCode> {
+    let sub = Submission { actor: actor.to_string(), action, at: None };
+    for done in super::append::submit(target, game, &[sub], None)? {
+        out.emit(done.clone(), || super::append::text(&done));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn rewind(store: &dyn Store, a: RewindArgs, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn rewind(target: &Target, a: &RewindArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let c = &a.common;
-    let action = ruling(c, "rewind", concerns(store, &c.game, Some(a.to))?, json!({}));
-    append(store, &c.game, &c.judge, action, out)
+    let action = ruling(c, "rewind", concerns(target, &c.game, Some(a.to))?, json!({}));
+    append(target, &c.game, &c.judge, action, out)
 }
 
-pub fn decide(store: &dyn Store, a: DecideArgs, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn decide(target: &Target, a: &DecideArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let c = &a.common;
     let decision = parse_strict(&a.decision)
         .map_err(|e| rec(RecordError::Input(format!("the decision is not valid JSON: {e}"))))?;
-    let action = ruling(c, "decide", concerns(store, &c.game, a.concerns)?, json!({"decision": decision}));
-    append(store, &c.game, &c.judge, action, out)
+    let action = ruling(c, "decide", concerns(target, &c.game, a.concerns)?, json!({"decision": decision}));
+    append(target, &c.game, &c.judge, action, out)
 }
 
-pub fn penalty(store: &dyn Store, a: PenaltyArgs, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn penalty(target: &Target, a: &PenaltyArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let c = &a.common;
     let extra = json!({"seat": a.seat, "infraction": a.infraction, "penalty": a.penalty, "fix": a.fix});
-    let action = ruling(c, "penalty", concerns(store, &c.game, a.concerns)?, extra);
-    append(store, &c.game, &c.judge, action, out)
+    let action = ruling(c, "penalty", concerns(target, &c.game, a.concerns)?, extra);
+    append(target, &c.game, &c.judge, action, out)
 }
 
-pub fn add_judge(store: &dyn Store, a: AddJudgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn add_judge(target: &Target, a: &AddJudgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let c = &a.common;
-    let action = ruling(c, "add_judge", concerns(store, &c.game, Some(0))?, json!({"judge": a.name}));
-    append(store, &c.game, &c.judge, action, out)
+    let action = ruling(c, "add_judge", concerns(target, &c.game, Some(0))?, json!({"judge": a.name}));
+    append(target, &c.game, &c.judge, action, out)
 }
 
-pub fn note(store: &dyn Store, a: NoteArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let action = json!({"type": "note", "concerns": concerns(store, &a.game, a.concerns)?, "text": a.text});
-    append(store, &a.game, &a.actor, action, out)
+pub fn note(target: &Target, a: &NoteArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let action = json!({"type": "note", "concerns": concerns(target, &a.game, a.concerns)?, "text": a.text});
+    append(target, &a.game, &a.actor, action, out)
 }

@@ -14,7 +14,7 @@ pub struct Args {
     pub check: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     for (path, schema) in arbiter::schema::all() {
         let file = a.dir.join(path);
         let text = arbiter::schema::render(&schema);

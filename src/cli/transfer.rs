@@ -6,10 +6,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use arbiter::record::{self, ExportFile, RecordError, canonical_bytes, read_export, verify};
+use arbiter::access::{self, ReadAccess};
+use arbiter::event::check_link;
+use arbiter::ops;
+use arbiter::record::{ExportFile, RecordError, canonical_bytes, read_export, verify};
 use arbiter::store::Store;
 
-use super::{Output, rec};
+use super::new::str;
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -25,6 +29,9 @@ pub struct ImportArgs {
     /// Game name (default: the file name without its extension).
     #[arg(long = "as")]
     pub name: Option<String>,
+    /// Who may read the game through a server: anyone (public) or token holders only.
+    #[arg(long, default_value = "public", value_parser = ["public", "token"])]
+    pub read: String,
 }
 
 #[derive(clap::Args)]
@@ -35,7 +42,7 @@ pub struct VerifyFileArgs {
     pub head: Option<String>,
 }
 
-pub fn export(store: &dyn Store, a: ExportArgs, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn export(target: &Target, a: &ExportArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let mut sink: Box<dyn Write> = match &a.output {
         Some(path) => {
             Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?))
@@ -43,11 +50,28 @@ pub fn export(store: &dyn Store, a: ExportArgs, out: &Output) -> anyhow::Result<
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
     let mut count = 0u64;
-    for event in store.read(&a.game, 0).map_err(|e| rec(e.into()))? {
-        let event = event.map_err(|e| rec(e.into()))?;
-        sink.write_all(&canonical_bytes(&event))?;
-        sink.write_all(b"\n")?;
-        count += 1;
+    match target {
+        Target::Local(store) => {
+            for event in store.read(&a.game, 0).map_err(|e| rec(e.into()))? {
+                let event = event.map_err(|e| rec(e.into()))?;
+                sink.write_all(&canonical_bytes(&event))?;
+                sink.write_all(b"\n")?;
+                count += 1;
+            }
+        }
+        Target::Remote(c) => {
+            // Written only once every line is checked (strict JSON, hash, chain).
+            let bytes = c.get_bytes(&c.game(&a.game, "/export")?)?;
+            let mut prev = None;
+            for event in read_export(std::io::Cursor::new(&bytes)) {
+                let event = event.map_err(rec)?;
+                check_link(&event, prev.as_ref())
+                    .map_err(|e| rec(RecordError::Broken { seq: event.seq, why: e.to_string() }))?;
+                prev = Some(event.link());
+                count += 1;
+            }
+            sink.write_all(&bytes)?;
+        }
     }
     sink.flush()?;
     if let Some(path) = &a.output {
@@ -63,23 +87,33 @@ fn open(path: &PathBuf) -> anyhow::Result<BufReader<File>> {
     Ok(BufReader::new(file))
 }
 
-pub fn import(store: &dyn Store, a: ImportArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let name = match a.name {
-        Some(n) => n,
+pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let name = match &a.name {
+        Some(n) => n.clone(),
         None => a.file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string(),
     };
-    let events: Vec<_> = read_export(open(&a.file)?)
-        .collect::<Result<_, _>>()
-        .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
-    let verified = record::import(store, &name, events)
-        .map_err(|e| rec(e).context(format!("{} was not imported; nothing was stored", a.file.display())))?;
-    out.emit(serde_json::json!({"game": name, "events": verified.events, "head": verified.head}), || {
-        format!("imported {} events as {name}; head {}", verified.events, verified.head)
-    });
+    let not_imported = || format!("{} was not imported; nothing was stored", a.file.display());
+    let v = match target {
+        Target::Local(store) => {
+            let events: Vec<_> = read_export(open(&a.file)?)
+                .collect::<Result<_, _>>()
+                .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
+            if a.read == "token" {
+                access::set_read_access(store, &name, ReadAccess::Token).map_err(rec)?;
+            }
+            ops::import(store, &name, events).map_err(|e| rec(e).context(not_imported()))?
+        }
+        Target::Remote(c) => {
+            let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+            let path = c.game(&name, &format!("/import?read={}", a.read))?;
+            c.post_bytes(&path, "application/jsonl", &bytes).map_err(|e| e.context(not_imported()))?
+        }
+    };
+    out.emit(v.clone(), || format!("imported {} events as {name}; head {}", v["events"], str(&v["head"])));
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn verify_file(a: VerifyFileArgs, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn verify_file(a: &VerifyFileArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let (verified, _) = verify(&ExportFile { path: a.file.clone() }, a.head.as_deref())
         .map_err(|e: RecordError| rec(e).context(format!("{} failed verification", a.file.display())))?;
     out.emit(serde_json::json!({"file": a.file, "ok": true, "events": verified.events, "head": verified.head}), || {

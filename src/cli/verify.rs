@@ -3,10 +3,11 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use arbiter::record::{StoredGame, verify};
+use arbiter::ops;
 use arbiter::store::Store;
 
-use super::{Output, rec};
+use super::new::str;
+use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,8 +20,12 @@ pub struct Args {
     pub head: Option<String>,
 }
 
-pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let games = if a.all { store.games().map_err(|e| rec(e.into()))? } else { a.games };
+pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
+    let games: Vec<String> = match (a.all, target) {
+        (false, _) => a.games.clone(),
+        (true, Target::Local(store)) => store.games().map_err(|e| rec(e.into()))?,
+        (true, Target::Remote(c)) => serde_json::from_value(c.get("/api/games")?)?,
+    };
     if games.is_empty() {
         bail!("name a game to verify, or --all");
     }
@@ -28,17 +33,17 @@ pub fn run(store: &dyn Store, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         bail!("--head checks one game");
     }
     for game in &games {
-        let (verified, _) = verify(&StoredGame::new(store, game), a.head.as_deref())
-            .map_err(|e| rec(e).context(format!("{game} failed verification")))?;
-        out.emit(
-            serde_json::json!({"game": game, "ok": true, "events": verified.events, "head": verified.head}),
-            || {
-                format!(
-                    "ok: {game}: {} events, hashes, links and rules verified; head {}",
-                    verified.events, verified.head
-                )
-            },
-        );
+        let v = match target {
+            Target::Local(store) => ops::verify_game(store, game, a.head.as_deref()).map_err(rec),
+            Target::Remote(c) => {
+                let head = a.head.as_ref().map(|h| format!("?head={h}")).unwrap_or_default();
+                c.get(&c.game(game, &format!("/verify{head}"))?)
+            }
+        }
+        .map_err(|e| e.context(format!("{game} failed verification")))?;
+        out.emit(v.clone(), || {
+            format!("ok: {game}: {} events, hashes, links and rules verified; head {}", v["events"], str(&v["head"]))
+        });
     }
     Ok(ExitCode::SUCCESS)
 }

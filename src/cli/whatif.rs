@@ -23,7 +23,7 @@ pub struct Args {
     pub then: Option<PathBuf>,
 }
 
-pub fn run(record: RecordArg, a: Args, out: &Output) -> anyhow::Result<ExitCode> {
+pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     let mut then = Vec::new();
     if let Some(path) = &a.then {
         let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -38,7 +38,7 @@ pub fn run(record: RecordArg, a: Args, out: &Output) -> anyhow::Result<ExitCode>
         }
     }
     let skip: BTreeSet<u64> = a.skip.iter().copied().collect();
-    let w = compare::whatif(&record.source(), &skip, &then).map_err(rec)?;
+    let w = compare::whatif(record.source(), &skip, &then).map_err(rec)?;
     out.emit(serde_json::to_value(&w)?, || match &w.illegal {
         Some((seq, v)) => format!("what if: seq {seq} becomes illegal: {v}"),
         None if w.changes.is_empty() => "what if: every event stays legal and the outcome does not change".to_string(),

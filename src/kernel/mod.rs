@@ -25,14 +25,14 @@ pub use chain::{Chain, ChainItem};
 pub use ledger::{Effect, Ledger};
 pub use window::Window;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::ActionType;
 
 /// Where a game is in its procedure, as a judge would say it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepRef {
     /// Step number(s) in the text, e.g. "13" or "12-15"; empty between combats.
     pub number: String,
@@ -43,7 +43,7 @@ pub struct StepRef {
 }
 
 /// The kernel's answer to "where are we and who may act?".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {
     pub step: StepRef,
     /// Actors who may append the next event (seat ids, judge names).
@@ -56,7 +56,7 @@ pub struct View {
 }
 
 /// Why an action was refused. Nothing was stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("refused at {}: {message}. Rule: {rule}. {}", step.reference, may_act_sentence(may_act))]
 pub struct Violation {
     pub step: StepRef,

@@ -69,6 +69,17 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
+    /// A setting beside the games (the server's hashed tokens and read
+    /// access). Settings are not events: they are not hashed or chained,
+    /// and they are not part of any export.
+    fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError>;
+
+    /// Every setting whose key starts with `prefix`, in key order.
+    fn settings(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, ReadError>;
+
+    /// Sets a setting; returns only once durable.
+    fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError>;
+
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
         let mut events = self.read(game, seq)?;

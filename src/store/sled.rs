@@ -15,11 +15,15 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{AppendError, Events, Head, ReadError, Store};
 use crate::event::{Event, Link, check_link, decode};
 
 const TREE_PREFIX: &str = "game/";
+
+/// The tree of settings (hashed tokens, read access), apart from the games.
+const SETTINGS_TREE: &str = "settings";
 
 /// sled stores a node larger than segment_size / 4 as a separate blob file,
 /// which it never syncs. 8 MiB segments put that threshold at 2 MiB, far
@@ -36,9 +40,16 @@ pub struct SledStore {
     dir: PathBuf,
     /// sled's log file, kept open so each durable append is one fdatasync.
     log: File,
-    /// Serialises the sync step, so concurrent appends share syncs rather
-    /// than queue one fdatasync each behind another.
-    sync: Mutex<()>,
+    /// Group commit. Every insert takes a ticket once it is in sled's
+    /// memory (`written`); a sync covers every ticket taken before it began
+    /// and records the highest in `durable`. An append whose ticket is
+    /// already covered returns without syncing: concurrent appends (of any
+    /// games) share one flush and one fdatasync instead of queueing one each.
+    written: AtomicU64,
+    /// The highest ticket known durable; the lock also serialises syncs.
+    sync: Mutex<u64>,
+    /// How many syncs were made (for tests and the benchmark).
+    syncs: AtomicU64,
 }
 
 impl SledStore {
@@ -55,7 +66,14 @@ impl SledStore {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(SledStore { db, dir: dir.to_path_buf(), log, sync: Mutex::new(()) })
+        Ok(SledStore {
+            db,
+            dir: dir.to_path_buf(),
+            log,
+            written: AtomicU64::new(0),
+            sync: Mutex::new(0),
+            syncs: AtomicU64::new(0),
+        })
     }
 
     fn tree(&self, game: &str) -> Result<sled::Tree, String> {
@@ -75,10 +93,36 @@ impl SledStore {
         Ok(tree)
     }
 
-    /// Makes everything written so far durable: sled flush, then fdatasync
-    /// of its log file (and of any blob file, which sled never syncs).
-    fn make_durable(&self) -> Result<(), AppendError> {
-        let _guard = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+    /// How many durable syncs this store has made since it was opened.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
+    /// Takes a ticket for an insert that is now in sled's memory.
+    fn ticket(&self) -> u64 {
+        self.written.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Makes the insert with `ticket` durable: if a sync that began after
+    /// it has already finished, nothing to do; else this caller syncs
+    /// everything written so far (its own insert and any others').
+    fn make_durable(&self, ticket: u64) -> Result<(), AppendError> {
+        let mut durable = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+        if *durable >= ticket {
+            return Ok(());
+        }
+        // Every ticket up to `covers` was taken after its insert finished,
+        // so the flush below includes all of them.
+        let covers = self.written.load(Ordering::SeqCst);
+        self.sync_now()?;
+        *durable = covers;
+        Ok(())
+    }
+
+    /// sled flush, then fdatasync of its log file (and of any blob file,
+    /// which sled never syncs).
+    fn sync_now(&self) -> Result<(), AppendError> {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
         self.db.flush().map_err(|e| AppendError::Io(format!("flush failed: {e}")))?;
         self.log.sync_data().map_err(|e| AppendError::Io(format!("fdatasync failed: {e}")))?;
         let blobs = self.dir.join("blobs");
@@ -173,14 +217,42 @@ impl Store for SledStore {
 
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
         self.insert(game, event, bytes)?;
-        self.make_durable()
+        self.make_durable(self.ticket())
     }
 
     fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
+        let mut result = Ok(());
         for (event, bytes) in events {
-            self.insert(game, event, bytes)?;
+            result = self.insert(game, event, bytes);
+            if result.is_err() {
+                break;
+            }
         }
-        self.make_durable()
+        // What was inserted is made durable even when a later event failed,
+        // as the trait promises (a valid prefix may be stored).
+        self.make_durable(self.ticket())?;
+        result
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError> {
+        let tree = self.db.open_tree(SETTINGS_TREE).map_err(|e| ReadError::Io(e.to_string()))?;
+        Ok(tree.get(key.as_bytes()).map_err(|e| ReadError::Io(e.to_string()))?.map(|v| v.to_vec()))
+    }
+
+    fn settings(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, ReadError> {
+        let tree = self.db.open_tree(SETTINGS_TREE).map_err(|e| ReadError::Io(e.to_string()))?;
+        let mut out = Vec::new();
+        for item in tree.scan_prefix(prefix.as_bytes()) {
+            let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
+            out.push((String::from_utf8_lossy(&k).into_owned(), v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError> {
+        let tree = self.db.open_tree(SETTINGS_TREE).map_err(|e| AppendError::Io(e.to_string()))?;
+        tree.insert(key.as_bytes(), value).map_err(|e| AppendError::Io(e.to_string()))?;
+        self.make_durable(self.ticket())
     }
 }
 

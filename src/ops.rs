@@ -1,0 +1,82 @@
+//! The answers the CLI and the server share. Each operation returns the
+//! JSON that `arbiter VERB --json` prints and that the HTTP API sends, so
+//! a game read through the server and through the store looks the same,
+//! and the CLI renders either with one function.
+
+use serde_json::{Value, json};
+
+use crate::event::{Event, Header};
+use crate::fold::{FoldError, fold_to};
+use crate::kernel::View;
+use crate::record::{self, Appended, RecordError, Recorder, StoredGame, verify};
+use crate::store::Store;
+
+/// `new`: the game's event 0.
+pub fn create(store: &dyn Store, game: &str, header: &Header, by: &str) -> Result<Value, RecordError> {
+    let event = record::create(store, game, header, by, None)?;
+    Ok(json!(event))
+}
+
+/// `append`: the stored event, whether it was a retry, and where the game is now.
+pub fn appended(done: &Appended, view: &View) -> Value {
+    json!({"event": done.event, "duplicate": done.duplicate, "view": view})
+}
+
+/// `head`: the last event's seq, hash and time.
+pub fn head(store: &dyn Store, game: &str) -> Result<Value, RecordError> {
+    let head = store.head(game)?.ok_or_else(|| RecordError::NoSuchGame(game.to_string()))?;
+    Ok(json!({"seq": head.seq, "hash": head.hash, "at": head.at}))
+}
+
+/// `state`: where the game is after `at` (default: the head), and the ruleset's state.
+pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, RecordError> {
+    let (table, seq, hash) = match at {
+        None => {
+            let r = Recorder::load(store, game)?;
+            (r.table().clone(), r.head().seq, r.head().hash.clone())
+        }
+        Some(at) => {
+            let head = store.head(game)?.ok_or_else(|| RecordError::NoSuchGame(game.to_string()))?;
+            if at > head.seq {
+                return Err(RecordError::Input(format!("seq {at} is past the head of {game} (seq {})", head.seq)));
+            }
+            let folder = fold_to(&StoredGame::new(store, game), at).map_err(|e| match e {
+                FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
+                FoldError::Source(e) => e,
+            })?;
+            let event = store.get(game, at)?.ok_or_else(|| RecordError::Io(format!("seq {at} is missing")))?;
+            (folder.table().expect("a folded game has a state").clone(), at, event.hash)
+        }
+    };
+    let view = table.view();
+    Ok(json!({"game": game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "step": view.step,
+        "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling, "state": table.state}))
+}
+
+/// `verify GAME`: hashes, links and a full re-fold, optionally to an expected head.
+pub fn verify_game(store: &dyn Store, game: &str, head: Option<&str>) -> Result<Value, RecordError> {
+    let (verified, _) = verify(&StoredGame::new(store, game), head)?;
+    Ok(json!({"game": game, "ok": true, "events": verified.events, "head": verified.head, "rewound": verified.rewound}))
+}
+
+/// `import`: a verified export stored as a new game.
+pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Value, RecordError> {
+    let verified = record::import(store, game, events)?;
+    Ok(json!({"game": game, "events": verified.events, "head": verified.head}))
+}
+
+/// `fork`: a new game sharing events 0..=at of `from`.
+pub fn fork(store: &dyn Store, from: &str, at: u64, game: &str) -> Result<Value, RecordError> {
+    let v = crate::compare::fork(store, from, at, game)?;
+    Ok(json!({"game": game, "from": from, "at": at, "events": v.events, "head": v.head}))
+}
+
+/// `{"seq", "hash"}` of an event of the game (default: the head), as a ruling or note names it.
+pub fn concerns(store: &dyn Store, game: &str, seq: Option<u64>) -> Result<Value, RecordError> {
+    let head = store.head(game)?.ok_or_else(|| RecordError::NoSuchGame(game.into()))?;
+    let seq = seq.unwrap_or(head.seq);
+    let event = store
+        .get(game, seq)?
+        .ok_or_else(|| RecordError::Input(format!("seq {seq} is past the head of {game} (seq {})", head.seq)))?;
+    Ok(json!({"seq": seq, "hash": event.hash}))
+}

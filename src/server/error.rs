@@ -1,0 +1,85 @@
+//! The API's one error body: `{"error": {"code": "...", "message": "...", ...}}`.
+//!
+//! Codes are stable (clients branch on them; the OpenAPI document lists
+//! them). The record layer's codes are the CLI's (`RecordError::code`); the
+//! server adds its own for what only a server can refuse.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::record::RecordError;
+
+/// Every code the API can answer, with its status and meaning (for the
+/// OpenAPI document and the README).
+pub const CODES: &[(&str, u16, &str)] = &[
+    ("input", 400, "the request is malformed (bad JSON, a float, a missing field, a bad name)"),
+    ("refused", 422, "the rules refuse the action; `violation` has the step, the rule and who may act"),
+    ("conflict", 409, "expect_seq is not the game's next seq; `head` is the current head"),
+    ("no_such_game", 404, "the game does not exist"),
+    ("exists", 409, "a game of that name already exists"),
+    ("broken", 422, "a record (an import, or a stored game) fails verification"),
+    ("io", 500, "the store failed; nothing was acknowledged"),
+    ("unauthorized", 401, "no token, or a token this server did not issue"),
+    ("forbidden", 403, "the token's role may not do this"),
+    ("too_large", 413, "the request body is over the limit"),
+    ("busy", 503, "too many appends are waiting; retry shortly"),
+    ("shutting_down", 503, "the server is shutting down and takes no more appends"),
+    ("not_found", 404, "no such route"),
+    ("internal", 500, "a bug in arbiter"),
+];
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl ApiError {
+    fn new(code: &str, message: impl Into<String>) -> ApiError {
+        let status = CODES.iter().find(|(c, _, _)| *c == code).map_or(500, |(_, s, _)| *s);
+        ApiError {
+            status: StatusCode::from_u16(status).expect("a valid status"),
+            body: json!({"error": {"code": code, "message": message.into()}}),
+        }
+    }
+    pub fn unauthorized(message: impl Into<String>) -> ApiError {
+        ApiError::new("unauthorized", message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError::new("forbidden", message)
+    }
+    pub fn input(message: impl Into<String>) -> ApiError {
+        ApiError::from(RecordError::Input(message.into()))
+    }
+    pub fn too_large(limit: usize) -> ApiError {
+        ApiError::new("too_large", format!("the request body is over {limit} bytes"))
+    }
+    pub fn busy() -> ApiError {
+        ApiError::new("busy", "too many appends are waiting; retry shortly")
+    }
+    pub fn shutting_down() -> ApiError {
+        ApiError::new("shutting_down", "the server is shutting down; nothing was stored")
+    }
+    pub fn not_found() -> ApiError {
+        ApiError::new("not_found", "no such route; see /openapi.json")
+    }
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new("internal", message)
+    }
+}
+
+impl From<RecordError> for ApiError {
+    fn from(e: RecordError) -> ApiError {
+        let mut err = ApiError::new(e.code(), "");
+        err.body = e.to_json();
+        err
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}

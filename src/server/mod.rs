@@ -1,0 +1,205 @@
+//! `arbiter serve`: one process owns the store and every table records
+//! into it over HTTP (sled allows one process per store).
+//!
+//! - [`routes`]: the route table; the same table writes the OpenAPI document.
+//! - [`games`]: create, list, import, fork, tokens, read access.
+//! - [`events`]: append (one or a batch), read pages, and the live stream (SSE).
+//! - [`views`]: head, state, verify, export, what-if, diff, replay.
+//! - [`error`]: the one error body, with a stable code.
+//! - [`page`]: the replay page (one HTML file, no build step).
+//!
+//! Appends to one game are serialised by that game's lock, which also
+//! holds the game folded at its head (so an append is one rules check, not
+//! a re-fold). Appends to different games run in parallel on tokio's
+//! blocking threads, and their durable syncs are shared by the store's group
+//! commit. At most `MAX_PENDING_APPENDS` appends are held at once: past
+//! that the server answers 503 "busy" at once (back-pressure). On shutdown
+//! the server stops taking appends (503 "shutting_down"), finishes those in
+//! flight, ends live streams, and exits; nothing is acknowledged that was
+//! not stored durably.
+
+pub mod error;
+pub mod events;
+pub mod games;
+pub mod page;
+pub mod routes;
+pub mod views;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use axum::http::HeaderMap;
+use tokio::sync::{Semaphore, watch};
+
+use crate::access::{self, Grant, ReadAccess};
+use crate::limits::{MAX_CACHED_GAMES, MAX_PENDING_APPENDS};
+use crate::record::{RecordError, Recorder};
+use crate::store::{SledStore, Store};
+
+pub use error::ApiError;
+
+/// What every handler shares.
+pub struct Server {
+    /// The store lives as long as the process: it is leaked once at start
+    /// so that folded games (`Recorder<'static>`) can be kept between requests.
+    pub store: &'static SledStore,
+    /// One slot per game touched since start.
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Permits for appends held at once (back-pressure).
+    pending: Arc<Semaphore>,
+    /// Set when shutdown begins.
+    closing: watch::Sender<bool>,
+}
+
+/// A game's lock and live head.
+pub struct Slot {
+    /// The game folded at its head, loaded on first append. The lock
+    /// serialises appends to this game.
+    pub recorder: Arc<tokio::sync::Mutex<Option<Recorder<'static>>>>,
+    /// The head seq, for live streams to wait on.
+    pub head: watch::Sender<Option<u64>>,
+}
+
+pub type Shared = Arc<Server>;
+
+impl Server {
+    pub fn new(store: SledStore) -> Shared {
+        let store: &'static SledStore = Box::leak(Box::new(store));
+        Arc::new(Server {
+            store,
+            slots: Mutex::new(HashMap::new()),
+            pending: Arc::new(Semaphore::new(MAX_PENDING_APPENDS)),
+            closing: watch::channel(false).0,
+        })
+    }
+
+    pub fn store(&self) -> &'static dyn Store {
+        self.store
+    }
+
+    /// The slot of `game`, made on first use with the game's current head.
+    pub fn slot(&self, game: &str) -> Result<Arc<Slot>, RecordError> {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = slots.get(game) {
+            return Ok(slot.clone());
+        }
+        if slots.len() >= MAX_CACHED_GAMES {
+            // Drop folded states that no append is using; they are folded
+            // again on their next append.
+            for slot in slots.values() {
+                if let Ok(mut r) = slot.recorder.try_lock() {
+                    *r = None;
+                }
+            }
+        }
+        let head = self.store.head(game)?.map(|h| h.seq);
+        let slot = Arc::new(Slot { recorder: Arc::new(tokio::sync::Mutex::new(None)), head: watch::channel(head).0 });
+        slots.insert(game.to_string(), slot.clone());
+        Ok(slot)
+    }
+
+    /// Tells live streams that `game`'s head is now `seq`.
+    pub fn advanced(&self, game: &str, seq: u64) {
+        if let Ok(slot) = self.slot(game) {
+            slot.head.send_if_modified(|h| {
+                let newer = h.is_none_or(|h| h < seq);
+                if newer {
+                    *h = Some(seq);
+                }
+                newer
+            });
+        }
+    }
+
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    pub fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    /// A permit to hold one append, or 503.
+    pub fn permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        if self.is_closing() {
+            return Err(ApiError::shutting_down());
+        }
+        self.pending.clone().try_acquire_owned().map_err(|_| ApiError::busy())
+    }
+
+    /// The caller's grant from `Authorization: Bearer TOKEN` (or, for GET
+    /// requests, where a browser cannot set headers, `access_token=` in the
+    /// query). No token: None. A token this server did not issue: 401.
+    pub fn caller(&self, headers: &HeaderMap, query_token: Option<&str>) -> Result<Option<Grant>, ApiError> {
+        let header = headers.get(axum::http::header::AUTHORIZATION);
+        let token = match header {
+            Some(v) => {
+                let v = v.to_str().map_err(|_| ApiError::unauthorized("the Authorization header is not text"))?;
+                let t = v
+                    .strip_prefix("Bearer ")
+                    .ok_or_else(|| ApiError::unauthorized("the Authorization header must be \"Bearer TOKEN\""))?;
+                Some(t.trim())
+            }
+            None => query_token,
+        };
+        let Some(token) = token else { return Ok(None) };
+        match access::grant_for(self.store, token)? {
+            Some(grant) => Ok(Some(grant)),
+            None => Err(ApiError::unauthorized("unknown token")),
+        }
+    }
+
+    /// Only the organiser.
+    pub fn organiser(&self, grant: &Option<Grant>) -> Result<(), ApiError> {
+        match grant {
+            None => Err(ApiError::unauthorized("this needs the organiser's token")),
+            Some(g) if g.is_organiser() => Ok(()),
+            Some(_) => Err(ApiError::forbidden("only the organiser may do this")),
+        }
+    }
+
+    /// Anyone for a public game; the organiser and the game's seats and
+    /// judges for a token-only game.
+    pub fn may_read(&self, grant: &Option<Grant>, game: &str) -> Result<(), ApiError> {
+        if access::read_access(self.store, game)? == ReadAccess::Public {
+            return Ok(());
+        }
+        match grant {
+            None => Err(ApiError::unauthorized(format!("reading {game} needs a token"))),
+            Some(g) if g.may_read(game) => Ok(()),
+            Some(_) => Err(ApiError::forbidden(format!("this token may not read {game}"))),
+        }
+    }
+}
+
+/// Runs a blocking store operation off the async threads.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("a worker failed: {e}")))
+}
+
+/// Serves until `shutdown` completes, then stops taking appends, finishes
+/// the requests in flight, ends live streams and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    server: Shared,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = routes::router(server.clone());
+    let closing = server.closing.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closing.send_replace(true);
+        })
+        .await
+}
+
+/// The organiser's token on first start: if the store has none, one is
+/// issued and returned (to be shown once).
+pub fn first_organiser_token(store: &dyn Store) -> Result<Option<String>, RecordError> {
+    if access::has_organiser(store)? {
+        return Ok(None);
+    }
+    access::issue(store, &Grant::Organiser).map(Some)
+}

@@ -1,0 +1,425 @@
+//! The route table. Each route is written once, with what the OpenAPI
+//! document says of it, so the router and `/openapi.json` cannot drift
+//! apart (and `schemas/openapi.json` is checked against it by a test).
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
+use axum::extract::rejection::BytesRejection;
+use axum::response::IntoResponse;
+use axum::routing::{MethodRouter, get, post, put};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::error::CODES;
+use super::{ApiError, Shared, events, games, page, views};
+use crate::json::parse_strict;
+use crate::limits::{MAX_IMPORT_BYTES, MAX_REQUEST_BYTES};
+
+/// Who may call a route.
+#[derive(Clone, Copy)]
+pub enum Who {
+    Anyone,
+    /// Anyone for a public game; else the organiser and the game's seats and judges.
+    Reader,
+    /// A seat or judge of the game, as itself.
+    Actor,
+    Organiser,
+}
+
+/// One route: its method and path, and what the OpenAPI document says of it.
+pub struct Route {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub summary: &'static str,
+    pub who: Who,
+    /// Query parameters: (name, description).
+    pub query: &'static [(&'static str, &'static str)],
+    /// The request body: a schema from `components`, or a media type.
+    pub body: Option<Body>,
+    /// The success status and what it returns.
+    pub ok: (u16, &'static str),
+    /// Error codes this route may answer (from `error::CODES`).
+    pub errors: &'static [&'static str],
+    pub handler: fn() -> MethodRouter<Shared>,
+}
+
+#[derive(Clone, Copy)]
+pub enum Body {
+    Json(&'static str),
+    Media(&'static str),
+}
+
+const READ_ERRORS: &[&str] = &["input", "no_such_game", "broken", "io", "unauthorized", "forbidden"];
+const APPEND_ERRORS: &[&str] = &[
+    "input",
+    "refused",
+    "conflict",
+    "no_such_game",
+    "io",
+    "unauthorized",
+    "forbidden",
+    "too_large",
+    "busy",
+    "shutting_down",
+];
+const ORGANISER_ERRORS: &[&str] =
+    &["input", "exists", "no_such_game", "broken", "io", "unauthorized", "forbidden", "too_large"];
+
+pub const ROUTES: &[Route] = &[
+    Route {
+        method: "get",
+        path: "/api/games",
+        summary: "The games the caller may read",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "an array of game names"),
+        errors: &["unauthorized", "io"],
+        handler: || get(games::list),
+    },
+    Route {
+        method: "post",
+        path: "/api/games",
+        summary: "Create a game: event 0 with the header",
+        who: Who::Organiser,
+        query: &[],
+        body: Some(Body::Json("CreateRequest")),
+        ok: (201, "event 0"),
+        errors: ORGANISER_ERRORS,
+        handler: || post(games::create),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}",
+        summary: "The head: the last event's seq, hash and time",
+        who: Who::Reader,
+        query: &[],
+        body: None,
+        ok: (200, "{seq, hash, at}"),
+        errors: READ_ERRORS,
+        handler: || get(views::head),
+    },
+    Route {
+        method: "post",
+        path: "/api/games/{game}/events",
+        summary: "Append one action at expect_seq (a retry of a stored append answers 200 with it)",
+        who: Who::Actor,
+        query: &[],
+        body: Some(Body::Json("AppendRequest")),
+        ok: (201, "{event, duplicate, view}"),
+        errors: APPEND_ERRORS,
+        handler: || post(events::append),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/events",
+        summary: "A page of events from a seq",
+        who: Who::Reader,
+        query: &[("from", "first seq (default 0)"), ("limit", "at most this many (default 100, at most 1000)")],
+        body: None,
+        ok: (200, "{events, next (seq of the next page, or null), head}"),
+        errors: READ_ERRORS,
+        handler: || get(events::read),
+    },
+    Route {
+        method: "post",
+        path: "/api/games/{game}/batch",
+        summary: "Append several actions from expect_seq, checked whole first (one refused stores none)",
+        who: Who::Actor,
+        query: &[],
+        body: Some(Body::Json("BatchRequest")),
+        ok: (201, "{appended: [{event, duplicate, view}...]}"),
+        errors: APPEND_ERRORS,
+        handler: || post(events::batch),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/stream",
+        summary: "Server-Sent Events: every event from a seq, then each new one; SSE id = seq, so Last-Event-ID resumes",
+        who: Who::Reader,
+        query: &[("from", "first seq (default 0); Last-Event-ID, when sent, wins")],
+        body: None,
+        ok: (200, "text/event-stream of `event` messages, data = the canonical event"),
+        errors: READ_ERRORS,
+        handler: || get(events::stream),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/state",
+        summary: "Where the game is after a seq: step, who may act, what is legal, the ruleset's state",
+        who: Who::Reader,
+        query: &[("at", "the seq (default the head)")],
+        body: None,
+        ok: (200, "{game, seq, hash, ruleset, step, may_act, legal, awaiting_ruling, state}"),
+        errors: READ_ERRORS,
+        handler: || get(views::state),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/verify",
+        summary: "Verify hashes, links and a full re-fold",
+        who: Who::Reader,
+        query: &[("head", "the hash the game must end at")],
+        body: None,
+        ok: (200, "{game, ok, events, head, rewound}"),
+        errors: READ_ERRORS,
+        handler: || get(views::verify),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/export",
+        summary: "The record as JSON Lines, one canonical event per line",
+        who: Who::Reader,
+        query: &[],
+        body: None,
+        ok: (200, "application/jsonl"),
+        errors: READ_ERRORS,
+        handler: || get(views::export),
+    },
+    Route {
+        method: "post",
+        path: "/api/games/{game}/import",
+        summary: "Store an export (JSON Lines) as a new game, verified whole first",
+        who: Who::Organiser,
+        query: &[("read", "public (default) or token")],
+        body: Some(Body::Media("application/jsonl")),
+        ok: (201, "{game, events, head}"),
+        errors: ORGANISER_ERRORS,
+        handler: || post(games::import).layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
+    },
+    Route {
+        method: "post",
+        path: "/api/games/{game}/fork",
+        summary: "A new game sharing events 0..=at byte for byte",
+        who: Who::Organiser,
+        query: &[],
+        body: Some(Body::Json("ForkRequest")),
+        ok: (201, "{game, from, at, events, head}"),
+        errors: ORGANISER_ERRORS,
+        handler: || post(games::fork),
+    },
+    Route {
+        method: "post",
+        path: "/api/games/{game}/whatif",
+        summary: "Fold the game without some events (and with others after it); nothing is stored",
+        who: Who::Reader,
+        query: &[],
+        body: Some(Body::Json("WhatIfRequest")),
+        ok: (200, "{illegal?, changes, skipped, appended}"),
+        errors: READ_ERRORS,
+        handler: || post(views::whatif),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/replay",
+        summary: "Each event in plain words, with the step before and after, what changed, rulings and rewinds",
+        who: Who::Reader,
+        query: &[("from", "first seq shown (default 0)"), ("to", "last seq shown")],
+        body: None,
+        ok: (200, "{events: [{seq, at, actor, kind, action, before, after, changes, rewound}...]}"),
+        errors: READ_ERRORS,
+        handler: || get(views::replay),
+    },
+    Route {
+        method: "get",
+        path: "/api/diff",
+        summary: "Compare two games: common prefix, each side from the divergence, the state delta outcome first",
+        who: Who::Reader,
+        query: &[("a", "a game"), ("b", "another game")],
+        body: None,
+        ok: (200, "{alignment, common, a_events, b_events, comparisons, a_from, b_from, changes, agree}"),
+        errors: READ_ERRORS,
+        handler: || get(views::diff),
+    },
+    Route {
+        method: "post",
+        path: "/api/games/{game}/tokens",
+        summary: "Issue a token for a seat or a judge of the game (shown once; stored hashed)",
+        who: Who::Organiser,
+        query: &[],
+        body: Some(Body::Json("TokenRequest")),
+        ok: (201, "{token, grant}"),
+        errors: ORGANISER_ERRORS,
+        handler: || post(games::token),
+    },
+    Route {
+        method: "put",
+        path: "/api/games/{game}/access",
+        summary: "Who may read the game: public, or token-only",
+        who: Who::Organiser,
+        query: &[],
+        body: Some(Body::Json("AccessRequest")),
+        ok: (200, "{game, read}"),
+        errors: ORGANISER_ERRORS,
+        handler: || put(games::set_access),
+    },
+    Route {
+        method: "get",
+        path: "/games/{game}/replay",
+        summary: "The replay page (HTML): timeline, stepper, state panel, diff, live follow",
+        who: Who::Anyone,
+        query: &[("diff", "another game to show side by side"), ("seq", "the seq to open at")],
+        body: None,
+        ok: (200, "text/html"),
+        errors: &[],
+        handler: || get(page::replay),
+    },
+    Route {
+        method: "get",
+        path: "/",
+        summary: "An index page of the games the caller may read",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "text/html"),
+        errors: &[],
+        handler: || get(page::index),
+    },
+    Route {
+        method: "get",
+        path: "/openapi.json",
+        summary: "This document",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "the OpenAPI document"),
+        errors: &[],
+        handler: || get(|| async { axum::Json(openapi()) }),
+    },
+];
+
+pub fn router(server: Shared) -> Router {
+    let mut router = Router::new();
+    for route in ROUTES {
+        router = router.route(route.path, (route.handler)());
+    }
+    router
+        .fallback(|| async { ApiError::not_found().into_response() })
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .with_state(server)
+}
+
+/// A JSON request body, parsed strictly (no floats, no duplicate keys,
+/// no unknown fields) like every other input.
+pub fn json_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
+    let bytes = raw_body(body, MAX_REQUEST_BYTES)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::input("the body is not UTF-8"))?;
+    let value = parse_strict(text).map_err(|e| ApiError::input(format!("the body is not valid JSON: {}", e.0)))?;
+    serde_json::from_value(value).map_err(|e| ApiError::input(format!("the body does not fit the request: {e}")))
+}
+
+pub fn raw_body(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<Bytes, ApiError> {
+    body.map_err(|e| match e {
+        BytesRejection::FailedToBufferBody(_) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::too_large(limit)
+        }
+        e => ApiError::input(format!("cannot read the body: {e}")),
+    })
+}
+
+/// An unsigned number from the query string, if given.
+pub fn query_num(q: &HashMap<String, String>, key: &str) -> Result<Option<u64>, ApiError> {
+    q.get(key)
+        .map(|v| v.parse::<u64>().map_err(|_| ApiError::input(format!("{key} must be an unsigned integer, not {v:?}"))))
+        .transpose()
+}
+
+/// The OpenAPI 3.1 document, from the route table and the request types.
+pub fn openapi() -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "#/components/schemas".into())
+        .into_generator();
+    let named = |name: &str, schema: schemars::Schema| (name.to_string(), schema.to_value());
+    let mut schemas: Map<String, Value> = [
+        named("AppendRequest", generator.root_schema_for::<events::AppendRequest>()),
+        named("BatchRequest", generator.root_schema_for::<events::BatchRequest>()),
+        named("CreateRequest", generator.root_schema_for::<games::CreateRequest>()),
+        named("ForkRequest", generator.root_schema_for::<games::ForkRequest>()),
+        named("TokenRequest", generator.root_schema_for::<games::TokenRequest>()),
+        named("AccessRequest", generator.root_schema_for::<games::AccessRequest>()),
+        named("WhatIfRequest", generator.root_schema_for::<views::WhatIfRequest>()),
+        named("Event", generator.root_schema_for::<crate::event::Event>()),
+    ]
+    .into_iter()
+    .collect();
+    for schema in schemas.values_mut() {
+        if let Some(o) = schema.as_object_mut() {
+            o.remove("$schema");
+        }
+    }
+    schemas.extend(generator.take_definitions(true));
+    let codes: Vec<Value> = CODES.iter().map(|(c, _, _)| json!(c)).collect();
+    schemas.insert(
+        "Error".into(),
+        json!({"type": "object", "required": ["error"], "properties": {"error": {"type": "object",
+            "required": ["code", "message"], "properties": {
+                "code": {"enum": codes}, "message": {"type": "string"},
+                "violation": {"description": "refused: the step, the rule, the message and who may act"},
+                "head": {"description": "conflict: the game's current head {seq, hash}"}}}}}),
+    );
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let entry = paths.entry(route.path).or_insert_with(|| json!({}));
+        entry[route.method] = operation(route);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "arbiter", "version": env!("CARGO_PKG_VERSION"),
+            "description": format!("The HTTP API of `arbiter serve`. Send tokens as `Authorization: Bearer TOKEN` (GET requests may use `?access_token=`). Error codes: {}.",
+                CODES.iter().map(|(c, s, m)| format!("`{c}` ({s}): {m}")).collect::<Vec<_>>().join("; "))},
+        "components": {"schemas": schemas, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": paths,
+    })
+}
+
+fn operation(route: &Route) -> Value {
+    let who = match route.who {
+        Who::Anyone => "Anyone.",
+        Who::Reader => "Anyone for a public game; the organiser and the game's seats and judges for a token-only game.",
+        Who::Actor => "A seat's or a judge's token of this game, appending as itself.",
+        Who::Organiser => "The organiser's token.",
+    };
+    let mut params: Vec<Value> = route
+        .path
+        .split('/')
+        .filter_map(|p| p.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
+        .map(|p| json!({"name": p, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect();
+    params.extend(
+        route
+            .query
+            .iter()
+            .map(|(n, d)| json!({"name": n, "in": "query", "description": d, "schema": {"type": "string"}})),
+    );
+    let mut responses = Map::new();
+    responses.insert(route.ok.0.to_string(), json!({"description": route.ok.1}));
+    for code in route.errors {
+        let (_, status, meaning) = CODES.iter().find(|(c, _, _)| c == code).expect("a known code");
+        let entry = responses.entry(status.to_string()).or_insert_with(|| {
+            json!({"description": "", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+        });
+        let text = entry["description"].as_str().unwrap_or_default();
+        let line = format!("`{code}`: {meaning}");
+        entry["description"] = json!(if text.is_empty() { line } else { format!("{text}; {line}") });
+    }
+    let mut op = json!({"summary": route.summary, "description": who, "parameters": params, "responses": responses});
+    match route.who {
+        Who::Anyone => {}
+        Who::Reader => op["security"] = json!([{}, {"bearer": []}]),
+        Who::Actor | Who::Organiser => op["security"] = json!([{"bearer": []}]),
+    }
+    match route.body {
+        Some(Body::Json(schema)) => {
+            op["requestBody"] = json!({"required": true, "content": {"application/json":
+                {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}});
+        }
+        Some(Body::Media(media)) => {
+            op["requestBody"] = json!({"required": true, "content": {media: {"schema": {"type": "string"}}}});
+        }
+        None => {}
+    }
+    op
+}

@@ -1,0 +1,171 @@
+//! Reading a game: head, state at a seq, verify, export, and the dispute
+//! tools (what-if, diff, replay). Nothing here stores anything.
+
+use std::collections::{BTreeSet, HashMap};
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::routes::{json_body, query_num};
+use super::{ApiError, Shared, blocking};
+use crate::compare::{self, Record};
+use crate::ops;
+use crate::record::{RecordError, StoredGame, Submission, canonical_bytes};
+use crate::replay::replay as replay_record;
+
+/// Checks the caller may read `game`; returns the query for further use.
+fn reader(s: &Shared, headers: &HeaderMap, q: &HashMap<String, String>, game: &str) -> Result<(), ApiError> {
+    let grant = s.caller(headers, q.get("access_token").map(String::as_str))?;
+    s.may_read(&grant, game)
+}
+
+type Q = Query<HashMap<String, String>>;
+
+/// `GET /api/games/{game}`: the head.
+pub async fn head(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Json<Value>, ApiError> {
+    reader(&s, &h, &q, &game)?;
+    let store = s.store();
+    Ok(Json(blocking(move || ops::head(store, &game)).await??))
+}
+
+/// `GET /api/games/{game}/state?at=SEQ`.
+pub async fn state(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Json<Value>, ApiError> {
+    reader(&s, &h, &q, &game)?;
+    let at = query_num(&q, "at")?;
+    let store = s.store();
+    Ok(Json(blocking(move || ops::state(store, &game, at)).await??))
+}
+
+/// `GET /api/games/{game}/verify?head=HASH`.
+pub async fn verify(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Json<Value>, ApiError> {
+    reader(&s, &h, &q, &game)?;
+    let expect = q.get("head").cloned();
+    let store = s.store();
+    Ok(Json(blocking(move || ops::verify_game(store, &game, expect.as_deref())).await??))
+}
+
+/// `GET /api/games/{game}/export`: JSON Lines, one canonical event per
+/// line, streamed from the store (a reader slower than the store holds
+/// back the reading, not the server's memory).
+pub async fn export(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Response, ApiError> {
+    reader(&s, &h, &q, &game)?;
+    let store = s.store();
+    if store.head(&game).map_err(RecordError::from)?.is_none() {
+        return Err(RecordError::NoSuchGame(game).into());
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+    tokio::task::spawn_blocking(move || {
+        let events = match store.read(&game, 0) {
+            Ok(events) => events,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(std::io::Error::other(e.to_string())));
+                return;
+            }
+        };
+        for event in events {
+            let chunk = event.map(|e| {
+                let mut line = canonical_bytes(&e);
+                line.push(b'\n');
+                Bytes::from(line)
+            });
+            // A broken event ends the body early, so the client sees a
+            // truncated export (which verify-file refuses), never a bad line.
+            let stop = chunk.is_err();
+            if tx.blocking_send(chunk.map_err(|e| std::io::Error::other(e.to_string()))).is_err() || stop {
+                return;
+            }
+        }
+    });
+    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    }));
+    Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
+}
+
+/// `POST /api/games/{game}/whatif`: `{"skip": [seq...], "then": [{"actor","action"}...]}`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WhatIfRequest {
+    #[serde(default)]
+    pub skip: Vec<u64>,
+    #[serde(default)]
+    pub then: Vec<Submission>,
+}
+
+pub async fn whatif(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    reader(&s, &h, &q, &game)?;
+    let req: WhatIfRequest = json_body(body)?;
+    let store = s.store();
+    let w = blocking(move || {
+        let skip: BTreeSet<u64> = req.skip.into_iter().collect();
+        compare::whatif(&Record::Stored(StoredGame::new(store, &game)), &skip, &req.then)
+    })
+    .await??;
+    Ok(Json(json!(w)))
+}
+
+/// `GET /api/diff?a=GAME&b=GAME`.
+pub async fn diff(State(s): State<Shared>, h: HeaderMap, Query(q): Q) -> Result<Json<Value>, ApiError> {
+    let name = |k: &str| q.get(k).cloned().ok_or_else(|| ApiError::input(format!("name game {k}: ?a=GAME&b=GAME")));
+    let (a, b) = (name("a")?, name("b")?);
+    reader(&s, &h, &q, &a)?;
+    reader(&s, &h, &q, &b)?;
+    let store = s.store();
+    let d = blocking(move || {
+        compare::diff(&Record::Stored(StoredGame::new(store, &a)), &Record::Stored(StoredGame::new(store, &b)))
+    })
+    .await??;
+    Ok(Json(json!(d)))
+}
+
+/// `GET /api/games/{game}/replay?from=N&to=M`: each event in plain words,
+/// with the step before and after, what changed, rulings and rewinds.
+pub async fn replay(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Json<Value>, ApiError> {
+    reader(&s, &h, &q, &game)?;
+    let from = query_num(&q, "from")?.unwrap_or(0);
+    let to = query_num(&q, "to")?;
+    let store = s.store();
+    let shown = blocking(move || {
+        let mut shown = Vec::new();
+        replay_record(&StoredGame::new(store, &game), from, to, |e| shown.push(e)).map(|()| shown)
+    })
+    .await??;
+    Ok(Json(json!({ "events": shown })))
+}
