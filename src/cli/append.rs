@@ -42,15 +42,21 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
             .map_err(|e| rec(RecordError::Input(format!("the action is not valid JSON: {e}"))))?;
         vec![Submission { actor, action, at: a.at.clone() }]
     };
-    for appended in submit(target, &a.game, &subs, a.expect_seq)? {
-        out.emit(appended.clone(), || text(&appended));
-    }
+    // Each event is acknowledged (printed) as soon as it is stored.
+    submit(target, &a.game, &subs, a.expect_seq, |appended| out.emit(appended.clone(), || text(&appended)))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Appends `subs` in order (a batch is checked whole first: a refused one
-/// stores none), at `expect` if given. Returns each `{event, duplicate, view}`.
-pub fn submit(target: &Target, game: &str, subs: &[Submission], expect: Option<u64>) -> anyhow::Result<Vec<Value>> {
+/// stores none), at `expect` if given. Calls `done` with each `{event,
+/// duplicate, view}` once it is stored.
+pub fn submit(
+    target: &Target,
+    game: &str,
+    subs: &[Submission],
+    expect: Option<u64>,
+    mut done: impl FnMut(Value),
+) -> anyhow::Result<()> {
     match target {
         Target::Local(store) => {
             let mut recorder = Recorder::load(store, game).map_err(rec)?;
@@ -63,13 +69,12 @@ pub fn submit(target: &Target, game: &str, subs: &[Submission], expect: Option<u
                 recorder.check_batch(subs).map_err(|(i, e)| line(e, i))?;
             }
             let mut expect = expect;
-            let mut done = Vec::new();
             for (i, sub) in subs.iter().enumerate() {
                 let d = recorder.append(sub, expect).map_err(|e| line(e, i))?;
                 expect = expect.map(|_| d.event.seq + 1);
-                done.push(ops::appended(&d, &recorder.table().view()));
+                done(ops::appended(&d, &recorder.table().view()));
             }
-            Ok(done)
+            Ok(())
         }
         Target::Remote(c) => {
             // The server needs the seq the table expects; without
@@ -84,10 +89,13 @@ pub fn submit(target: &Target, game: &str, subs: &[Submission], expect: Option<u
                 if sub.at.is_none() {
                     body.as_object_mut().expect("object").remove("at");
                 }
-                return Ok(vec![c.post(&c.game(game, "/events")?, &body)?]);
+                done(c.post(&c.game(game, "/events")?, &body)?);
+                return Ok(());
             }
+            // The server stores a batch whole and acknowledges it at once.
             let answer = c.post(&c.game(game, "/batch")?, &json!({"events": subs, "expect_seq": expect}))?;
-            Ok(answer["appended"].as_array().cloned().unwrap_or_default())
+            answer["appended"].as_array().into_iter().flatten().cloned().for_each(done);
+            Ok(())
         }
     }
 }

@@ -91,10 +91,10 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
                 }
                 let seat = &clients[&sub.actor];
                 let expect = i as u64 + 1;
-                let done =
-                    append::submit(&Target::Remote(seat.clone()), &name, std::slice::from_ref(sub), Some(expect))?;
-                let event = done[0]["event"].clone();
-                events.push(serde_json::from_value(event)?);
+                let mut stored = None;
+                let one = std::slice::from_ref(sub);
+                append::submit(&Target::Remote(seat.clone()), &name, one, Some(expect), |d| stored = Some(d))?;
+                events.push(serde_json::from_value(stored.expect("one acknowledgement")["event"].clone())?);
             }
             let verified = c.get(&c.game(&name, "/verify")?)?;
             (events, verified, c.get(&c.game(&name, "/state")?)?)
