@@ -299,3 +299,23 @@ impl SledStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sync_covers_every_insert_that_took_its_ticket_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let (first, second) = (store.ticket(), store.ticket());
+        store.make_durable(second).unwrap();
+        assert_eq!(store.syncs(), 1);
+        // The first insert's appender arrives late: the sync for the second covered it.
+        store.make_durable(first).unwrap();
+        assert_eq!(store.syncs(), 1, "no second fdatasync for an insert already durable");
+        let third = store.ticket();
+        store.make_durable(third).unwrap();
+        assert_eq!(store.syncs(), 2, "an insert after the last sync needs a sync of its own");
+    }
+}

@@ -3,6 +3,8 @@
 //! committed JSON Schemas), and a few CLI helpers.
 #![allow(dead_code, clippy::result_large_err)]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -237,12 +239,21 @@ pub fn award(points: u64) -> Value {
 
 // CLI helpers.
 pub fn arbiter(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbiter")).arg("--data").arg(data).args(args).output().expect("run arbiter")
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .env_remove("ARBITER_SERVER")
+        .env_remove("ARBITER_TOKEN")
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run arbiter")
 }
 
 pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .env_remove("ARBITER_SERVER")
+        .env_remove("ARBITER_TOKEN")
         .arg("--data")
         .arg(data)
         .args(args)

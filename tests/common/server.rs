@@ -1,0 +1,137 @@
+//! A real `arbiter serve` on a loopback port, and a small HTTP client.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+pub struct Served {
+    pub child: Child,
+    pub url: String,
+    pub organiser: String,
+    pub data: PathBuf,
+    agent: ureq::Agent,
+}
+
+impl Served {
+    /// Starts a server on a free port of 127.0.0.1 over `data`.
+    pub fn start(data: &Path) -> Served {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["--data", data.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let url = first.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {first}")).to_string();
+        let mut organiser = String::new();
+        let second = lines.next().unwrap().unwrap();
+        if let Some(t) = second.strip_prefix("organiser token (shown once, stored hashed): ") {
+            organiser = t.to_string();
+        }
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        Served { child, url, organiser, data: data.to_path_buf(), agent }
+    }
+
+    /// (status, JSON body) of a request; `token` as a bearer token.
+    pub fn call(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, Value) {
+        let url = format!("{}{path}", self.url);
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let mut resp = match (method, body) {
+            ("GET", _) => {
+                let mut r = self.agent.get(&url);
+                if let Some(a) = &auth {
+                    r = r.header("Authorization", a);
+                }
+                r.call()
+            }
+            (m, b) => {
+                let mut r = match m {
+                    "POST" => self.agent.post(&url),
+                    "PUT" => self.agent.put(&url),
+                    _ => panic!("method {m}"),
+                };
+                if let Some(a) = &auth {
+                    r = r.header("Authorization", a);
+                }
+                match b {
+                    Some(b) => r.send_json(b),
+                    None => r.send_empty(),
+                }
+            }
+        }
+        .unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        self.call("GET", path, token, None)
+    }
+    pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
+        self.call("POST", path, token, Some(body))
+    }
+
+    /// POST with a raw body (to send what a JSON encoder would not).
+    pub fn post_raw(&self, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Value) {
+        let mut r = self.agent.post(&format!("{}{path}", self.url)).header("Content-Type", "application/json");
+        if let Some(t) = token {
+            r = r.header("Authorization", &format!("Bearer {t}"));
+        }
+        let mut resp = r.send(body).unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Creates a Doomtrooper game with seats p1, p2 and judge Dana.
+    pub fn doomtrooper(&self, game: &str, read: &str) {
+        let header = json!({"type": "open", "ruleset": "doomtrooper", "ruleset_version": 1,
+            "seats": [{"id": "p1", "name": "Ann"}, {"id": "p2", "name": "Ben"}], "judges": ["Dana"]});
+        let (s, v) =
+            self.post("/api/games", Some(&self.organiser), &json!({"name": game, "header": header, "read": read}));
+        assert_eq!(s, 201, "{v}");
+    }
+
+    /// A token for a seat or judge of `game`.
+    pub fn token(&self, game: &str, role: &str, name: &str) -> String {
+        let (s, v) = self.post(&format!("/api/games/{game}/tokens"), Some(&self.organiser), &json!({ role: name }));
+        assert_eq!(s, 201, "{v}");
+        v["token"].as_str().unwrap().to_string()
+    }
+
+    pub fn head(&self, game: &str) -> Value {
+        let (s, v) = self.get(&format!("/api/games/{game}"), Some(&self.organiser));
+        assert_eq!(s, 200, "{v}");
+        v
+    }
+
+    /// Appends at `expect` as `actor` with `token`.
+    pub fn append(&self, game: &str, token: &str, actor: &str, action: Value, expect: u64) -> (u16, Value) {
+        self.post(
+            &format!("/api/games/{game}/events"),
+            Some(token),
+            &json!({"actor": actor, "action": action, "expect_seq": expect}),
+        )
+    }
+
+    /// SIGTERM, then wait for the process to end.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
