@@ -1,0 +1,163 @@
+//! The replay page in a real headless browser: Debian's chromium, driven
+//! through chromedriver (WebDriver), both installed by `.ci/run`. The page
+//! is served by a real `arbiter serve`; the test steps through a game with
+//! a ruling and a rewound event, follows it live, and opens a diff.
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::server::Served;
+use common::*;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// chromedriver on a free port, and a WebDriver session of headless chromium.
+async fn browser(profile: &std::path::Path) -> (Driver, Client) {
+    for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] {
+        assert!(
+            std::path::Path::new(tool).exists(),
+            "{tool} is missing: .ci/run installs Debian's chromium and chromium-driver"
+        );
+    }
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let driver = Driver(
+        Command::new("/usr/bin/chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": "/usr/bin/chromium", "args": [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            format!("--user-data-dir={}", profile.display())]}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        match ClientBuilder::new(connector)
+            .capabilities(caps.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => return (driver, client),
+            Err(e) if Instant::now() > deadline => panic!("no WebDriver session: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// Polls a script until it returns `want` (the page loads and follows the
+/// stream asynchronously); fails with what it last saw.
+async fn wait_for(c: &Client, script: &str, want: Value) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = c.execute(script, vec![]).await.unwrap();
+        if got == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "waited for `{script}` to be {want}, it is {got}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn text(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css)).await.unwrap().text().await.unwrap()
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(&dir.path().join("store"));
+    s.doomtrooper("g", "public");
+    let p1 = s.token("g", "seat", "p1");
+    let p2 = s.token("g", "seat", "p2");
+    let dana = s.token("g", "judge", "Dana");
+    // seq 1-2 by p1; seq 3 a counter by p2; seq 4 the judge rewinds to seq 2.
+    assert_eq!(s.append("g", &p1, "p1", combat("p2", "A", "D"), 1).0, 201);
+    assert_eq!(s.append("g", &p1, "p1", tactic("Fight"), 2).0, 201);
+    let hash2 = s.get("/api/games/g/events?from=2&limit=1", None).1["events"][0]["hash"].clone();
+    assert_eq!(s.append("g", &p2, "p2", counter("Cancel", 2), 3).0, 201);
+    let rewind = json!({"type": "ruling", "kind": "rewind", "concerns": {"seq": 2, "hash": hash2},
+        "reason": "the counter was played from the wrong zone"});
+    let (status, v) = s.append("g", &dana, "Dana", rewind, 4);
+    assert_eq!(status, 201, "{v}");
+    // A second record of the same combat that went another way, for the diff.
+    assert_eq!(s.post("/api/games/g/fork", Some(&s.organiser), &json!({"at": 2, "name": "g2"})).0, 201);
+    let p2b = s.token("g2", "seat", "p2");
+    assert_eq!(s.append("g2", &p2b, "p2", counter("Nullify", 2), 3).0, 201);
+
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+    c.goto(&format!("{}/games/g/replay", s.url)).await.unwrap();
+
+    // The timeline: every event, the ruling and the rewound counter marked.
+    wait_for(&c, "return document.querySelectorAll('#timeline li').length", json!(5)).await;
+    wait_for(&c, "return document.body.dataset.shownSeq || null", json!("4")).await;
+    let classes = c
+        .execute("return [...document.querySelectorAll('#timeline li')].map(li => li.className)", vec![])
+        .await
+        .unwrap();
+    assert!(classes[3].as_str().unwrap().contains("rewound"), "seq 3 is marked rewound: {classes}");
+    assert!(classes[4].as_str().unwrap().contains("ruling"), "seq 4 is marked a ruling: {classes}");
+    assert!(!classes[2].as_str().unwrap().contains("rewound"), "{classes}");
+    assert_eq!(text(&c, "#position").await, "seq 4 (5 of 5)");
+    assert!(text(&c, "#event-tags").await.contains("ruling"));
+
+    // Back one step: the rewound counter, with its step names from the rules.
+    click(&c, "#back").await;
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("3")).await;
+    assert_eq!(text(&c, "#position").await, "seq 3 (4 of 5)");
+    assert!(text(&c, "#event-tags").await.contains("rewound"));
+    assert!(text(&c, "#step-after").await.starts_with("Doomtrooper step"), "{}", text(&c, "#step-after").await);
+
+    // Jump to seq 1: the state panel shows the state after it.
+    let jump = c.find(Locator::Css("#jump")).await.unwrap();
+    jump.clear().await.unwrap();
+    jump.send_keys("1").await.unwrap();
+    click(&c, "#go").await;
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("1")).await;
+    assert_eq!(text(&c, "#state-may-act").await, "p1", "after the announcement, p1 picks the battle tactic");
+    assert!(text(&c, "#state-step").await.contains("BATTLE TACTIC"), "{}", text(&c, "#state-step").await);
+    assert!(text(&c, "#state").await.contains("\"attacker\""), "the ruleset's state is shown");
+    click(&c, "#forward").await;
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("2")).await;
+
+    // Live: a new event at the table appears on the open page.
+    wait_for(&c, "return document.getElementById('live').textContent", json!("live")).await;
+    let (status, v) = s.append("g", &p2, "p2", counter("Nullify", 2), 5);
+    assert_eq!(status, 201, "{v}");
+    wait_for(&c, "return document.querySelectorAll('#timeline li').length", json!(6)).await;
+    assert_eq!(text(&c, "#position").await, "seq 2 (3 of 6)", "a reader looking back is not moved");
+    click(&c, "#timeline li:last-child").await;
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("5")).await;
+
+    // Side by side: the two records part after seq 2.
+    c.goto(&format!("{}/games/g/replay?diff=g2", s.url)).await.unwrap();
+    wait_for(&c, "return document.getElementById('diff').hidden", json!(false)).await;
+    assert!(text(&c, "#diff-summary").await.contains("differ from seq 3"), "{}", text(&c, "#diff-summary").await);
+    let a = text(&c, "#diff-a").await;
+    let b = text(&c, "#diff-b").await;
+    assert!(a.contains("Cancel") && b.contains("Nullify"), "A: {a}\nB: {b}");
+    c.close().await.unwrap();
+}
