@@ -1,0 +1,192 @@
+//! `cargo bench --bench serve` (or `tools/bench-serve N`): durable appends
+//! per second and p50/p99 latency through the HTTP API of `arbiter serve`,
+//! for 1, 8 and 64 tables recording at once, beside the same appends made
+//! through the library directly (one thread per table, one store).
+//!
+//! Each table replays the bundled Doomtrooper sample (rules checked on
+//! every append), appending as the seat or judge that acts, with that
+//! seat's token and the expected seq, as a table's device would. The
+//! "syncs/append" column shows the group commit: concurrent appends share
+//! one flush and fdatasync.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use arbiter::access::{self, Grant};
+use arbiter::event::Header;
+use arbiter::record::{Recorder, Submission, create};
+use arbiter::server::{self, Server};
+use arbiter::store::SledStore;
+use serde_json::json;
+
+const SAMPLE: &str = include_str!("../examples/doomtrooper-sample.jsonl");
+
+/// The sample's counters and counted cards name seqs: shift them to the round being replayed.
+fn shifted(sub: &Submission, by: u64) -> Submission {
+    let mut sub = sub.clone();
+    if let Some(t) = sub.action.get_mut("target") {
+        *t = (t.as_u64().unwrap() + by).into();
+    }
+    if let Some(serde_json::Value::Array(list)) = sub.action.get_mut("counted") {
+        for q in list {
+            *q = (q.as_u64().unwrap() + by).into();
+        }
+    }
+    sub
+}
+
+struct Sample {
+    opened_by: String,
+    header: Header,
+    actions: Vec<Submission>,
+}
+
+impl Sample {
+    fn load() -> Sample {
+        let mut lines = SAMPLE.lines().filter(|l| !l.trim().is_empty());
+        let first = Submission::parse(lines.next().unwrap()).unwrap();
+        let header = serde_json::from_value(first.action).unwrap();
+        Sample { opened_by: first.actor, header, actions: lines.map(|l| Submission::parse(l).unwrap()).collect() }
+    }
+    /// The i-th action of a table (seq i + 1).
+    fn action(&self, i: usize) -> Submission {
+        let n = self.actions.len();
+        shifted(&self.actions[i % n], (i / n * n) as u64)
+    }
+}
+
+struct Run {
+    appends: usize,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+    syncs: u64,
+}
+
+impl Run {
+    fn row(&mut self, tables: usize, path: &str) {
+        self.latencies.sort();
+        let pct = |p: f64| {
+            let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len()) - 1;
+            self.latencies[i].as_secs_f64() * 1000.0
+        };
+        println!(
+            "{tables:>6}  {path:<8} {:>10.0} {:>9.2} {:>9.2} {:>13.2}",
+            self.appends as f64 / self.elapsed.as_secs_f64(),
+            pct(0.50),
+            pct(0.99),
+            self.syncs as f64 / self.appends as f64
+        );
+    }
+}
+
+fn new_store(sample: &Sample, tables: usize) -> (tempfile::TempDir, SledStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    for t in 0..tables {
+        create(&store, &format!("t{t}"), &sample.header, &sample.opened_by, None).unwrap();
+    }
+    (dir, store)
+}
+
+/// Every table appends `per_table` actions through the library, one thread each.
+fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
+    let (_dir, store) = new_store(sample, tables);
+    let syncs = store.syncs();
+    let latencies = Mutex::new(Vec::new());
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for t in 0..tables {
+            let (store, latencies) = (&store, &latencies);
+            scope.spawn(move || {
+                let mut recorder = Recorder::load(store, &format!("t{t}")).unwrap();
+                let mut mine = Vec::with_capacity(per_table);
+                for i in 0..per_table {
+                    let sub = sample.action(i);
+                    let t0 = Instant::now();
+                    recorder.append(&sub, Some(i as u64 + 1)).unwrap();
+                    mine.push(t0.elapsed());
+                }
+                latencies.lock().unwrap().extend(mine);
+            });
+        }
+    });
+    let elapsed = start.elapsed();
+    Run {
+        appends: tables * per_table,
+        elapsed,
+        latencies: latencies.into_inner().unwrap(),
+        syncs: store.syncs() - syncs,
+    }
+}
+
+/// The same through `arbiter serve` on loopback: one HTTP client per table.
+fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
+    let (_dir, store) = new_store(sample, tables);
+    // Each table's seats and judges get their tokens, as an organiser would issue them.
+    let mut tokens = Vec::new();
+    for t in 0..tables {
+        let game = format!("t{t}");
+        let mut mine = std::collections::HashMap::new();
+        for seat in &sample.header.seats {
+            let grant = Grant::Seat { game: game.clone(), seat: seat.id.clone() };
+            mine.insert(seat.id.clone(), access::issue(&store, &grant).unwrap());
+        }
+        for judge in &sample.header.judges {
+            let grant = Grant::Judge { game: game.clone(), judge: judge.clone() };
+            mine.insert(judge.clone(), access::issue(&store, &grant).unwrap());
+        }
+        tokens.push(mine);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = Server::new(store);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = runtime.spawn(server::serve(listener, server.clone(), async {
+        let _ = stopped.await;
+    }));
+    let syncs = server.store.syncs();
+    let latencies = Mutex::new(Vec::new());
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for (t, tokens) in tokens.iter().enumerate() {
+            let (latencies, url) = (&latencies, &url);
+            scope.spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let mut mine = Vec::with_capacity(per_table);
+                for i in 0..per_table {
+                    let sub = sample.action(i);
+                    let body = json!({"actor": sub.actor, "action": sub.action, "expect_seq": i + 1});
+                    let t0 = Instant::now();
+                    let resp = agent
+                        .post(&format!("{url}/api/games/t{t}/events"))
+                        .header("Authorization", &format!("Bearer {}", tokens[&sub.actor]))
+                        .send_json(&body)
+                        .unwrap();
+                    mine.push(t0.elapsed());
+                    assert_eq!(resp.status().as_u16(), 201, "table {t} seq {}", i + 1);
+                }
+                latencies.lock().unwrap().extend(mine);
+            });
+        }
+    });
+    let elapsed = start.elapsed();
+    let syncs = server.store.syncs() - syncs;
+    let _ = stop.send(());
+    runtime.block_on(serving).unwrap().unwrap();
+    Run { appends: tables * per_table, elapsed, latencies: latencies.into_inner().unwrap(), syncs }
+}
+
+fn main() {
+    let per_table: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
+    let sample = Sample::load();
+    println!("durable appends, {per_table} per table (Doomtrooper sample, rules checked on each)");
+    println!(
+        "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13}",
+        "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append"
+    );
+    for tables in [1, 8, 64] {
+        library(&sample, tables, per_table).row(tables, "library");
+        api(&sample, tables, per_table).row(tables, "api");
+    }
+}
