@@ -513,7 +513,12 @@ fn a_graceful_shutdown_finishes_appends_in_flight_and_acknowledges_only_stored_o
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let mut served = s.lock().unwrap().take().unwrap();
+    // A spectator follows a game live: the shutdown ends the stream rather than waiting on it.
+    let mut follower = stream(&served, "/api/games/t0/stream?from=0", None);
+    assert_eq!(sse(&mut follower, 1)[0].0, 0);
     let status = served.stop();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut follower, &mut rest).expect("the stream ends cleanly");
     assert!(status.success(), "a graceful shutdown exits 0: {status:?}");
     for t in threads {
         t.join().unwrap();
