@@ -65,11 +65,16 @@ pub type Shared = Arc<Server>;
 
 impl Server {
     pub fn new(store: SledStore) -> Shared {
+        Server::with_pending(store, MAX_PENDING_APPENDS)
+    }
+
+    /// A server that holds at most `pending` appends at once.
+    pub fn with_pending(store: SledStore, pending: usize) -> Shared {
         let store: &'static SledStore = Box::leak(Box::new(store));
         Arc::new(Server {
             store,
             slots: Mutex::new(HashMap::new()),
-            pending: Arc::new(Semaphore::new(MAX_PENDING_APPENDS)),
+            pending: Arc::new(Semaphore::new(pending)),
             closing: watch::channel(false).0,
         })
     }
@@ -202,4 +207,23 @@ pub fn first_organiser_token(store: &dyn Store) -> Result<Option<String>, Record
         return Ok(None);
     }
     access::issue(store, &Grant::Organiser).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_past_the_limit_are_told_busy_and_none_after_shutdown_begins() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::with_pending(SledStore::open(dir.path()).unwrap(), 2);
+        let held = (server.permit().unwrap(), server.permit().unwrap());
+        let busy = server.permit().unwrap_err();
+        assert_eq!((busy.status.as_u16(), busy.body["error"]["code"].as_str()), (503, Some("busy")));
+        drop(held);
+        assert!(server.permit().is_ok(), "a finished append frees its place");
+        server.closing.send_replace(true);
+        let closing = server.permit().unwrap_err();
+        assert_eq!(closing.body["error"]["code"], "shutting_down");
+    }
 }
