@@ -13,47 +13,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use arbiter::access::{self, Grant};
-use arbiter::event::Header;
-use arbiter::record::{Recorder, Submission, create};
+use arbiter::record::{Recorder, create};
 use arbiter::server::{self, Server};
 use arbiter::store::SledStore;
 use serde_json::json;
 
-const SAMPLE: &str = include_str!("../examples/doomtrooper-sample.jsonl");
+mod common;
 
-/// The sample's counters and counted cards name seqs: shift them to the round being replayed.
-fn shifted(sub: &Submission, by: u64) -> Submission {
-    let mut sub = sub.clone();
-    if let Some(t) = sub.action.get_mut("target") {
-        *t = (t.as_u64().unwrap() + by).into();
-    }
-    if let Some(serde_json::Value::Array(list)) = sub.action.get_mut("counted") {
-        for q in list {
-            *q = (q.as_u64().unwrap() + by).into();
-        }
-    }
-    sub
-}
-
-struct Sample {
-    opened_by: String,
-    header: Header,
-    actions: Vec<Submission>,
-}
-
-impl Sample {
-    fn load() -> Sample {
-        let mut lines = SAMPLE.lines().filter(|l| !l.trim().is_empty());
-        let first = Submission::parse(lines.next().unwrap()).unwrap();
-        let header = serde_json::from_value(first.action).unwrap();
-        Sample { opened_by: first.actor, header, actions: lines.map(|l| Submission::parse(l).unwrap()).collect() }
-    }
-    /// The i-th action of a table (seq i + 1).
-    fn action(&self, i: usize) -> Submission {
-        let n = self.actions.len();
-        shifted(&self.actions[i % n], (i / n * n) as u64)
-    }
-}
+use common::Sample;
 
 struct Run {
     appends: usize,

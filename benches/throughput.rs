@@ -7,43 +7,26 @@
 
 use std::time::Instant;
 
-use arbiter::event::Header;
 use arbiter::fold::fold_all;
-use arbiter::record::{Recorder, StoredGame, Submission, canonical_bytes, create, verify};
+use arbiter::record::{Recorder, StoredGame, canonical_bytes, create, verify};
 use arbiter::store::{SledStore, Store};
 
-const SAMPLE: &str = include_str!("../examples/doomtrooper-sample.jsonl");
+mod common;
 
-/// The sample's counters and counted cards name seqs: shift them to the round being replayed.
-fn shifted(sub: &Submission, by: u64) -> Submission {
-    let mut sub = sub.clone();
-    if let Some(t) = sub.action.get_mut("target") {
-        *t = (t.as_u64().unwrap() + by).into();
-    }
-    if let Some(serde_json::Value::Array(list)) = sub.action.get_mut("counted") {
-        for q in list {
-            *q = (q.as_u64().unwrap() + by).into();
-        }
-    }
-    sub
-}
+use common::Sample;
 
 fn main() {
     let n: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
-    let mut lines = SAMPLE.lines();
-    let first = Submission::parse(lines.next().unwrap()).unwrap();
-    let header: Header = serde_json::from_value(first.action).unwrap();
-    let actions: Vec<Submission> = lines.map(|l| Submission::parse(l).unwrap()).collect();
+    let sample = Sample::load();
 
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("arbiter")).unwrap();
-    create(&store, "bench", &header, "organiser", None).unwrap();
+    create(&store, "bench", &sample.header, &sample.opened_by, None).unwrap();
     let mut recorder = Recorder::load(&store, "bench").unwrap();
 
     let t = Instant::now();
     for i in 0..n {
-        let round = (i / actions.len() * actions.len()) as u64;
-        recorder.append(&shifted(&actions[i % actions.len()], round), None).unwrap();
+        recorder.append(&sample.action(i), None).unwrap();
     }
     let append = t.elapsed();
 

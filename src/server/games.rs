@@ -18,6 +18,7 @@ use crate::event::{Header, check_game_name};
 use crate::limits::MAX_IMPORT_BYTES;
 use crate::ops;
 use crate::record::{RecordError, read_export};
+use crate::store::Store;
 
 /// `GET /api/games`: the names of the games the caller may read.
 pub async fn list(
@@ -67,12 +68,7 @@ pub async fn create(
     let store = s.store();
     let name = req.name.clone();
     let event = blocking(move || -> Result<Value, RecordError> {
-        check_game_name(&req.name).map_err(RecordError::Input)?;
-        if store.head(&req.name)?.is_some() {
-            return Err(RecordError::Exists(req.name));
-        }
-        // Read access first: a game is never readable by more than intended.
-        access::set_read_access(store, &req.name, req.read)?;
+        claim(store, &req.name, req.read)?;
         ops::create(store, &req.name, &req.header, req.by.as_deref().unwrap_or("organiser"))
     })
     .await??;
@@ -97,11 +93,7 @@ pub async fn import(
     let name = game.clone();
     let done = blocking(move || -> Result<Value, RecordError> {
         let events = read_export(std::io::Cursor::new(&bytes[..])).collect::<Result<Vec<_>, _>>()?;
-        check_game_name(&name).map_err(RecordError::Input)?;
-        if store.head(&name)?.is_some() {
-            return Err(RecordError::Exists(name));
-        }
-        access::set_read_access(store, &name, read)?;
+        claim(store, &name, read)?;
         ops::import(store, &name, events)
     })
     .await??;
@@ -133,16 +125,12 @@ pub async fn fork(
     let store = s.store();
     let name = req.name.clone();
     let done = blocking(move || -> Result<Value, RecordError> {
-        check_game_name(&req.name).map_err(RecordError::Input)?;
-        if store.head(&req.name)?.is_some() {
-            return Err(RecordError::Exists(req.name));
-        }
         // The fork is read like the game it came from, unless told otherwise.
         let read = match req.read {
             Some(r) => r,
             None => access::read_access(store, &game)?,
         };
-        access::set_read_access(store, &req.name, read)?;
+        claim(store, &req.name, read)?;
         ops::fork(store, &game, req.at, &req.name)
     })
     .await??;
@@ -203,6 +191,17 @@ pub async fn set_access(
     })
     .await??;
     Ok(Json(json!({"game": game, "read": req.read})))
+}
+
+/// Checks that `name` is a free, valid game name and sets its read access.
+/// Read access is set before the game exists, so a new game is never
+/// readable by more than intended.
+fn claim(store: &dyn Store, name: &str, read: ReadAccess) -> Result<(), RecordError> {
+    check_game_name(name).map_err(RecordError::Input)?;
+    if store.head(name)?.is_some() {
+        return Err(RecordError::Exists(name.to_string()));
+    }
+    access::set_read_access(store, name, read)
 }
 
 fn read_param(q: &HashMap<String, String>) -> Result<ReadAccess, ApiError> {
