@@ -159,8 +159,7 @@ pub async fn read(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    let grant = s.caller(&headers, q.get("access_token").map(String::as_str))?;
-    s.may_read(&grant, &game)?;
+    s.reader(&headers, &q, &game)?;
     let from = query_num(&q, "from")?.unwrap_or(0);
     let limit = query_num(&q, "limit")?.unwrap_or(100).clamp(1, MAX_PAGE_EVENTS);
     let store = s.store();
@@ -185,8 +184,7 @@ pub async fn stream(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let grant = s.caller(&headers, q.get("access_token").map(String::as_str))?;
-    s.may_read(&grant, &game)?;
+    s.reader(&headers, &q, &game)?;
     let last_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
     let from = match last_id {
         Some(id) => id.trim().parse::<u64>().map_err(|_| ApiError::input("Last-Event-ID is not a seq"))? + 1,

@@ -26,7 +26,7 @@ pub async fn list(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    let grant = s.caller(&headers, q.get("access_token").map(String::as_str))?;
+    let grant = s.reading(&headers, &q)?;
     let store = s.store();
     let names = blocking(move || -> Result<Vec<String>, RecordError> {
         let mut names = Vec::new();
@@ -62,8 +62,7 @@ pub async fn create(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let grant = s.caller(&headers, None)?;
-    s.organiser(&grant)?;
+    s.organiser(&headers)?;
     let req: CreateRequest = json_body(body)?;
     let store = s.store();
     let name = req.name.clone();
@@ -85,8 +84,7 @@ pub async fn import(
     Query(q): Query<HashMap<String, String>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let grant = s.caller(&headers, None)?;
-    s.organiser(&grant)?;
+    s.organiser(&headers)?;
     let read = read_param(&q)?;
     let bytes = raw_body(body, MAX_IMPORT_BYTES)?;
     let store = s.store();
@@ -119,8 +117,7 @@ pub async fn fork(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let grant = s.caller(&headers, None)?;
-    s.organiser(&grant)?;
+    s.organiser(&headers)?;
     let req: ForkRequest = json_body(body)?;
     let store = s.store();
     let name = req.name.clone();
@@ -154,8 +151,7 @@ pub async fn token(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let grant = s.caller(&headers, None)?;
-    s.organiser(&grant)?;
+    s.organiser(&headers)?;
     let req: TokenRequest = json_body(body)?;
     let grant = match (req.seat, req.judge) {
         (Some(seat), None) => Grant::Seat { game, seat },
@@ -180,8 +176,7 @@ pub async fn set_access(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let grant = s.caller(&headers, None)?;
-    s.organiser(&grant)?;
+    s.organiser(&headers)?;
     let req: AccessRequest = json_body(body)?;
     let store = s.store();
     let game2 = game.clone();

@@ -156,12 +156,23 @@ impl Server {
     }
 
     /// Only the organiser.
-    pub fn organiser(&self, grant: &Option<Grant>) -> Result<(), ApiError> {
-        match grant {
+    pub fn organiser(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        match self.caller(headers, None)? {
             None => Err(ApiError::unauthorized("this needs the organiser's token")),
             Some(g) if g.is_organiser() => Ok(()),
             Some(_) => Err(ApiError::forbidden("only the organiser may do this")),
         }
+    }
+
+    /// The caller of a reading route: the bearer token, or `access_token`
+    /// in the query.
+    pub fn reading(&self, headers: &HeaderMap, query: &HashMap<String, String>) -> Result<Option<Grant>, ApiError> {
+        self.caller(headers, query.get("access_token").map(String::as_str))
+    }
+
+    /// The caller may read `game` (see `may_read`).
+    pub fn reader(&self, headers: &HeaderMap, query: &HashMap<String, String>, game: &str) -> Result<(), ApiError> {
+        self.may_read(&self.reading(headers, query)?, game)
     }
 
     /// Anyone for a public game; the organiser and the game's seats and

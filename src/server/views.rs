@@ -19,12 +19,6 @@ use crate::ops;
 use crate::record::{RecordError, StoredGame, Submission, canonical_bytes};
 use crate::replay::replay as replay_record;
 
-/// Checks the caller may read `game`; returns the query for further use.
-fn reader(s: &Shared, headers: &HeaderMap, q: &HashMap<String, String>, game: &str) -> Result<(), ApiError> {
-    let grant = s.caller(headers, q.get("access_token").map(String::as_str))?;
-    s.may_read(&grant, game)
-}
-
 type Q = Query<HashMap<String, String>>;
 
 /// `GET /api/games/{game}`: the head.
@@ -34,7 +28,7 @@ pub async fn head(
     h: HeaderMap,
     Query(q): Q,
 ) -> Result<Json<Value>, ApiError> {
-    reader(&s, &h, &q, &game)?;
+    s.reader(&h, &q, &game)?;
     let store = s.store();
     Ok(Json(blocking(move || ops::head(store, &game)).await??))
 }
@@ -46,7 +40,7 @@ pub async fn state(
     h: HeaderMap,
     Query(q): Q,
 ) -> Result<Json<Value>, ApiError> {
-    reader(&s, &h, &q, &game)?;
+    s.reader(&h, &q, &game)?;
     let at = query_num(&q, "at")?;
     let store = s.store();
     Ok(Json(blocking(move || ops::state(store, &game, at)).await??))
@@ -59,7 +53,7 @@ pub async fn verify(
     h: HeaderMap,
     Query(q): Q,
 ) -> Result<Json<Value>, ApiError> {
-    reader(&s, &h, &q, &game)?;
+    s.reader(&h, &q, &game)?;
     let expect = q.get("head").cloned();
     let store = s.store();
     Ok(Json(blocking(move || ops::verify_game(store, &game, expect.as_deref())).await??))
@@ -74,7 +68,7 @@ pub async fn export(
     h: HeaderMap,
     Query(q): Q,
 ) -> Result<Response, ApiError> {
-    reader(&s, &h, &q, &game)?;
+    s.reader(&h, &q, &game)?;
     let store = s.store();
     if store.head(&game).map_err(RecordError::from)?.is_none() {
         return Err(RecordError::NoSuchGame(game).into());
@@ -125,7 +119,7 @@ pub async fn whatif(
     Query(q): Q,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    reader(&s, &h, &q, &game)?;
+    s.reader(&h, &q, &game)?;
     let req: WhatIfRequest = json_body(body)?;
     let store = s.store();
     let w = blocking(move || {
@@ -140,8 +134,9 @@ pub async fn whatif(
 pub async fn diff(State(s): State<Shared>, h: HeaderMap, Query(q): Q) -> Result<Json<Value>, ApiError> {
     let name = |k: &str| q.get(k).cloned().ok_or_else(|| ApiError::input(format!("name game {k}: ?a=GAME&b=GAME")));
     let (a, b) = (name("a")?, name("b")?);
-    reader(&s, &h, &q, &a)?;
-    reader(&s, &h, &q, &b)?;
+    let grant = s.reading(&h, &q)?;
+    s.may_read(&grant, &a)?;
+    s.may_read(&grant, &b)?;
     let store = s.store();
     let d = blocking(move || {
         compare::diff(&Record::Stored(StoredGame::new(store, &a)), &Record::Stored(StoredGame::new(store, &b)))
@@ -158,7 +153,7 @@ pub async fn replay(
     h: HeaderMap,
     Query(q): Q,
 ) -> Result<Json<Value>, ApiError> {
-    reader(&s, &h, &q, &game)?;
+    s.reader(&h, &q, &game)?;
     let from = query_num(&q, "from")?.unwrap_or(0);
     let to = query_num(&q, "to")?;
     let store = s.store();
