@@ -325,7 +325,6 @@ fn a_combat_ending_card_that_stands_goes_to_step_37_and_one_countered_does_not()
     // 20: Attack Prediction, countered at 21: combat goes on.
     sim.at_step("20", &["p1"]);
     let ap = sim.act("p1", play("end_combat", "Attack Prediction"));
-    sim.pass(&["p1"]);
     sim.at_step("21", &["p2"]);
     sim.act("p2", counter("Cancel", ap));
     sim.pass(&["p2"]);
@@ -340,10 +339,10 @@ fn a_combat_ending_card_that_stands_goes_to_step_37_and_one_countered_does_not()
     sim.pass(&["p1", "p2"]);
     sim.at_step("30", &["p2"]);
     let mf = sim.act("p2", play("end_combat", "Minefield"));
-    // Once it is played only counters and passes are legal.
-    let v = sim.refused("p2", play("end_combat", "Smoke Bomb"));
-    assert!(v.message.contains("only counters"), "{v}");
-    sim.pass(&["p2"]);
+    // Step 30 is complete; at 31 only counters and passes are legal.
+    sim.at_step("31", &["p1"]);
+    let v = sim.refused("p1", play("end_combat", "Smoke Bomb"));
+    assert!(v.message.contains("only counters") || v.message.contains("may not play"), "{v}");
     sim.pass(&["p1"]);
     sim.at_step("37", &["p1"]);
     assert_eq!(sim.combat().ended_by, Some(mf));
@@ -503,7 +502,7 @@ fn a_game_holds_many_combats_in_sequence() {
         to_step_16(&mut sim);
         sim.pass(&["p1", "p2", "p2", "p1"]);
         let card = sim.act("p1", play("end_combat", "Smoke Bomb"));
-        sim.pass(&["p1", "p2", "p2", "p1"]);
+        sim.pass(&["p2"]); // 21 answers it; 22 and 23 do not run
         assert_eq!(sim.combat().ended_by, Some(card));
         assert_eq!(sim.combat().number, n);
         sim.act("p1", results(&[(A, "unharmed"), (D, "unharmed")], &[]));
@@ -534,4 +533,142 @@ fn the_bundled_sample_is_legal_and_ends_as_recorded() {
     assert_eq!(sim.state().finished.len(), 2);
     assert_eq!(sim.state().points["p1"], 2);
     assert_eq!(sim.state().finished[0].repeats, 1);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 10: "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and
+// proceed to step 37." Only the counter window that answers the card runs.
+// ---------------------------------------------------------------------------
+
+/// Steps 1-23 with no card played (two players), to step 24.
+fn to_step_24(sim: &mut Sim) {
+    to_step_16(sim);
+    sim.pass(&["p1", "p2", "p2", "p1"]); // 16-19
+    end_combat_steps(sim, "p1", "p2");
+    sim.at_step("24", &["p1"]);
+}
+
+#[test]
+fn smoke_bomb_at_step_24_ends_combat_after_its_counter_window() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    sim.act("p1", combat("p2", A, D));
+    sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.act("p2", warzone(None));
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]); // 8-11, 12-15
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]); // 16-19
+    sim.pass(&["p1", "p2", "p3", "p2", "p1", "p3"]); // 20-23
+    sim.at_step("24", &["p1"]);
+    let bomb = sim.act("p1", play("end_combat", "Smoke Bomb"));
+    // No announcement after it: the combat has ended; step 25 answers the card.
+    sim.at_step("25", &["p2"]);
+    assert!(!sim.view().legal.contains(&ActionType::Play), "{:?}", sim.view().legal);
+    sim.pass(&["p2", "p3", "p1"]);
+    // The card stands: straight to 37, no step 26 (the defending player announces nothing).
+    sim.at_step("37", &["p1", "Dana"]);
+    let v = sim.refused("p2", equipment(&["Plasma Carbine"]));
+    assert!(v.step.number == "37", "{v}");
+    assert_eq!(sim.combat().ended_by, Some(bomb));
+    assert!(sim.combat().equipment.is_empty(), "no equipment was announced");
+}
+
+#[test]
+fn a_countered_smoke_bomb_at_step_24_returns_to_the_announcement() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    to_step_24(&mut sim);
+    let bomb = sim.act("p1", play("end_combat", "Smoke Bomb"));
+    sim.at_step("25", &["p2"]);
+    sim.act("p2", counter("Cancel", bomb));
+    sim.pass(&["p1", "p2"]);
+    // Nullified: the attacking player still announces its equipment.
+    sim.at_step("24", &["p1"]);
+    sim.act("p1", equipment(&["Bolter"]));
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("26", &["p2"]);
+    assert_eq!(sim.combat().ended_by, None);
+}
+
+#[test]
+fn a_combat_ending_card_at_step_20_skips_steps_22_and_23() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_16(&mut sim);
+    sim.pass(&["p1", "p2", "p2", "p1"]);
+    sim.at_step("20", &["p1"]);
+    let ap = sim.act("p1", play("end_combat", "Attack Prediction"));
+    // Step 20 is complete at once; 21 answers the card, with counters only.
+    sim.at_step("21", &["p2"]);
+    assert_eq!(sim.view().legal, vec![ActionType::Counter, ActionType::Pass]);
+    sim.pass(&["p2"]);
+    sim.at_step("37", &["p1", "Dana"]);
+    assert_eq!(sim.combat().ended_by, Some(ap));
+}
+
+#[test]
+fn legal_never_lists_play_while_a_combat_ending_card_stands() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    sim.at_step("33-36", &["p1"]);
+    assert!(sim.view().legal.contains(&ActionType::Play));
+    sim.act("p1", play("end_combat", "Pacifism"));
+    // p2 holds priority: it may counter Pacifism or pass, and play is refused.
+    sim.at_step("33-36", &["p2"]);
+    assert!(!sim.view().legal.contains(&ActionType::Play), "{:?}", sim.view().legal);
+    sim.refused("p2", play("modify", "Shield"));
+}
+
+#[test]
+fn a_save_outside_escape_wounding_is_refused_for_its_step_not_its_target() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    let v = sim.refused("p1", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": A}));
+    assert!(!v.message.contains("not wounded"), "the step, not the target, is the reason: {v}");
+    assert!(v.message.contains("ESCAPE WOUNDING") || v.rule.contains("ESCAPE WOUNDING"), "{v}");
+    // An unlisted save card names its step too.
+    let v = sim.refused("p1", json!({"type": "play", "effect": "save", "card": "Iron Will", "warrior": D}));
+    assert!(v.message.contains("save effect is not legal here"), "{v}");
+}
+
+#[test]
+fn a_saved_warrior_cannot_be_recorded_with_the_fate_it_was_saved_from() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
+    sim.pass(&["p1", "p2", "p1"]); // 38, 39
+    let save = sim.act("p2", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}));
+    sim.pass(&["p2", "p1", "p2", "p1", "p2"]); // 40, 41, 43
+    assert!(sim.combat().effects.stands(save));
+    let v = sim.refused("p1", status(&[(A, "unharmed"), (D, "killed")]));
+    assert!(v.message.contains(&format!("seq {save}")) && v.rule.contains("step 44"), "{v}");
+    sim.refused("p1", status(&[(A, "unharmed"), (D, "removed_from_play")]));
+    // What the save changed it to is the table's to record (the text gives no arithmetic).
+    sim.act("p1", status(&[(A, "unharmed"), (D, "wounded")]));
+}
+
+#[test]
+fn a_judge_may_record_a_status_that_a_standing_save_contradicts() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
+    sim.pass(&["p1", "p2", "p1"]);
+    sim.act("p2", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}));
+    sim.pass(&["p2", "p1", "p2", "p1", "p2"]);
+    sim.act("Dana", status(&[(A, "unharmed"), (D, "killed")]));
+    sim.at_step("45", &["p1", "Dana"]);
+}
+
+#[test]
+fn other_players_priority_is_the_headers_seat_order_and_the_view_names_it() {
+    let mut sim = Sim::new(&["p1", "p2", "p3", "p4", "p5"], &[]);
+    sim.act("p3", combat("p1", A, D));
+    sim.act("p3", tactic("Fight"));
+    // Steps 3-6: defending, attacking, then the other players in the header's seat order.
+    assert_eq!(sim.table.priority(), vec!["p1", "p3", "p2", "p4", "p5"]);
+    sim.pass(&["p1", "p3"]);
+    assert_eq!(sim.view().may_act, vec!["p2"]);
 }

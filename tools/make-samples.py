@@ -76,9 +76,8 @@ act("p3", type="announce", what="warzone", warzone=None)
 passes("p2", "p3", "p1")
 passes("p3", "p2", "p1")
 passes("p2"); passes("p3", "p1"); passes("p3"); passes("p2", "p1")                   # 16-19
-act("p2", type="play", effect="end_combat", card="Smoke Bomb")                       # 20
-passes("p2")
-passes("p3", "p1"); passes("p3"); passes("p2", "p1")                                 # 21-23: it stands -> 37
+act("p2", type="play", effect="end_combat", card="Smoke Bomb")                       # 20: step complete
+passes("p3", "p1")                                                                    # 21: it stands -> 37
 act("p2", type="resolve", what="results", counted=[],
     results=[{"warrior": "Legionnaire Captain", "outcome": "unharmed"}, {"warrior": "Valerie Duval", "outcome": "unharmed"}])
 passes("p2"); passes("p3", "p1", "p2"); passes("p3"); passes("p2", "p1", "p3"); passes("p1"); passes("p2", "p3", "p1")

@@ -28,7 +28,9 @@
 //! - at step 37, that the cards the table counted are exactly the modifiers
 //!   still standing ("note which cards were countered ... and disregard
 //!   those cards"); at step 44, that each warrior's status follows its
-//!   result unless a save that still stands names it;
+//!   result, or, where a save that still stands names it, is milder (gap 9);
+//! - which effects a step allows before what the effect names, so a refusal
+//!   names the step's rule;
 //! - the repeat of steps 2-15, the non-simultaneous branch, the jump to 37.
 //!
 //! # Gaps in the text, and what the reducer does there
@@ -40,9 +42,16 @@
 //!    45 and 47 by the player awarded or a judge.
 //! 2. **"Combat IMMEDIATELY ends"** while counters exist: a combat-ending
 //!    card can still be countered ("a counter NULLIFIES a just-played
-//!    card"), so once one is played only counters and passes are legal in
-//!    that window; when the part of the breakdown it was played in is over
-//!    and it still stands, the combat goes to step 37.
+//!    card"), so exactly one window still runs, the one that answers it:
+//!    the card's own window when it is played in a window where players
+//!    counter (12-15, 33-36), else the next step (a card at 20, 22, 28 or
+//!    30 completes that step at once and 21, 23, 29 or 31 answers it; one
+//!    at 24 or 26 completes the announcement step and 25 or 27 answers it).
+//!    In that window only counters and passes are legal (`legal` does not
+//!    list `play`). When it closes with the card standing, the next step is
+//!    37; nothing of the steps in between runs. If it closes with the card
+//!    nullified, the combat goes on; an equipment announcement the card
+//!    interrupted (24, 26) is still owed, so the combat returns to it.
 //! 3. **Who answers in steps 17, 19, 21, 23, 29, 31**: exactly the players
 //!    the text lists ("Defending player, then others"); the player whose
 //!    card is countered gets no answer there. Steps 25, 27, 39, 41, 43, 46,
@@ -63,7 +72,18 @@
 //! 7. **Step 42 with no other players** is skipped (an empty window).
 //! 8. **Step 24/26 sacrifice cards**: the player announcing equipment may
 //!    play equipment-usage cards (Ticker, Personal Anti-Personnel Mines,
-//!    Smoke Bomb) before the announcement, which ends the step.
+//!    Smoke Bomb) before the announcement, which ends the step (as does a
+//!    combat-ending card: gap 2).
+//! 9. **What a save changes** (step 44): a save that still stands names a
+//!    warrior that was wounded or killed at 37; the text does not say what it
+//!    becomes (each card says). The recorder records it, and it must be
+//!    milder than the result (killed -> wounded or unharmed; wounded ->
+//!    unharmed): recording the very fate it was saved from contradicts the
+//!    standing save and is refused. Only a judge's record may differ (a
+//!    ruling, on the record under the judge's name).
+//! 10. **"Other players" with more than three seats**: the text gives no
+//!    order among them; the reducer uses the header's seat order, and
+//!    `state` shows the order of priority of the window now open.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -142,6 +162,20 @@ pub enum Play {
     ModifyAward { card: String, points: u64 },
 }
 
+impl Play {
+    fn card_and_kind(&self) -> (&String, Kind) {
+        match self {
+            Play::ChangeCombatants { card, .. } => (card, Kind::ChangeCombatants),
+            Play::StrikeOrder { card, .. } => (card, Kind::StrikeOrder),
+            Play::EndCombat { card } => (card, Kind::EndCombat),
+            Play::Equipment { card } => (card, Kind::Equipment),
+            Play::Modify { card } => (card, Kind::Modify),
+            Play::Save { card, .. } => (card, Kind::Save),
+            Play::ModifyAward { card, .. } => (card, Kind::ModifyAward),
+        }
+    }
+}
+
 /// What the table determined (or, where the game waits for one, a judge's ruling).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
@@ -189,6 +223,18 @@ pub enum Fate {
 }
 
 impl Fate {
+    /// Unharmed, then wounded, then killed: what a "save" can improve.
+    /// Removed from play is not a fate a save answers ("save wounded and/or
+    /// killed warriors"), so nothing is milder than it here.
+    fn milder_than(self, other: Fate) -> bool {
+        let rank = |f: Fate| match f {
+            Fate::Unharmed => 0,
+            Fate::Wounded => 1,
+            Fate::Killed | Fate::RemovedFromPlay => 2,
+        };
+        rank(self) < rank(other)
+    }
+
     fn alive(self) -> bool {
         matches!(self, Fate::Unharmed | Fate::Wounded)
     }
@@ -359,6 +405,11 @@ const fn plays(role: Role, kinds: &'static [Kind]) -> Does {
 type WindowSpec = (Vec<Role>, Vec<(Role, May)>);
 
 impl Step {
+    /// A window in which some player may counter: one that can answer a card.
+    fn answers_cards(&self) -> bool {
+        self.window().is_some_and(|(_, may)| may.iter().any(|(_, m)| matches!(m, May::Counter(_))))
+    }
+
     /// The window of a window step: its order, and what each role may do.
     fn window(&self) -> Option<WindowSpec> {
         match self.does {
@@ -618,6 +669,10 @@ pub struct Combat {
     /// The combat-ending card that ended the combat.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_by: Option<u64>,
+    /// The announcement step a combat-ending card interrupted (step 24 or
+    /// 26): where the combat resumes if the card is countered.
+    #[serde(skip)]
+    resume: Option<usize>,
     /// The award being made at 45/47: (seq of the award, points).
     #[serde(skip_serializing_if = "Option::is_none")]
     award: Option<(u64, u64)>,
@@ -738,6 +793,7 @@ impl State {
             equipment: BTreeMap::new(),
             repeats: 0,
             ended_by: None,
+            resume: None,
             award: None,
             awaiting_ruling: None,
             first_combat: Determined::default(),
@@ -748,6 +804,13 @@ impl State {
         combat.settle(&others, seq);
         self.combat = Some(combat);
         Ok(())
+    }
+
+    /// The window's order of priority (seat ids), when one is open: the
+    /// text's roles in its order, "other players" in the header's seat order.
+    pub fn priority(&self) -> Vec<String> {
+        let window = self.combat.as_ref().and_then(|c| c.window.as_ref());
+        window.filter(|w| !w.is_closed()).map(|w| w.order.clone()).unwrap_or_default()
     }
 
     /// Where the game is, who may act, what is legal.
@@ -798,14 +861,17 @@ impl State {
                 let (_, may) = s.window().expect("window step");
                 let holder = c.window.as_ref().and_then(|w| w.holder()).map(str::to_string);
                 let mut legal = BTreeSet::new();
+                // While a combat-ending card stands, only counters and passes (gap 2).
+                let ending = c.ending_card().is_some();
                 if let Some(h) = &holder {
                     legal.insert(ActionType::Pass);
                     for (role, m) in &may {
                         if c.seats(*role, &others).contains(h) {
-                            legal.insert(match m {
-                                May::Play(_) => ActionType::Play,
-                                May::Counter(_) => ActionType::Counter,
-                            });
+                            match m {
+                                May::Play(_) if ending => {}
+                                May::Play(_) => _ = legal.insert(ActionType::Play),
+                                May::Counter(_) => _ = legal.insert(ActionType::Counter),
+                            }
                         }
                     }
                 }
@@ -891,7 +957,17 @@ impl Combat {
                 }
                 match action {
                     Action::Announce(a) => self.announce(seq, actor, what, a, s).map(|()| true),
-                    Action::Play(p) if !kinds.is_empty() => self.play(seq, actor, p, kinds, s).map(|()| false),
+                    Action::Play(p) if !kinds.is_empty() => {
+                        self.play(seq, actor, p, kinds, s)?;
+                        // A combat-ending card ends the step at once (combat IMMEDIATELY
+                        // ends): no announcement follows it. If the next window
+                        // nullifies it, the announcement is still owed (gap 2).
+                        let ends = matches!(p, Play::EndCombat { .. });
+                        if ends {
+                            self.resume = Some(self.at);
+                        }
+                        Ok(ends)
+                    }
                     _ => refuse(rule_text(s), format!("the step's action is an announcement ({what})")),
                 }
             }
@@ -927,7 +1003,10 @@ impl Combat {
                         }
                         self.play(seq, actor, p, &kinds, s)?;
                         self.window.as_mut().expect("window").played();
-                        Ok(false)
+                        // In a step of one player ("X may play card effects to End
+                        // Combat") a combat-ending card completes the step: the next
+                        // window answers it (gap 2).
+                        Ok(matches!(s.does, Does::Plays(..)) && matches!(p, Play::EndCombat { .. }))
                     }
                     Action::Counter { card, target } => {
                         let Some(answers) = mine.iter().find_map(|m| match m {
@@ -951,7 +1030,7 @@ impl Combat {
                     );
                 }
                 match action {
-                    Action::Resolve(r) => self.determine(what, r, s).map(|()| true),
+                    Action::Resolve(r) => self.determine(what, r, s, judge).map(|()| true),
                     _ => refuse(rule_text(s), format!("this step is recorded as a resolve ({what})")),
                 }
             }
@@ -1017,44 +1096,11 @@ impl Combat {
     }
 
     fn play(&mut self, seq: u64, actor: &str, p: &Play, allowed: &[Kind], s: Step) -> Result<(), Refusal> {
-        let (card, kind) = match p {
-            Play::ChangeCombatants { card, attacker, defender } => {
-                if attacker.is_none() && defender.is_none() {
-                    return refuse(rule_text(s), "a change of combatants names the new attacker, defender or both");
-                }
-                for w in attacker.iter().chain(defender) {
-                    check_name("warrior", w).or_else(|m| refuse(rule_text(s), m))?;
-                }
-                (card, Kind::ChangeCombatants)
-            }
-            Play::StrikeOrder { card, first } => {
-                if let Some(f) = first
-                    && *f != self.attacking_player
-                    && *f != self.defending_player
-                {
-                    return refuse(
-                        rule_text(s),
-                        format!("the first player must be the attacking or defending player, not {f}"),
-                    );
-                }
-                (card, Kind::StrikeOrder)
-            }
-            Play::EndCombat { card } => (card, Kind::EndCombat),
-            Play::Equipment { card } => (card, Kind::Equipment),
-            Play::Modify { card } => (card, Kind::Modify),
-            Play::Save { card, warrior } => {
-                let harmed = self.determined().results.clone().unwrap_or_default();
-                if !harmed.iter().any(|o| o.warrior == *warrior && o.outcome != Fate::Unharmed) {
-                    return refuse(
-                        "step 38: card effects \"save\" wounded and/or killed warriors",
-                        format!("{warrior} was not wounded, killed or removed in this combat"),
-                    );
-                }
-                (card, Kind::Save)
-            }
-            Play::ModifyAward { card, .. } => (card, Kind::ModifyAward),
-        };
+        let (card, kind) = p.card_and_kind();
         check_name("card", card).or_else(|m| refuse(rule_text(s), m))?;
+        // Which effects the step allows comes first, so a refusal names the
+        // rule of the step (a save at step 34 is refused because saves belong
+        // to ESCAPE WOUNDING, not because its warrior was not wounded).
         if let Some(ending) = self.ending_card() {
             return refuse(
                 "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37",
@@ -1092,15 +1138,51 @@ impl Combat {
             None if !allowed.contains(&kind) => {
                 let rule = match kind {
                     Kind::Modify => "Cards which modify are played in the COMBAT MODIFICATION STEP",
+                    Kind::Save => {
+                        "steps 38, 40, 42: card effects \"save\" wounded and/or killed warriors in ESCAPE WOUNDING"
+                    }
                     _ => rule_text(s),
                 };
                 let may: Vec<_> = allowed.iter().map(|k| k.name()).collect();
                 return refuse(
                     rule,
-                    format!("a {} effect is not legal here; {actor} may play: {}", kind.name(), may.join(", ")),
+                    format!(
+                        "a {} effect is not legal here ({}); {actor} may play: {}",
+                        kind.name(),
+                        s.section.title(),
+                        may.join(", ")
+                    ),
                 );
             }
             None => {}
+        }
+        // Then what the effect names.
+        match p {
+            Play::ChangeCombatants { attacker, defender, .. } => {
+                if attacker.is_none() && defender.is_none() {
+                    return refuse(rule_text(s), "a change of combatants names the new attacker, defender or both");
+                }
+                for w in attacker.iter().chain(defender) {
+                    check_name("warrior", w).or_else(|m| refuse(rule_text(s), m))?;
+                }
+            }
+            Play::StrikeOrder { first: Some(f), .. } if *f != self.attacking_player && *f != self.defending_player => {
+                return refuse(
+                    rule_text(s),
+                    format!("the first player must be the attacking or defending player, not {f}"),
+                );
+            }
+            Play::Save { warrior, .. } => {
+                // "save" wounded and/or killed warriors: only those two fates.
+                let harmed = self.determined().results.clone().unwrap_or_default();
+                if !harmed.iter().any(|o| o.warrior == *warrior && matches!(o.outcome, Fate::Wounded | Fate::Killed)) {
+                    return refuse(
+                        "step 38: card effects \"save\" wounded and/or killed warriors",
+                        format!("{warrior} was not wounded or killed in this combat"),
+                    );
+                }
+            }
+            _ => {}
         }
         self.effects.push(Effect {
             seq,
@@ -1182,7 +1264,7 @@ impl Combat {
         self.effects.standing_of(Kind::EndCombat.name(), Some(self.scope)).map(|e| e.seq).next()
     }
 
-    fn determine(&mut self, what: &str, r: &Resolve, s: Step) -> Result<(), Refusal> {
+    fn determine(&mut self, what: &str, r: &Resolve, s: Step, judge: bool) -> Result<(), Refusal> {
         let warriors: BTreeSet<&str> = [self.attacker.as_str(), self.defender.as_str()].into();
         let names = |list: Vec<&str>| -> Result<(), Refusal> {
             let set: BTreeSet<&str> = list.iter().copied().collect();
@@ -1234,27 +1316,43 @@ impl Combat {
                 names(status.iter().map(|x| x.warrior.as_str()).collect())?;
                 let results = self.determined().results.clone().unwrap_or_default();
                 let sub = self.sub_scope;
-                let saved: BTreeSet<String> = self
+                // The saves of this (sub-)combat that still stand, by warrior.
+                let saved: BTreeMap<String, u64> = self
                     .effects
                     .standing_of(Kind::Save.name(), None)
                     .filter(|e| e.scope >= sub)
                     .filter_map(|e| match self.plays.get(&e.seq) {
-                        Some(Play::Save { warrior, .. }) => Some(warrior.clone()),
+                        Some(Play::Save { warrior, .. }) => Some((warrior.clone(), e.seq)),
                         _ => None,
                     })
                     .collect();
+                const RULE: &str = "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed";
                 for o in status {
-                    let result = results.iter().find(|r| r.warrior == o.warrior).map(|r| r.outcome);
-                    if result != Some(o.outcome) && !saved.contains(&o.warrior) {
-                        return refuse(
-                            "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed",
-                            format!(
-                                "{} was {:?} at step 37 and no save that still stands names it, so its status cannot be {:?}",
-                                o.warrior,
-                                result.unwrap_or(Fate::Unharmed),
-                                o.outcome
-                            ),
-                        );
+                    let result = results.iter().find(|r| r.warrior == o.warrior).map_or(Fate::Unharmed, |r| r.outcome);
+                    match saved.get(&o.warrior) {
+                        None if result != o.outcome => {
+                            return refuse(
+                                RULE,
+                                format!(
+                                    "{} was {:?} at step 37 and no save that still stands names it, so its status cannot be {:?}",
+                                    o.warrior, result, o.outcome
+                                ),
+                            );
+                        }
+                        // A save that stands means the warrior escaped the fate it
+                        // was saved from; what it became instead (wounded,
+                        // unharmed) is the card's, so the table records it (gap 9).
+                        // A judge may record otherwise: that is a ruling, on the record.
+                        Some(save) if !o.outcome.milder_than(result) && !judge => {
+                            return refuse(
+                                RULE,
+                                format!(
+                                    "the save at seq {save} still stands and names {}, which was {:?} at step 37: its status must be milder than that, not {:?} (a judge may rule otherwise)",
+                                    o.warrior, result, o.outcome
+                                ),
+                            );
+                        }
+                        _ => {}
                     }
                 }
                 self.determined().status = Some(status.clone());
@@ -1298,17 +1396,22 @@ impl Combat {
     /// The current step is complete: where does the text go next?
     fn leave(&mut self, seq: u64) {
         let s = self.current();
-        let script = self.part.script();
-        let section_over = script.get(self.at + 1).is_none_or(|n| n.section != s.section);
-        // "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37" (gap 2).
-        if section_over
-            && self.ended_by.is_none()
-            && s.section != Section::Resolve
-            && let Some(card) = self.ending_card()
-        {
-            self.ended_by = Some(card);
-            self.goto("37");
-            return;
+        // "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and
+        // proceed to step 37" (gap 2): the window that may counter the card
+        // (the card's own window, or the step after the one that played it)
+        // is the last one that runs.
+        if self.ended_by.is_none() && s.section != Section::Resolve && s.answers_cards() {
+            if let Some(card) = self.ending_card() {
+                self.ended_by = Some(card);
+                self.resume = None;
+                self.goto("37");
+                return;
+            }
+            // The card was nullified: an announcement it interrupted is still owed.
+            if let Some(at) = self.resume.take() {
+                self.at = at;
+                return;
+            }
         }
         match (self.part, s.no) {
             // "IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15."

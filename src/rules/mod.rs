@@ -224,6 +224,16 @@ impl Table {
         serde_json::json!({"state": state, "judges": self.header.judges, "penalties": self.penalties})
     }
 
+    /// The order of priority in the window now open, by seat id (empty when
+    /// no window is open, or the ruleset does not keep one). Where the text
+    /// says "other players" without an order, it is the header's seat order.
+    pub fn priority(&self) -> Vec<String> {
+        match &self.state {
+            RulesetState::Doomtrooper(s) => s.priority(),
+            _ => vec![],
+        }
+    }
+
     pub fn view(&self) -> View {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.view(),
