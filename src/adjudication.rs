@@ -126,6 +126,15 @@ impl Adjudication {
     }
 }
 
+/// A note as the state keeps it (notes change nothing else).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteRecord {
+    pub seq: u64,
+    pub by: String,
+    pub concerns: u64,
+    pub text: String,
+}
+
 /// A penalty as the state keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PenaltyRecord {

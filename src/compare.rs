@@ -195,7 +195,7 @@ fn loose_step<S: Source<Error = RecordError>>(
     let a: Adjudication =
         serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
     match a {
-        Adjudication::Note { .. } => Ok(Ok(t.clone())),
+        Adjudication::Note { concerns, text } => Ok(t.note(event.seq, &event.actor, concerns.seq, &text)),
         Adjudication::Ruling(Ruling::Rewind { concerns, .. }) => {
             let target = concerns.seq;
             let gone = skip.contains(&target) || rewound.iter().any(|(a, b)| (*a..=*b).contains(&target));
@@ -246,8 +246,12 @@ pub struct Diff {
     /// Each side's events from the first divergence (at most `SHOWN`).
     pub a_from: Vec<Event>,
     pub b_from: Vec<Event>,
-    /// The difference in the resulting state, outcome first.
+    /// The difference in the resulting state: the result (points, scores,
+    /// control) first, then the rest of the outcome, then the rest.
     pub changes: Vec<Change>,
+    /// Differences only in an event's seq (the records number their events
+    /// differently after the divergence): counted, not listed in `changes`.
+    pub renumbered: u64,
     pub agree: bool,
 }
 
@@ -306,7 +310,20 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
         let (_, folder) = verify(r, None)?;
         Ok(to_json(folder.table().expect("state")))
     };
-    let changes = delta::diff(&final_state(a)?, &final_state(b)?);
+    let (renumbered, changes): (Vec<Change>, Vec<Change>) =
+        delta::diff(&final_state(a)?, &final_state(b)?).into_iter().partition(delta::is_renumbering);
     let agree = common == a_len && common == b_len;
-    Ok(Diff { alignment, common, a_events: a_len, b_events: b_len, comparisons, a_from, b_from, changes, agree })
+    let renumbered = renumbered.len() as u64;
+    Ok(Diff {
+        alignment,
+        common,
+        a_events: a_len,
+        b_events: b_len,
+        comparisons,
+        a_from,
+        b_from,
+        changes,
+        renumbered,
+        agree,
+    })
 }

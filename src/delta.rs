@@ -16,34 +16,75 @@ pub struct Change {
     pub after: Option<Value>,
 }
 
-/// Words that mark a field as part of a combat's outcome.
-const OUTCOME: &[&str] = &[
-    "winner",
-    "points",
-    "scores",
-    "influence_lost",
-    "results",
-    "status",
-    "outcome",
-    "dead",
-    "trash",
-    "discard",
-    "controller",
-    "history",
-    "finished",
-    "penalties",
-];
+/// Words that mark a field as the result a table plays for: who won, the
+/// points, scores and control.
+const RESULT: &[&str] = &["winner", "points", "scores", "influence_lost", "controller", "control", "award"];
 
-/// Every leaf that differs between `a` and `b`, outcome fields first.
+/// Words that mark a field as the rest of a combat's outcome: what happened
+/// to each warrior or card, and penalties. (Containers such as a list of
+/// finished combats are not outcome words: every field of a finished combat
+/// lies under them.)
+const OUTCOME: &[&str] = &["results", "status", "outcome", "dead", "trash", "discard", "penalties"];
+
+/// Fields that hold the seq of an event (an effect's seq, what a counter
+/// names, where a part of a breakdown began, the cards a question is
+/// about). Two records of one combat number their events differently from
+/// the first extra or missing event on, so these differ without the combat
+/// differing.
+const SEQ_FIELDS: &[&str] =
+    &["seq", "target", "counters", "scope", "sub_scope", "ended_by", "concerns", "counted", "cards"];
+
+/// Pairs whose first element is the seq of the event that made them,
+/// e.g. `"battle_tactic": [2, "Fight"]`.
+const SEQ_PAIRS: &[&str] = &["battle_tactic", "warzone", "award"];
+
+/// Every leaf that differs between `a` and `b`, the result first, then the
+/// rest of the outcome, then everything else.
 pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
     let mut out = Vec::new();
     walk("", a, b, &mut out);
-    out.sort_by_key(|c| !is_outcome(&c.path));
+    out.sort_by_key(|c| rank(&c.path));
     out
 }
 
+/// The path's field names, without array indexes.
+fn fields(path: &str) -> impl Iterator<Item = &str> {
+    path.split(['.', '[']).filter(|p| !p.ends_with(']'))
+}
+
+/// 0: the result (points, scores, control); 1: the rest of the outcome; 2: the rest.
+fn rank(path: &str) -> u8 {
+    if is_renumbering_path(path) {
+        2
+    } else if fields(path).any(|f| RESULT.contains(&f)) {
+        0
+    } else if fields(path).any(|f| OUTCOME.contains(&f)) {
+        1
+    } else {
+        2
+    }
+}
+
 pub fn is_outcome(path: &str) -> bool {
-    path.split(['.', '[']).any(|part| OUTCOME.contains(&part.trim_end_matches(']')))
+    rank(path) < 2
+}
+
+/// A path that holds an event's seq.
+fn is_renumbering_path(path: &str) -> bool {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    let (name, index) = match last.split_once('[') {
+        Some((name, rest)) => (name, Some(rest)),
+        None => (last, None),
+    };
+    SEQ_FIELDS.contains(&name) || (SEQ_PAIRS.contains(&name) && index == Some("0]"))
+}
+
+/// A difference only in which seq an event has: both sides are numbers at a
+/// field that holds a seq. `diff` between two records counts these apart
+/// rather than listing them as differences.
+pub fn is_renumbering(c: &Change) -> bool {
+    let number = |v: &Option<Value>| v.as_ref().is_some_and(Value::is_u64);
+    number(&c.before) && number(&c.after) && is_renumbering_path(&c.path)
 }
 
 fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
@@ -88,5 +129,16 @@ mod tests {
         assert!(d.contains(&Change { path: "effects[2]".into(), before: None, after: Some(json!(3)) }));
         assert!(d.contains(&Change { path: "step".into(), before: Some(json!("3-6")), after: Some(json!("7")) }));
         assert!(diff(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn the_result_comes_before_the_rest_of_the_outcome_and_seqs_are_renumbering() {
+        let a = json!({"finished": [{"effects": [{"seq": 4}], "results": ["wounded"], "battle_tactic": [2, "Fight"]}], "points": {"p1": 1}});
+        let b = json!({"finished": [{"effects": [{"seq": 5}], "results": ["unharmed"], "battle_tactic": [3, "Fight"]}], "points": {"p1": 0}});
+        let d = diff(&a, &b);
+        assert_eq!(d[0].path, "points.p1");
+        assert_eq!(d[1].path, "finished[0].results[0]");
+        let renumbered: Vec<&str> = d.iter().filter(|c| is_renumbering(c)).map(|c| c.path.as_str()).collect();
+        assert_eq!(renumbered, vec!["finished[0].battle_tactic[0]", "finished[0].effects[0].seq"]);
     }
 }

@@ -244,6 +244,10 @@ pub enum EventError {
     TimeBackwards { at: String, prev_at: String },
     #[error("time {0:?} is not an RFC 3339 UTC time like 2026-11-21T15:03:10Z")]
     Time(String),
+    #[error(
+        "time {at} is later than the store's clock ({now}) by more than {MAX_CLOCK_SKEW_SECONDS} s; a supplied time transcribes the past"
+    )]
+    TimeInFuture { at: String, now: String },
     #[error("event is {0} bytes; the limit is {MAX_EVENT_BYTES}")]
     TooLarge(usize),
     #[error("the stream is full: at most {MAX_STREAM_EVENTS} events")]
@@ -276,7 +280,9 @@ pub fn seal(draft: &Draft, prev: Option<&Link>, now: DateTime<Utc>) -> Result<(E
     }
     let at = match &draft.at {
         Some(at) => {
-            parse_time(at)?;
+            if parse_time(at)? > now + chrono::TimeDelta::seconds(MAX_CLOCK_SKEW_SECONDS) {
+                return Err(EventError::TimeInFuture { at: at.clone(), now: format_time(now) });
+            }
             at.clone()
         }
         None => {

@@ -58,6 +58,9 @@ pub struct Folder {
     table: Option<Table>,
     hashes: Vec<[u8; 32]>,
     rewound: Vec<(u64, u64)>,
+    /// Seqs of penalties, judges added and notes, ascending: they stand even
+    /// inside a range a later rewind took back (the adjudication is not rewound).
+    adjudication: Vec<u64>,
 }
 
 fn header_violation(message: String) -> Violation {
@@ -92,7 +95,15 @@ impl Folder {
         &self.rewound
     }
 
+    /// A later rewind took this event back: it stays in the log but no
+    /// longer counts. Penalties, judges added and notes are never rewound.
     pub fn is_rewound(&self, seq: u64) -> bool {
+        self.in_rewound_range(seq) && self.adjudication.binary_search(&seq).is_err()
+    }
+
+    /// Inside a range a rewind took back. A rewind may not name such an event
+    /// (even a penalty that stands): the combat after it is not one that was played.
+    fn in_rewound_range(&self, seq: u64) -> bool {
         self.rewound.iter().any(|(a, b)| (*a..=*b).contains(&seq))
     }
 
@@ -133,16 +144,16 @@ impl Folder {
             )));
         }
         match adjudication {
-            Adjudication::Note { text, .. } => {
-                table.check_note(&event.actor, &text).map_err(illegal)?;
-                Ok(Next { table: table.clone(), rewound: None })
-            }
+            Adjudication::Note { text, concerns } => Ok(Next {
+                table: table.note(event.seq, &event.actor, concerns.seq, &text).map_err(illegal)?,
+                rewound: None,
+            }),
             Adjudication::Ruling(Ruling::Rewind { concerns, reason, .. }) => {
                 table.check_judge(&event.actor).map_err(illegal)?;
                 crate::event::check_name("reason", &reason)
                     .map_err(|m| illegal(Violation::new(&view, "a ruling gives a reason", m)))?;
                 let target = concerns.seq;
-                if self.is_rewound(target) {
+                if self.in_rewound_range(target) {
                     return Err(illegal(Violation::new(
                         &view,
                         "rewind to an event that stands",
@@ -182,6 +193,9 @@ impl Folder {
         if let Some(range) = next.rewound {
             self.rewound.push(range);
         }
+        if is_adjudication(event) {
+            self.adjudication.push(event.seq);
+        }
         self.table = Some(next.table);
     }
 
@@ -190,6 +204,17 @@ impl Folder {
         let next = self.next(event, source)?;
         self.commit(event, next);
         Ok(())
+    }
+}
+
+/// A penalty, a judge added or a note: the adjudication, which rewinds keep.
+fn is_adjudication(event: &Event) -> bool {
+    match event.action_type() {
+        Some(ActionType::Note) => true,
+        Some(ActionType::Ruling) => {
+            matches!(event.action.get("kind").and_then(|k| k.as_str()), Some("penalty" | "add_judge"))
+        }
+        _ => false,
     }
 }
 

@@ -67,3 +67,8 @@ pub const MAX_PENDING_APPENDS: usize = 1024;
 /// Most games the server keeps folded in memory for appends; past it the
 /// least recently used is dropped (and folded again when next used).
 pub const MAX_CACHED_GAMES: usize = 4096;
+
+/// How far ahead of the store's clock a supplied `at` may be: a judge's
+/// tablet may run a little fast, but a time in the future would hold every
+/// later event's time there (times never go backwards).
+pub const MAX_CLOCK_SKEW_SECONDS: i64 = 120;

@@ -28,13 +28,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// 1: the action or record was refused or failed a check; 2: usage or I/O.
+/// 1: the action or record was refused or failed a check; 2: usage, bad input
+/// (malformed JSON, a bad argument) or I/O.
 fn exit_code(err: &anyhow::Error) -> u8 {
     if err.downcast_ref::<cli::Denied>().is_some() {
         return 1;
     }
     match err.downcast_ref::<RecordError>() {
-        Some(RecordError::NoSuchGame(_) | RecordError::Io(_)) => 2,
+        Some(RecordError::NoSuchGame(_) | RecordError::Io(_) | RecordError::Input(_)) => 2,
         Some(_) => 1,
         None => 2,
     }

@@ -49,8 +49,12 @@ pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, Re
         }
     };
     let view = table.view();
-    Ok(json!({"game": game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "step": view.step,
-        "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling, "state": table.state}))
+    // The adjudication (judges as they stand, penalties, notes) is shown
+    // beside the combat: it stands across rewinds, which return the combat only.
+    Ok(json!({"game": game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "header": table.header,
+        "step": view.step, "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling,
+        "priority": table.priority(), "judges": table.header.judges, "penalties": table.penalties,
+        "notes": table.notes, "state": table.state}))
 }
 
 /// `verify GAME`: hashes, links and a full re-fold, optionally to an expected head.

@@ -138,9 +138,21 @@ impl Submission {
         serde_json::from_value(value)
             .map_err(|e| RecordError::Input(format!("expected {{\"actor\": ..., \"action\": {{...}}}}: {e}")))
     }
-    fn draft(&self) -> Result<Draft, RecordError> {
+    /// The draft to seal after the game's state `table`. Only a judge
+    /// supplies `at` (transcribing a paper record); everyone else's events
+    /// take the store's clock, so a seat cannot stamp the record's times.
+    fn draft(&self, table: Option<&Table>) -> Result<Draft, RecordError> {
         if !self.action.is_object() || self.action.get("type").and_then(Value::as_str).is_none() {
             return Err(RecordError::Input("an action is a JSON object with a string \"type\"".into()));
+        }
+        if let (Some(at), Some(table)) = (&self.at, table)
+            && !table.header.is_judge(&self.actor)
+        {
+            return Err(RecordError::Refused(Box::new(Violation::new(
+                &table.view(),
+                "only a judge supplies an event's time (`at`), transcribing a paper record",
+                format!("{} is not a judge of this game, so it cannot set the time {at}", self.actor),
+            ))));
         }
         Ok(Draft { actor: self.actor.clone(), action: self.action.clone(), at: self.at.clone() })
     }
@@ -279,7 +291,7 @@ impl<'s> Recorder<'s> {
 
     /// Checks a submission against the rules at the head without storing it.
     pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Next), RecordError> {
-        let draft = sub.draft()?;
+        let draft = sub.draft(self.folder.table())?;
         let (event, bytes) =
             seal(&draft, Some(&self.head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
         let next = self.folder.next(&event, &self.source).map_err(refused)?;
@@ -292,7 +304,7 @@ impl<'s> Recorder<'s> {
         let mut head = self.head.clone();
         let mut folder = self.folder.clone();
         for (i, sub) in subs.iter().enumerate() {
-            let draft = sub.draft().map_err(|e| (i, e))?;
+            let draft = sub.draft(folder.table()).map_err(|e| (i, e))?;
             let (event, _) =
                 seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
             folder.push(&event, &self.source).map_err(|e| (i, refused(e)))?;

@@ -125,3 +125,42 @@ fn decide_answers_a_state_that_waits_for_a_ruling() {
     assert_eq!(sim.wtactics().influence_lost["p2"], 5);
     assert!(sim.view().awaiting_ruling.is_none());
 }
+
+/// Issue 10: a rewind returns the combat, not the adjudication. A penalty,
+/// a note and a judge added inside the range a rewind takes back stand: they
+/// are not marked rewound, and the state keeps them.
+#[test]
+fn penalties_notes_and_judges_added_stand_across_a_rewind() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    sim.act("p1", combat("p2", "Max", "Leg"));
+    let tactic = sim.act("p1", tactic("Fight"));
+    let bad = sim.act("p2", counter("Nullify", tactic));
+    let penalty = sim.act(
+        "Dana",
+        json!({"type": "ruling", "kind": "penalty", "concerns": concerns(&sim, bad), "reason": "card not legal here",
+            "seat": "p2", "infraction": "game rule violation", "penalty": "warning", "fix": "rewind"}),
+    );
+    let note =
+        sim.act("p1", json!({"type": "note", "concerns": concerns(&sim, bad), "text": "p2 called it a counter"}));
+    let added = sim.act(
+        "Dana",
+        json!({"type": "ruling", "kind": "add_judge", "concerns": concerns(&sim, 0), "reason": "head judge", "judge": "Eve"}),
+    );
+    let r = sim.act("Dana", rewind(&sim, tactic, "Nullify cannot be played in ANNOUNCE BATTLE TACTIC"));
+    assert_eq!(sim.folder.rewound(), &[(tactic + 1, r - 1)]);
+    assert!(sim.folder.is_rewound(bad), "the counter is taken back");
+    for seq in [penalty, note, added] {
+        assert!(!sim.folder.is_rewound(seq), "seq {seq} is adjudication: it stands");
+    }
+    assert_eq!(sim.table.penalties.len(), 1);
+    assert_eq!(sim.table.penalties[0].seq, penalty);
+    assert_eq!(sim.table.notes.len(), 1);
+    assert_eq!(sim.table.notes[0].text, "p2 called it a counter");
+    assert!(sim.table.header.judges.contains(&"Eve".to_string()));
+    // A rewind may still not name an event inside a range taken back, even one that stands.
+    let v = sim.refused("Dana", rewind(&sim, penalty, "to the penalty"));
+    assert!(v.message.contains("was itself rewound"), "{v}");
+    // The replay agrees: the penalty is not struck through.
+    let (_, folder) = verify(&ExportBytes(export(&sim)), None).unwrap();
+    assert!(!folder.is_rewound(penalty) && folder.is_rewound(bad));
+}

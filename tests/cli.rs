@@ -70,22 +70,24 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
     );
     assert!(ok.status.success(), "{}", stderr(&ok));
     let app = |action: &'static str| ["append", "g", "--actor", "p1", action];
-    refused_unchanged(d, &app(r#"{"type":"announce","what":"#), 1, "malformed JSON");
+    // Input that is not an action at all (malformed, duplicate keys, floats,
+    // integers past 2^53, not an object) is a usage error: exit 2, as the README says.
+    refused_unchanged(d, &app(r#"{"type":"announce","what":"#), 2, "malformed JSON");
     refused_unchanged(d, &app(r#"{"type":"teleport"}"#), 1, "unknown action type");
     refused_unchanged(
         d,
         &app(r#"{"type":"announce","what":"battle_tactic","tactic":"Fight","tactic":"Shoot"}"#),
-        1,
+        2,
         "duplicate key",
     );
-    refused_unchanged(d, &app(r#"{"type":"announce","what":"battle_tactic","tactic":1.0}"#), 1, "floating-point");
+    refused_unchanged(d, &app(r#"{"type":"announce","what":"battle_tactic","tactic":1.0}"#), 2, "floating-point");
     refused_unchanged(
         d,
         &app(r#"{"type":"announce","what":"battle_tactic","tactic":"Fight","n":9007199254740993}"#),
-        1,
+        2,
         "2^53",
     );
-    refused_unchanged(d, &app(r#"["not an object"]"#), 1, "JSON object");
+    refused_unchanged(d, &app(r#"["not an object"]"#), 2, "JSON object");
     refused_unchanged(d, &["append", "g", "--actor", "p9", r#"{"type":"pass"}"#], 1, "unknown actor");
     refused_unchanged(
         d,
@@ -110,12 +112,12 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
     let big = format!(r#"{{"type":"announce","what":"battle_tactic","tactic":"{}"}}"#, "x".repeat(2000));
     let before = head(d, "g");
     let out = arbiter(d, &["append", "g", "--actor", "p1", &big]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "over a limit: bad input");
     assert!(stderr(&out).contains("longer than"), "{}", stderr(&out));
     let many: Vec<String> = (0..40).map(|i| format!("{{\"k{i}\":\"{}\"}}", "y".repeat(1000))).collect();
     let huge = format!(r#"{{"type":"announce","what":"equipment","items":[],"pad":[{}]}}"#, many.join(","));
     let out = arbiter(d, &["append", "g", "--actor", "p1", &huge]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "over the event size limit: bad input");
     assert!(stderr(&out).contains("bytes; the limit is"), "{}", stderr(&out));
     assert_eq!(head(d, "g"), before);
     // A refusal names the step, the rule and who may act.
@@ -128,13 +130,12 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
             && err.contains("nothing was stored"),
         "{err}"
     );
-    // Usage and I/O errors exit 2; a refused header exits 1.
+    // Usage, bad input and I/O errors exit 2; a refused header exits 1.
     let code = |args: &[&str]| arbiter(d, args).status.code();
     assert_eq!(code(&["append", "nosuch", "--actor", "p1", r#"{"type":"pass"}"#]), Some(2));
     assert_eq!(code(&["frobnicate"]), Some(2));
-    for (game, ruleset, second_seat) in
-        [("bad name!", "doomtrooper", "p2=B"), ("h", "chess", "p2=B"), ("h", "doomtrooper", "p1=B")]
-    {
+    assert_eq!(code(&["new", "bad name!", "--ruleset", "doomtrooper", "--seat", "p1=A", "--seat", "p2=B"]), Some(2));
+    for (game, ruleset, second_seat) in [("h", "chess", "p2=B"), ("h", "doomtrooper", "p1=B")] {
         assert_eq!(
             code(&["new", game, "--ruleset", ruleset, "--seat", "p1=A", "--seat", second_seat]),
             Some(1),
@@ -168,7 +169,7 @@ fn stdin_batches_are_checked_whole_before_anything_is_stored() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(head(d, "g").starts_with("3 "));
     let out = arbiter_stdin(d, &["append", "g", "-"], "{\"actor\":\"p1\",\"action\":{\"type\":\"pass\"},\"x\":1}\n");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an unknown field: bad input");
 }
 
 #[test]
@@ -196,7 +197,7 @@ fn state_shows_the_step_who_may_act_and_what_is_legal() {
     let out = arbiter(d, &["--json", "state", "g", "--at", "1"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["step"]["number"], "2");
-    assert_eq!(arbiter(d, &["state", "g", "--at", "9"]).status.code(), Some(1));
+    assert_eq!(arbiter(d, &["state", "g", "--at", "9"]).status.code(), Some(2), "a seq past the head: a bad argument");
     let log = String::from_utf8(arbiter(d, &["log", "g"]).stdout).unwrap();
     assert_eq!(log.lines().count(), 3);
     assert!(log.contains("announce battle_tactic tactic=Fight"), "{log}");
@@ -324,4 +325,81 @@ fn every_ruleset_is_selectable_from_the_command_line() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["state"]["battlefields"]["Forge"]["controller"], serde_json::Value::Null);
     assert_eq!(v["legal"], serde_json::json!(["announce"]));
+}
+
+/// Issue 10: penalties and notes made before a rewind stand, and `state` shows
+/// them (and the judges, and the order of priority by name).
+#[test]
+fn state_shows_penalties_notes_and_priority_that_stand_across_a_rewind() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d, "g");
+    let append = |actor: &str, action: &str| {
+        let out = arbiter(d, &["append", "g", "--actor", actor, action]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    append("p1", r#"{"type":"announce","what":"combat","defending_player":"p2","attacker":"A","defender":"D"}"#);
+    append("p1", r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#);
+    append("p2", r#"{"type":"counter","card":"Nullify","target":2}"#);
+    let ok = |args: &[&str]| {
+        let out = arbiter(d, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    ok(&[
+        "penalty",
+        "g",
+        "--judge",
+        "Dana",
+        "--reason",
+        "illegal counter",
+        "--concerns",
+        "3",
+        "--seat",
+        "p2",
+        "--infraction",
+        "game rule violation",
+        "--penalty",
+        "warning",
+        "--fix",
+        "rewind",
+    ]);
+    ok(&["note", "g", "--actor", "p1", "--concerns", "3", "p2 insisted"]);
+    ok(&["rewind", "g", "--judge", "Dana", "--to", "2", "--reason", "Nullify is not legal here"]);
+    let out = arbiter(d, &["--json", "state", "g"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["penalties"][0]["seat"], "p2", "{v}");
+    assert_eq!(v["notes"][0]["text"], "p2 insisted", "{v}");
+    assert_eq!(v["priority"], serde_json::json!(["p2", "p1"]));
+    let text = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
+    assert!(text.contains("order of priority: Bob (p2), Alice (p1)"), "{text}");
+    assert!(text.contains("penalty (seq 4, about seq 3): warning for Bob (p2): game rule violation"), "{text}");
+    assert!(text.contains("note (seq 5, about seq 3) by Alice (p1): p2 insisted"), "{text}");
+    let replay = String::from_utf8(arbiter(d, &["replay", "g"]).stdout).unwrap();
+    let penalty_line = replay.lines().find(|l| l.contains("penalty")).expect("penalty in the replay");
+    assert!(!penalty_line.contains("REWOUND"), "{penalty_line}");
+}
+
+/// Issue 10: only judges supply `at` (transcribing a paper record), and never
+/// later than the store's clock plus a small skew; a refusal stores nothing.
+#[test]
+fn only_a_judge_supplies_at_and_never_in_the_future() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d, "g");
+    let combat = r#"{"type":"announce","what":"combat","defending_player":"p2","attacker":"A","defender":"D"}"#;
+    let args = |actor: &'static str, at: &'static str| ["append", "g", "--actor", actor, "--at", at, combat];
+    refused_unchanged(d, &args("p1", "2026-01-01T00:00:00Z"), 1, "only a judge supplies an event's time");
+    refused_unchanged(d, &args("p1", "2099-01-01T00:00:00Z"), 1, "only a judge");
+    let h0 = head(d, "g");
+    let hash0 = h0.split_whitespace().nth(1).unwrap();
+    let note_action = format!(r#"{{"type":"note","concerns":{{"seq":0,"hash":"{hash0}"}},"text":"paper record"}}"#);
+    let future = ["append", "g", "--actor", "Dana", "--at", "2099-01-01T00:00:00Z", note_action.as_str()];
+    refused_unchanged(d, &future, 2, "later than the store's clock");
+    // A judge transcribing a time not later than the clock is accepted (here the
+    // time of event 0: times never go backwards).
+    let v: serde_json::Value = serde_json::from_slice(&arbiter(d, &["--json", "head", "g"]).stdout).unwrap();
+    let at = v["at"].as_str().unwrap();
+    let past = ["append", "g", "--actor", "Dana", "--at", at, note_action.as_str()];
+    let out = arbiter(d, &past);
+    assert!(out.status.success(), "{}", stderr(&out));
 }

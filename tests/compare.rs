@@ -110,7 +110,7 @@ fn fork_shares_the_prefix_byte_for_byte_and_diff_finds_it_by_hash() {
     let b = std::fs::read_to_string(export(d, "alt")).unwrap();
     assert!(a.starts_with(&b), "the fork is the first 41 lines, byte for byte");
     assert_eq!(b.lines().count(), 41);
-    assert_eq!(arbiter(d, &["fork", "sample", "--at", "400", "x"]).status.code(), Some(1));
+    assert_eq!(arbiter(d, &["fork", "sample", "--at", "400", "x"]).status.code(), Some(2), "a bad argument");
     assert_eq!(arbiter(d, &["fork", "sample", "--at", "3", "alt"]).status.code(), Some(1), "alt exists");
     // Agreeing records: exit 0; a prefix: exit 1, divergence at 41.
     ok(&arbiter(d, &["import", &export(d, "sample"), "--as", "copy"]));
@@ -178,10 +178,8 @@ fn two_recordings_that_differ_in_a_single_pass_are_aligned_by_content() {
     assert_eq!(v["a_from"][0]["action"]["type"], "pass");
     assert_eq!(v["b_from"][0]["action"]["effect"], "modify");
     let first = &v["changes"][0];
-    assert!(
-        first["path"].as_str().unwrap().contains("results") || first["path"].as_str().unwrap().contains("points"),
-        "outcome first: {first}"
-    );
+    let path = first["path"].as_str().unwrap();
+    assert!(["results", "points", "award"].iter().any(|w| path.contains(w)), "outcome first: {first}");
     let text = ok(&arbiter(d, &["diff", "table", "table"]));
     assert!(text.contains("agree"));
 }
@@ -272,5 +270,48 @@ fn judges_verbs_fill_in_the_hash() {
     assert_eq!(events.len(), 10);
     assert_eq!(events[5]["action"]["concerns"]["hash"], events[4]["hash"]);
     ok(&arbiter(d, &["verify", "w"]));
-    assert_eq!(arbiter(d, &["rewind", "w", "--judge", "Eve", "--to", "99", "--reason", "r"]).status.code(), Some(1));
+    // A seq past the head is a bad argument (exit 2), not a refusal.
+    assert_eq!(arbiter(d, &["rewind", "w", "--judge", "Eve", "--to", "99", "--reason", "r"]).status.code(), Some(2));
+}
+
+/// Issue 10: the combat of `recording` finished (awards at 45-48), so its
+/// outcome lies in the finished combat and the points.
+fn finished_recording(p2_plays: bool) -> String {
+    let mut l = recording(p2_plays);
+    for (actor, action) in [
+        ("p2", json!({"type": "pass"})),
+        ("p1", json!({"type": "pass"})),
+        ("p2", award(0)),
+        ("p1", json!({"type": "pass"})),
+        ("p2", json!({"type": "pass"})),
+    ] {
+        l += &format!("{}\n", json!({"actor": actor, "action": action}));
+    }
+    l
+}
+
+#[test]
+fn diff_shows_the_outcome_first_and_does_not_count_renumbering_as_a_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (game, plays) in [("table", false), ("judge", true)] {
+        ok(&arbiter(d, &["new", game, "--ruleset", "doomtrooper", "--seat", "p1=Alice", "--seat", "p2=Bob"]));
+        ok(&arbiter_stdin(d, &["append", game, "-"], &finished_recording(plays)));
+    }
+    let out = arbiter(d, &["--json", "diff", "table", "judge"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = v["changes"].as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert!(paths[0].ends_with("points.p1") && paths[1].ends_with("points.p1"), "the points first: {paths:?}");
+    assert!(paths[2].contains("results") || paths[2].contains("status"), "{paths:?}");
+    for p in &paths {
+        let leaf = p.rsplit('.').next().unwrap();
+        assert!(!["seq", "scope", "sub_scope", "target", "counters"].contains(&leaf), "renumbering listed: {p}");
+    }
+    assert!(v["renumbered"].as_u64().unwrap() > 0, "{v}");
+    let text = String::from_utf8(arbiter(d, &["diff", "table", "judge"]).stdout).unwrap();
+    let outcome = text.find("state.points.p1").expect("points shown");
+    let events = text.find("A from seq").expect("events shown");
+    assert!(outcome < events, "outcome before the events:\n{text}");
+    assert!(text.contains("differ only by renumbering"), "{text}");
 }

@@ -88,8 +88,10 @@ pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<Exi
     out.emit(v.clone(), || {
         // The answer carries the view's fields (step, may_act, legal, awaiting_ruling).
         let view = serde_json::from_value::<View>(v.clone()).map(|v| view_text(&v)).unwrap_or_default();
-        let state = serde_json::to_string_pretty(&v["state"]).unwrap_or_default();
-        format!("{} after seq {} ({})\n  now: {view}\n{state}", a.game, v["seq"], text(&v["hash"]))
+        let mut s = format!("{} after seq {} ({})\n  now: {view}\n", a.game, v["seq"], text(&v["hash"]));
+        s += &adjudication_text(&v);
+        s += &serde_json::to_string_pretty(&v["state"]).unwrap_or_default();
+        s
     });
     Ok(ExitCode::SUCCESS)
 }
@@ -101,6 +103,50 @@ pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCo
     };
     out.emit(v.clone(), || format!("{} {}", v["seq"], text(&v["hash"])));
     Ok(ExitCode::SUCCESS)
+}
+
+/// A seat by name and id ("Alice (p1)"), from the header in a `state` answer.
+fn by_name(v: &Value, id: &str) -> String {
+    let seats = v["header"]["seats"].as_array().into_iter().flatten();
+    match seats.into_iter().find(|s| s["id"] == id).and_then(|s| s["name"].as_str()) {
+        Some(name) => format!("{name} ({id})"),
+        None => id.to_string(),
+    }
+}
+
+/// The order of priority, the judges, and every penalty and note that stands,
+/// one line each (nothing when there are none).
+fn adjudication_text(v: &Value) -> String {
+    let strs = |k: &str| -> Vec<String> {
+        v[k].as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect()
+    };
+    let mut s = String::new();
+    let priority = strs("priority");
+    if !priority.is_empty() {
+        let names: Vec<String> = priority.iter().map(|id| by_name(v, id)).collect();
+        s += &format!("  order of priority: {}\n", names.join(", "));
+    }
+    let judges = strs("judges");
+    if !judges.is_empty() {
+        s += &format!("  judges: {}\n", judges.join(", "));
+    }
+    for p in v["penalties"].as_array().into_iter().flatten() {
+        s += &format!(
+            "  penalty (seq {}, about seq {}): {} for {}: {}; fix: {} (judge {})\n",
+            p["seq"],
+            p["concerns"],
+            text(&p["penalty"]),
+            by_name(v, p["seat"].as_str().unwrap_or_default()),
+            text(&p["infraction"]),
+            text(&p["fix"]),
+            text(&p["judge"])
+        );
+    }
+    for n in v["notes"].as_array().into_iter().flatten() {
+        let by = by_name(v, n["by"].as_str().unwrap_or_default());
+        s += &format!("  note (seq {}, about seq {}) by {by}: {}\n", n["seq"], n["concerns"], text(&n["text"]));
+    }
+    s
 }
 
 /// One line: the step, who may act, what is legal.

@@ -82,8 +82,8 @@
 //!    standing save and is refused. Only a judge's record may differ (a
 //!    ruling, on the record under the judge's name).
 //! 10. **"Other players" with more than three seats**: the text gives no
-//!    order among them; the reducer uses the header's seat order, and
-//!    `state` shows the order of priority of the window now open.
+//!     order among them; the reducer uses the header's seat order, and
+//!     `state` shows the order of priority of the window now open.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

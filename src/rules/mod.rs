@@ -15,7 +15,7 @@ pub mod wtactics;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::adjudication::{PenaltyRecord, Ruling};
+use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling};
 use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
@@ -58,8 +58,11 @@ pub struct Table {
     /// The header, with the judges as they stand now (rulings may add judges).
     pub header: Header,
     pub state: RulesetState,
-    /// Penalties recorded by judges' rulings.
+    /// Penalties recorded by judges' rulings. Like notes and judges added,
+    /// they stand across rewinds: a rewind returns the combat, not the adjudication.
     pub penalties: Vec<PenaltyRecord>,
+    /// Notes by seats and judges.
+    pub notes: Vec<NoteRecord>,
 }
 
 impl Table {
@@ -88,7 +91,7 @@ impl Table {
                 )));
             }
         };
-        Ok(Table { header: header.clone(), state, penalties: vec![] })
+        Ok(Table { header: header.clone(), state, penalties: vec![], notes: vec![] })
     }
 
     /// The state after event `seq` by `actor`, or why it is illegal.
@@ -125,7 +128,7 @@ impl Table {
             RulesetState::Rawdeal(s) => RulesetState::Rawdeal(s.apply(seq, actor, action)?),
             RulesetState::Gurps(s) => RulesetState::Gurps(s.apply(seq, actor, action)?),
         };
-        Ok(Table { header: self.header.clone(), state, penalties: self.penalties.clone() })
+        Ok(Table { header: self.header.clone(), state, penalties: self.penalties.clone(), notes: self.notes.clone() })
     }
 
     /// Refuses a ruling by anyone but a judge of the game.
@@ -139,6 +142,14 @@ impl Table {
             "only a judge named in the game's header (or added by a ruling) may rule",
             format!("{actor} is not a judge of this game (judges: {judges})"),
         ))
+    }
+
+    /// A note by a seat or judge: checked and kept; the combat does not change.
+    pub fn note(&self, seq: u64, actor: &str, concerns: u64, text: &str) -> Result<Table, Violation> {
+        self.check_note(actor, text)?;
+        let mut next = self.clone();
+        next.notes.push(NoteRecord { seq, by: actor.to_string(), concerns, text: text.to_string() });
+        Ok(next)
     }
 
     /// A note by a seat or judge: checked, and the state does not change.
@@ -202,12 +213,14 @@ impl Table {
     }
 
     /// After a rewind: the combat as it was after an earlier event, with the
-    /// judges and penalties as they are now (a rewind does not undo rulings).
+    /// judges, penalties and notes as they are now (a rewind does not undo
+    /// the adjudication).
     pub fn rewound_to(&self, earlier: Table) -> Table {
         let mut t = earlier;
         t.header.judges = self.header.judges.clone();
         t.state.set_judges(&t.header.judges);
         t.penalties = self.penalties.clone();
+        t.notes = self.notes.clone();
         t
     }
 
@@ -221,7 +234,7 @@ impl Table {
             RulesetState::Rawdeal(s) => s.live(),
             RulesetState::Gurps(s) => s.live(),
         };
-        serde_json::json!({"state": state, "judges": self.header.judges, "penalties": self.penalties})
+        serde_json::json!({"state": state, "judges": self.header.judges, "penalties": self.penalties, "notes": self.notes})
     }
 
     /// The order of priority in the window now open, by seat id (empty when
@@ -247,11 +260,18 @@ impl Table {
 
 /// An action in plain words: its type, then its fields, e.g.
 /// `counter Smoke Bomb -> seq 12` or `announce combat defending_player=p2 attacker=...`.
+///
+/// Only the fields the kernel defines as event references are shown as
+/// "seq N": a `counter`'s `target` (the kernel's counter names the seq of the
+/// effect it nullifies) and a ruling's or note's `concerns`. Any other field
+/// named `target` is the ruleset's own (a GURPS roll's target is a skill
+/// number) and is shown as a plain field.
 pub fn describe(action: &Value) -> String {
     let Some(map) = action.as_object() else {
         return action.to_string();
     };
-    let mut words = vec![map.get("type").and_then(Value::as_str).unwrap_or("?").to_string()];
+    let kind = map.get("type").and_then(Value::as_str).unwrap_or("?");
+    let mut words = vec![kind.to_string()];
     for tag in ["what", "effect", "kind"] {
         if let Some(Value::String(s)) = map.get(tag) {
             words.push(s.clone());
@@ -260,11 +280,19 @@ pub fn describe(action: &Value) -> String {
     if let Some(Value::String(card)) = map.get("card") {
         words.push(format!("\"{card}\""));
     }
-    if let Some(target) = map.get("target") {
+    let mut shown = vec!["type", "what", "effect", "kind", "card"];
+    if kind == ActionType::Counter.name()
+        && let Some(target) = map.get("target").and_then(Value::as_u64)
+    {
         words.push(format!("-> seq {target}"));
+        shown.push("target");
+    }
+    if let Some(seq) = map.get("concerns").and_then(|c| c.get("seq")).and_then(Value::as_u64) {
+        words.push(format!("about seq {seq}"));
+        shown.push("concerns");
     }
     for (k, v) in map {
-        if !["type", "what", "effect", "kind", "card", "target"].contains(&k.as_str()) {
+        if !shown.contains(&k.as_str()) {
             let v = match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -273,4 +301,24 @@ pub fn describe(action: &Value) -> String {
         }
     }
     words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+    use serde_json::json;
+
+    #[test]
+    fn only_a_counters_target_and_a_rulings_concerns_are_event_references() {
+        assert_eq!(
+            describe(&json!({"type": "counter", "card": "Cancel", "target": 12})),
+            "counter \"Cancel\" -> seq 12"
+        );
+        let roll = describe(&json!({"type": "resolve", "what": "roll", "by": "Ann", "target": 15, "roll": 9}));
+        assert!(!roll.contains("seq"), "a GURPS roll's target is a skill number: {roll}");
+        assert!(roll.contains("target=15"), "{roll}");
+        let h = "0".repeat(64);
+        let note = describe(&json!({"type": "note", "concerns": {"seq": 4, "hash": h}, "text": "slow play"}));
+        assert_eq!(note, "note about seq 4 text=slow play");
+    }
 }
