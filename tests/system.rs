@@ -56,6 +56,10 @@ fn interactive_replay_steps_one_event_per_key_on_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     assert!(arbiter(d, &["demo"]).status.success());
+    // The sample's length, from its head: "[k/n]" counts its events. (Asked
+    // before the replay starts: the store is held by one process at a time.)
+    let head: serde_json::Value = serde_json::from_slice(&arbiter(d, &["--json", "head", "sample"]).stdout).unwrap();
+    let n = head["seq"].as_u64().unwrap() + 1;
     let session = format!("arbiter-test-{}", std::process::id());
     let socket = d.join("tmux.sock");
     let tmux = |args: &[&str]| {
@@ -80,16 +84,16 @@ fn interactive_replay_steps_one_event_per_key_on_a_terminal() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
-    wait("[1/117]");
+    wait(&format!("[1/{n}]"));
     tmux(&["send-keys", "-t", &session, "n"]);
-    let screen = wait("[2/117]");
+    let screen = wait(&format!("[2/{n}]"));
     assert!(screen.contains("announce combat"), "{screen}");
     tmux(&["send-keys", "-t", &session, "Right"]);
-    wait("[3/117]");
+    wait(&format!("[3/{n}]"));
     tmux(&["send-keys", "-t", &session, "p"]);
-    wait("[2/117]");
+    wait(&format!("[2/{n}]"));
     tmux(&["send-keys", "-t", &session, "g", "5", "0", "Enter"]);
-    let screen = wait("[51/117]");
+    let screen = wait(&format!("[51/{n}]"));
     assert!(screen.contains("Combat Drugs"), "{screen}");
     tmux(&["send-keys", "-t", &session, "q"]);
     let _ = tmux(&["kill-server"]);
