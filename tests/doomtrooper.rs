@@ -630,10 +630,9 @@ fn a_save_outside_escape_wounding_is_refused_for_its_step_not_its_target() {
     assert!(v.message.contains("save effect is not legal here"), "{v}");
 }
 
-#[test]
-fn a_saved_warrior_cannot_be_recorded_with_the_fate_it_was_saved_from() {
-    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
-    to_step_32(&mut sim);
+/// To step 44 of a combat in which D was killed and p2's Medkit saves it (and stands).
+fn to_status_with_a_standing_save(sim: &mut Sim) -> u64 {
+    to_step_32(sim);
     sim.act("p1", standing((A, 5), (D, 5)));
     sim.pass(&["p1", "p2"]);
     sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
@@ -641,6 +640,14 @@ fn a_saved_warrior_cannot_be_recorded_with_the_fate_it_was_saved_from() {
     let save = sim.act("p2", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}));
     sim.pass(&["p2", "p1", "p2", "p1", "p2"]); // 40, 41, 43
     assert!(sim.combat().effects.stands(save));
+    sim.at_step("44", &["p1", "Dana"]);
+    save
+}
+
+#[test]
+fn a_saved_warrior_cannot_be_recorded_with_the_fate_it_was_saved_from() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    let save = to_status_with_a_standing_save(&mut sim);
     let v = sim.refused("p1", status(&[(A, "unharmed"), (D, "killed")]));
     assert!(v.message.contains(&format!("seq {save}")) && v.rule.contains("step 44"), "{v}");
     sim.refused("p1", status(&[(A, "unharmed"), (D, "removed_from_play")]));
@@ -651,13 +658,7 @@ fn a_saved_warrior_cannot_be_recorded_with_the_fate_it_was_saved_from() {
 #[test]
 fn a_judge_may_record_a_status_that_a_standing_save_contradicts() {
     let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
-    to_step_32(&mut sim);
-    sim.act("p1", standing((A, 5), (D, 5)));
-    sim.pass(&["p1", "p2"]);
-    sim.act("p1", results(&[(A, "unharmed"), (D, "killed")], &[]));
-    sim.pass(&["p1", "p2", "p1"]);
-    sim.act("p2", json!({"type": "play", "effect": "save", "card": "Medkit", "warrior": D}));
-    sim.pass(&["p2", "p1", "p2", "p1", "p2"]);
+    to_status_with_a_standing_save(&mut sim);
     sim.act("Dana", status(&[(A, "unharmed"), (D, "killed")]));
     sim.at_step("45", &["p1", "Dana"]);
 }
