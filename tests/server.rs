@@ -453,6 +453,12 @@ fn the_cli_works_against_a_server() {
     assert!(cli("", &["export", "served", "-o", file.to_str().unwrap()]).status.success());
     let out = arbiter(dir.path(), &["verify-file", file.to_str().unwrap()]);
     assert!(out.status.success());
+    // The store itself is held by the server: the CLI says which and how to reach it.
+    let out = arbiter(&dir.path().join("store"), &["games"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let pid = s.child.id();
+    assert!(err.contains(&format!("in use by `arbiter serve` (pid {pid}); use --server {}", s.url)), "{err}");
     // No server there: exit 2.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
         .args(["--server", "http://127.0.0.1:9", "games"])

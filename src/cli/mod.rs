@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arbiter::record::RecordError;
-use arbiter::store::SledStore;
+use arbiter::store::{OpenError, SledStore};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -181,7 +181,18 @@ impl Output {
 
 fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
-    SledStore::open(dir).map_err(|e| anyhow::Error::new(RecordError::Io(e.to_string())))
+    SledStore::open(dir).map_err(|e| {
+        let why = match (&e, serve::serving(dir)) {
+            (OpenError::InUse { .. }, Some((pid, url))) => {
+                format!("this store is in use by `arbiter serve` (pid {pid}); use --server {url}")
+            }
+            (OpenError::InUse { dir }, None) => {
+                format!("the store at {dir} is in use by another arbiter process; wait for it to finish")
+            }
+            (OpenError::Io { .. }, _) => e.to_string(),
+        };
+        rec(RecordError::Io(why))
+    })
 }
 
 /// Library errors keep their type, so `main` can map them to exit codes.

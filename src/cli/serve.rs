@@ -24,6 +24,8 @@ pub fn run(data: &Path, a: &Args) -> anyhow::Result<ExitCode> {
         let listener =
             tokio::net::TcpListener::bind(a.listen).await.with_context(|| format!("cannot listen on {}", a.listen))?;
         let addr = listener.local_addr()?;
+        // Written before the first line, so whoever reads it finds the notice too.
+        let _notice = ServingNotice::write(data, &format!("http://{addr}"));
         // Scripts (and the tests) read these lines to find the server.
         println!("listening on http://{addr}");
         if let Some(token) = organiser {
@@ -36,6 +38,40 @@ pub fn run(data: &Path, a: &Args) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The file in the store directory that says which `arbiter serve` holds
+/// the store, so that a CLI verb refused by sled's lock can say "use
+/// --server URL" instead of an OS error. Not part of the store: sled never
+/// reads it, and a stale one (the server was killed) is recognised because
+/// its pid is no longer alive.
+const NOTICE_FILE: &str = "serve.pid";
+
+struct ServingNotice(std::path::PathBuf);
+
+impl ServingNotice {
+    /// Best effort: a store in a read-only directory still serves.
+    fn write(data: &Path, url: &str) -> ServingNotice {
+        let path = data.join(NOTICE_FILE);
+        let _ = std::fs::write(&path, format!("{} {url}\n", std::process::id()));
+        ServingNotice(path)
+    }
+}
+
+impl Drop for ServingNotice {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Who holds the store, if it is a live `arbiter serve`: (pid, url).
+pub fn serving(data: &Path) -> Option<(u32, String)> {
+    let text = std::fs::read_to_string(data.join(NOTICE_FILE)).ok()?;
+    let (pid, url) = text.trim().split_once(' ')?;
+    let pid: u32 = pid.parse().ok()?;
+    // Signal 0 checks that the process exists without touching it.
+    let alive = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;
+    alive.then(|| (pid, url.to_string()))
 }
 
 /// Ctrl-C or SIGTERM.

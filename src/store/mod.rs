@@ -31,6 +31,16 @@ pub enum AppendError {
     Io(String),
 }
 
+/// Why a store did not open. A store held by another process (sled allows
+/// one) is told apart, so the CLI can say who holds it and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("the store at {dir} is in use by another process")]
+    InUse { dir: String },
+    #[error("cannot open store at {dir}: {why}")]
+    Io { dir: String, why: String },
+}
+
 /// Why a read did not return an event.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{AppendError, Events, Head, ReadError, Store};
+use super::{AppendError, Events, Head, OpenError, ReadError, Store};
 use crate::event::{Event, Link, check_link, decode};
 
 const TREE_PREFIX: &str = "game/";
@@ -52,16 +52,33 @@ pub struct SledStore {
     syncs: AtomicU64,
 }
 
+/// Whether another process holds the exclusive lock sled takes on `db`
+/// (flock). Asked only after sled failed to open, so this process does not
+/// hold it; the probe's own lock, if it gets one, ends when the file closes.
+fn held_by_another_process(db: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = File::open(db) else { return false };
+    // SAFETY: flock on a descriptor this function owns for its whole call.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    locked != 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
+}
+
 impl SledStore {
-    pub fn open(dir: &Path) -> Result<SledStore, ReadError> {
-        let db = sled::Config::new()
-            .path(dir)
-            .segment_size(SEGMENT_SIZE)
-            .cache_capacity(CACHE_BYTES)
-            .open()
-            .map_err(|e| ReadError::Io(format!("cannot open store at {}: {e}", dir.display())))?;
-        let log = File::open(dir.join("db"))
-            .map_err(|e| ReadError::Io(format!("cannot open {}: {e}", dir.join("db").display())))?;
+    pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
+        let shown = dir.display().to_string();
+        let db = sled::Config::new().path(dir).segment_size(SEGMENT_SIZE).cache_capacity(CACHE_BYTES).open().map_err(
+            |e| {
+                // sled takes an exclusive lock on `db` and reports another holder only
+                // in words; another process holding it is a state to explain, not an
+                // I/O failure, so ask the lock itself.
+                if held_by_another_process(&dir.join("db")) {
+                    OpenError::InUse { dir: shown.clone() }
+                } else {
+                    OpenError::Io { dir: shown.clone(), why: e.to_string() }
+                }
+            },
+        )?;
+        let log = File::open(dir.join("db")).map_err(|e| OpenError::Io { dir: shown.clone(), why: e.to_string() })?;
         // The directory entry of a new store must be durable too.
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
