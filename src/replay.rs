@@ -18,7 +18,7 @@ pub struct Shown {
     pub seq: u64,
     pub at: String,
     pub actor: String,
-    /// "action", "ruling" or "note".
+    /// "action", "pass", "ruling" or "note".
     pub kind: &'static str,
     /// The action in plain words.
     pub action: String,
@@ -60,6 +60,7 @@ where
         let kind = match event.action_type() {
             Some(ActionType::Ruling) => "ruling",
             Some(ActionType::Note) => "note",
+            Some(ActionType::Pass) => "pass",
             _ => "action",
         };
         show(Shown {

@@ -403,3 +403,61 @@ fn only_a_judge_supplies_at_and_never_in_the_future() {
     let out = arbiter(d, &past);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn completions_and_man_pages_come_from_the_argument_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    // bash: the script parses and completes the verbs and their flags.
+    let out = arbiter(dir.path(), &["completions", "bash"]);
+    assert!(out.status.success());
+    let script = dir.path().join("arbiter.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let check = std::process::Command::new("bash").arg("-n").arg(&script).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for word in ["append", "replay", "--ruleset", "doomtrooper", "--hide-passes"] {
+        assert!(text.contains(word), "bash completion lacks {word}");
+    }
+    for shell in ["zsh", "fish"] {
+        let out = arbiter(dir.path(), &["completions", shell]);
+        assert!(out.status.success() && out.stdout.len() > 1000, "{shell}");
+    }
+    // Man pages: one for arbiter and one per verb, in roff.
+    let man = dir.path().join("man");
+    assert!(arbiter(dir.path(), &["man", "--dir", man.to_str().unwrap()]).status.success());
+    let page = std::fs::read_to_string(man.join("arbiter-new.1")).unwrap();
+    assert!(page.starts_with(".ie") && page.contains(".TH arbiter-new 1"), "{page}");
+    assert!(page.contains("gurps"), "new's page lists the rulesets");
+    assert!(man.join("arbiter-replay.1").is_file());
+    // `new --help` lists the five rulesets with their documents; a bad one is a usage error.
+    let help = String::from_utf8(arbiter(dir.path(), &["new", "--help"]).stdout).unwrap();
+    for name in ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"] {
+        assert!(help.contains(&format!("- {name}:")), "{help}");
+    }
+    let out = arbiter(dir.path(), &["new", "g", "--ruleset", "chess", "--seat", "p1=A"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn hide_passes_folds_each_run_of_passes_into_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(arbiter(dir.path(), &["demo"]).status.success());
+    for verb in ["log", "replay"] {
+        let all = String::from_utf8(arbiter(dir.path(), &[verb, "sample"]).stdout).unwrap();
+        let out = arbiter(dir.path(), &[verb, "sample", "--hide-passes"]);
+        assert!(out.status.success());
+        let folded = String::from_utf8(out.stdout).unwrap();
+        // Seqs 4-6 of the sample are three passes after Cancel (seq 3).
+        let run = folded.lines().find(|l| l.trim_start().starts_with("4-6 ")).unwrap_or_else(|| panic!("{folded}"));
+        assert!(run.ends_with("p1, p3, p2 pass"), "{run}");
+        assert!(!folded.lines().any(|l| l.trim_start().starts_with("5 ")), "seq 5 is folded into the run");
+        assert!(folded.lines().any(|l| l.contains("counter \"Cancel\" -> seq 2")));
+        assert!(folded.lines().count() < all.lines().count() / 2 + 20, "{verb}: passes are most of the sample");
+    }
+    // --json is for tools: it still has every event, passes included.
+    let out = arbiter(dir.path(), &["--json", "log", "sample", "--hide-passes"]);
+    let lines = String::from_utf8(out.stdout).unwrap().lines().count() as u64;
+    let head: serde_json::Value =
+        serde_json::from_slice(&arbiter(dir.path(), &["--json", "head", "sample"]).stdout).unwrap();
+    assert_eq!(lines, head["seq"].as_u64().unwrap() + 1);
+}

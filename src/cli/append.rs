@@ -16,6 +16,7 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The game's name in the store.
     pub game: String,
     /// Who acts (a seat id or a judge's name). Not used with '-'.
     #[arg(long)]

@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long = "as")]
     pub name: Option<String>,
     /// Which ruleset's sample to record.
-    #[arg(long, default_value = "doomtrooper", value_parser = ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"])]
+    #[arg(long, default_value = "doomtrooper", value_parser = super::rulesets())]
     pub ruleset: String,
 }
 

@@ -10,10 +10,12 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The game to copy from.
     pub game: String,
     /// The last event the new game shares with GAME.
     #[arg(long)]
     pub at: u64,
+    /// The new game's name.
     pub new_game: String,
 }
 

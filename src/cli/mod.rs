@@ -2,6 +2,7 @@
 //! each verb to its own file.
 
 mod append;
+mod completions;
 mod demo;
 mod diff;
 mod fork;
@@ -53,14 +54,23 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Create a game: event 0 with the header.
+    #[command(
+        after_help = "Examples:\n  arbiter new g1 --ruleset doomtrooper --seat p1=Alice --seat p2=Bob --judge Dana --tournament 'Luna City Open' --round 3 --table 12\n  arbiter new r1 --ruleset riftbound --seat p1=Alice --seat p2=Bob --option mode=1v1 --option 'battlefields=[\"Altar\",\"Forge\"]'"
+    )]
     New(new::Args),
     /// Append one action (ACTION_JSON), or JSON Lines of {"actor","action"} from stdin with '-'.
+    #[command(
+        after_help = "Examples:\n  arbiter append g1 --actor p1 '{\"type\":\"announce\",\"what\":\"battle_tactic\",\"tactic\":\"Fight\"}'\n  arbiter append g1 --actor p2 '{\"type\":\"pass\"}'\n  arbiter append g1 - < actions.jsonl     (lines of {\"actor\":\"p1\",\"action\":{...}})"
+    )]
     Append(append::Args),
     /// List the games in the store.
     Games,
     /// Print a game's events.
     Log(read::LogArgs),
     /// Where a game is: the step, who may act, what is legal, and the ruleset's state.
+    #[command(
+        after_help = "Examples:\n  arbiter state g1\n  arbiter state g1 --at 12\n  arbiter --json state g1 | jq .legal"
+    )]
     State(read::StateArgs),
     /// The last event's seq and hash.
     Head(read::GameArg),
@@ -83,19 +93,35 @@ pub enum Command {
     /// Any seat or judge annotates an event; the state does not change.
     Note(rule::NoteArgs),
     /// Each event in plain words, with the step before and after and what changed.
+    #[command(
+        after_help = "Examples:\n  arbiter replay g1\n  arbiter replay g1 --from 20 --to 40\n  arbiter replay disputed.jsonl --interactive"
+    )]
     Replay(replay::Args),
     /// A new game sharing events 0..=SEQ of GAME byte for byte.
     Fork(fork::Args),
     /// Fold a record without some events (and with others after it); nothing is stored.
     Whatif(whatif::Args),
     /// Compare two records (games or export files): exit 0 when they agree, 1 when they differ.
+    #[command(
+        after_help = "Examples:\n  arbiter diff g1 g1-judge-copy\n  arbiter diff table12.jsonl table12-paper.jsonl"
+    )]
     Diff(diff::Args),
     /// Record a bundled sample game, then show and verify it.
     Demo(demo::Args),
     /// Write (or --check) the JSON Schemas in schemas/.
     Schema(schema::Args),
     /// Serve the store over HTTP: the API, live streams and the replay page.
+    #[command(
+        after_help = "Examples:\n  arbiter serve\n  arbiter --data /srv/arbiter serve --listen 0.0.0.0:7878\n  arbiter --server http://127.0.0.1:7878 --token TOKEN state g1"
+    )]
     Serve(serve::Args),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  arbiter completions bash > ~/.local/share/bash-completion/completions/arbiter\n  arbiter completions zsh > ~/.zfunc/_arbiter\n  arbiter completions fish > ~/.config/fish/completions/arbiter.fish"
+    )]
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per verb with --dir).
+    Man(completions::ManArgs),
     /// Issue a token for a seat or a judge of a game (or, locally, for the organiser).
     Token(token::Args),
     /// Who may read a game through the server: public, or token holders only.
@@ -119,6 +145,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::VerifyFile(a) => transfer::verify_file(a, &out),
         Command::Demo(a) => demo::run(&target()?, a, &out),
         Command::Schema(a) => schema::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => completions::man(a),
         Command::Fork(a) => fork::run(&target()?, a, &out),
         Command::Rewind(a) => rule::rewind(&target()?, a, &out),
         Command::Decide(a) => rule::decide(&target()?, a, &out),
@@ -195,6 +223,23 @@ fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
     })
 }
 
+/// The rulesets, each with the document it follows: `--ruleset`'s possible
+/// values, so `new --help` lists them.
+pub fn rulesets() -> clap::builder::PossibleValuesParser {
+    use arbiter::rules::RULESETS;
+    const DOCUMENTS: &[(&str, &str)] = &[
+        ("doomtrooper", "Doomtrooper: the Mother of all combat breakdowns"),
+        ("wtactics", "WTactics: combat"),
+        ("riftbound", "Riftbound: combat and showdowns"),
+        ("rawdeal", "Raw Deal: the timing breakdown"),
+        ("gurps", "GURPS: the combat turn sequence"),
+    ];
+    clap::builder::PossibleValuesParser::new(RULESETS.iter().map(|(name, _)| {
+        let document = DOCUMENTS.iter().find(|(n, _)| n == name).map(|(_, d)| *d).unwrap_or(name);
+        clap::builder::PossibleValue::new(*name).help(document)
+    }))
+}
+
 /// Library errors keep their type, so `main` can map them to exit codes.
 pub fn rec(e: RecordError) -> anyhow::Error {
     anyhow::Error::new(e)
@@ -230,4 +275,31 @@ impl<'s> RecordArg<'s> {
 /// Opens the store (or connects) only when some record is not an existing file.
 fn target_for(cli: &Cli, records: &[&str]) -> anyhow::Result<Option<Target>> {
     if records.iter().all(|r| Path::new(r).is_file()) { Ok(None) } else { Target::open(cli).map(Some) }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every verb and every argument says what it is for in `--help`.
+    #[test]
+    fn every_verb_and_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (the verb)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "arbiter", &mut missing);
+        assert!(missing.is_empty(), "without help: {missing:#?}");
+    }
 }

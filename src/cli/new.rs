@@ -12,9 +12,10 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The new game's name (letters, digits, '.', '-', '_').
     pub game: String,
-    /// Ruleset name (doomtrooper).
-    #[arg(long)]
+    /// The ruleset: whose combat procedure the game follows.
+    #[arg(long, value_parser = super::rulesets())]
     pub ruleset: String,
     /// Ruleset version (default: the newest this arbiter knows).
     #[arg(long)]
@@ -25,10 +26,13 @@ pub struct Args {
     /// A judge's name; repeat for more.
     #[arg(long = "judge")]
     pub judges: Vec<String>,
+    /// The tournament's name, for the header.
     #[arg(long)]
     pub tournament: Option<String>,
+    /// The round number, for the header.
     #[arg(long)]
     pub round: Option<u64>,
+    /// The table number, for the header.
     #[arg(long)]
     pub table: Option<u64>,
     /// A ruleset option, as KEY=VALUE; VALUE is JSON if it parses, else a string

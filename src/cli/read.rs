@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use arbiter::event::{Event, decode};
+use arbiter::event::{ActionType, Event, decode};
 use arbiter::kernel::View;
 use arbiter::ops;
 use arbiter::record::RecordError;
@@ -15,19 +15,25 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct GameArg {
+    /// The game's name in the store.
     pub game: String,
 }
 
 #[derive(clap::Args)]
 pub struct LogArgs {
+    /// The game's name in the store.
     pub game: String,
     /// First seq to print.
     #[arg(long, default_value_t = 0)]
     pub from: u64,
+    /// Fold each run of passes into one line ("p1, p3 pass").
+    #[arg(long)]
+    pub hide_passes: bool,
 }
 
 #[derive(clap::Args)]
 pub struct StateArgs {
+    /// The game's name in the store.
     pub game: String,
     /// The state after this seq (default: the head).
     #[arg(long)]
@@ -47,10 +53,17 @@ pub fn games(target: &Target, out: &Output) -> anyhow::Result<ExitCode> {
 }
 
 pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let print = |event: &Event| -> anyhow::Result<()> {
-        out.emit(serde_json::to_value(event)?, || {
-            format!("{:>5}  {}  {:<10} {}", event.seq, event.at, event.actor, describe(&event.action))
-        });
+    // With --hide-passes, a run of passes is held here until the next other event.
+    let mut run: Vec<Event> = Vec::new();
+    let mut print = |event: &Event| -> anyhow::Result<()> {
+        if a.hide_passes && !out.json {
+            if event.action_type() == Some(ActionType::Pass) {
+                run.push(event.clone());
+                return Ok(());
+            }
+            flush_passes(&mut run);
+        }
+        out.emit(serde_json::to_value(event)?, || log_line(event));
         Ok(())
     };
     match target {
@@ -74,7 +87,25 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
             }
         }
     }
+    flush_passes(&mut run);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a held run of passes as one line ("4-6  ...  p1, p3, p2 pass") and empties it.
+fn flush_passes(run: &mut Vec<Event>) {
+    match run.as_slice() {
+        [] => {}
+        [one] => println!("{}", log_line(one)),
+        [first, .., last] => {
+            let who: Vec<&str> = run.iter().map(|e| e.actor.as_str()).collect();
+            println!("{}", super::replay::passes_line(first.seq, last.seq, &first.at, &who));
+        }
+    }
+    run.clear();
+}
+
+fn log_line(event: &Event) -> String {
+    format!("{:>5}  {}  {:<10} {}", event.seq, event.at, event.actor, describe(&event.action))
 }
 
 pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {

@@ -13,10 +13,15 @@ use super::{Output, RecordArg, rec};
 pub struct Args {
     /// A stored game or an export file.
     pub record: String,
+    /// First seq to show.
     #[arg(long, default_value_t = 0)]
     pub from: u64,
+    /// Last seq to show (default: the head).
     #[arg(long)]
     pub to: Option<u64>,
+    /// Fold each run of passes into one line ("p1, p3 pass"), with the step before and after the run.
+    #[arg(long)]
+    pub hide_passes: bool,
     /// Step one event per key: right/n/space forward, left/p back, g then a seq and Enter to jump, q to quit.
     #[arg(long)]
     pub interactive: bool,
@@ -46,14 +51,90 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
             bail!("--interactive needs a terminal");
         }
         let mut pages = Vec::new();
-        replay(record.source(), a.from, a.to, |s| pages.push(text(&s))).map_err(rec)?;
+        let mut passes = Passes::default();
+        replay(record.source(), a.from, a.to, |s| {
+            if a.hide_passes {
+                pages.extend(passes.take(s).map(|s| s.text()));
+            } else {
+                pages.push(text(&s));
+            }
+        })
+        .map_err(rec)?;
+        pages.extend(passes.flush());
         return interactive(&pages).map(|()| ExitCode::SUCCESS);
     }
+    let mut passes = Passes::default();
     replay(record.source(), a.from, a.to, |s| {
-        out.emit(serde_json::to_value(&s).expect("serialises"), || text(&s));
+        if a.hide_passes && !out.json {
+            for shown in passes.take(s) {
+                println!("{}", shown.text());
+            }
+        } else {
+            out.emit(serde_json::to_value(&s).expect("serialises"), || text(&s));
+        }
     })
     .map_err(rec)?;
+    if let Some(run) = passes.flush() {
+        println!("{run}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--hide-passes`: a run of passes (not rewound) held back until the next
+/// other event, then shown as one line. A judge reading a dispute looks
+/// for what was played; "p2, p1, p3 pass" says as much as three entries.
+#[derive(Default)]
+pub struct Passes {
+    run: Vec<Shown>,
+}
+
+/// What `Passes::take` lets out: a run of passes, or one other event.
+pub enum Line {
+    Run(Vec<Shown>),
+    One(Shown),
+}
+
+impl Line {
+    fn text(&self) -> String {
+        match self {
+            Line::One(s) => text(s),
+            Line::Run(run) => run_text(run),
+        }
+    }
+}
+
+impl Passes {
+    /// Takes the next event; returns the lines now complete.
+    pub fn take(&mut self, s: Shown) -> impl Iterator<Item = Line> {
+        if s.kind == "pass" && !s.rewound {
+            self.run.push(s);
+            return None.into_iter().chain(None);
+        }
+        let run = (!self.run.is_empty()).then(|| Line::Run(std::mem::take(&mut self.run)));
+        run.into_iter().chain(Some(Line::One(s)))
+    }
+
+    /// The run still held at the end, as text.
+    pub fn flush(&mut self) -> Option<String> {
+        (!self.run.is_empty()).then(|| run_text(&std::mem::take(&mut self.run)))
+    }
+}
+
+/// "  12-14  ...  p2, p1, p3 pass", with the step before the first and after the last.
+fn run_text(run: &[Shown]) -> String {
+    let (first, last) = (&run[0], &run[run.len() - 1]);
+    if run.len() == 1 {
+        return text(first);
+    }
+    let who: Vec<&str> = run.iter().map(|s| s.actor.as_str()).collect();
+    let before = first.before.as_ref().map_or("-".to_string(), |b| b.reference.clone());
+    let line = passes_line(first.seq, last.seq, &first.at, &who);
+    format!("{line}\n       {before} -> {}", last.after.reference)
+}
+
+/// One line for a run of passes, shared with `log --hide-passes`.
+pub fn passes_line(first: u64, last: u64, at: &str, who: &[&str]) -> String {
+    format!("{:>5}  {at}  {} pass", format!("{first}-{last}"), who.join(", "))
 }
 
 /// Where the reader is, and what a key does to it (kept apart from the terminal so it can be tested).

@@ -14,6 +14,7 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Common {
+    /// The game's name in the store.
     pub game: String,
     /// The judge making the ruling.
     #[arg(long)]
@@ -50,14 +51,19 @@ pub struct DecideArgs {
 pub struct PenaltyArgs {
     #[command(flatten)]
     pub common: Common,
+    /// The event the penalty is about (default: the head).
     #[arg(long)]
     pub concerns: Option<u64>,
+    /// The seat penalised (its id, e.g. p2).
     #[arg(long)]
     pub seat: String,
+    /// The infraction, in the tournament rules' words.
     #[arg(long)]
     pub infraction: String,
+    /// The penalty given (e.g. warning, game loss).
     #[arg(long)]
     pub penalty: String,
+    /// The fix applied at the table.
     #[arg(long)]
     pub fix: String,
 }
@@ -73,6 +79,7 @@ pub struct AddJudgeArgs {
 
 #[derive(clap::Args)]
 pub struct NoteArgs {
+    /// The game's name in the store.
     pub game: String,
     /// A seat or judge.
     #[arg(long)]
@@ -80,6 +87,7 @@ pub struct NoteArgs {
     /// The event annotated (default: the head).
     #[arg(long)]
     pub concerns: Option<u64>,
+    /// The note's text.
     pub text: String,
 }
 

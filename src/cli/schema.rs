@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// Directory the schemas are written to (or checked in).
     #[arg(long, default_value = "schemas")]
     pub dir: PathBuf,
     /// Only check that the files are current.

@@ -53,6 +53,7 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
 
 #[derive(clap::Args)]
 pub struct AccessArgs {
+    /// The game's name in the store.
     pub game: String,
     /// public: anyone may read the game through the server; token: its seats, judges and the organiser only.
     #[arg(long, value_parser = ["public", "token"])]

@@ -17,6 +17,7 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
+    /// The game's name in the store.
     pub game: String,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long)]
@@ -25,6 +26,7 @@ pub struct ExportArgs {
 
 #[derive(clap::Args)]
 pub struct ImportArgs {
+    /// An export file (JSON Lines, one canonical event per line).
     pub file: PathBuf,
     /// Game name (default: the file name without its extension).
     #[arg(long = "as")]
@@ -36,6 +38,7 @@ pub struct ImportArgs {
 
 #[derive(clap::Args)]
 pub struct VerifyFileArgs {
+    /// An export file (JSON Lines, one canonical event per line).
     pub file: PathBuf,
     /// The head hash the record must end at.
     #[arg(long)]
