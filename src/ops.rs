@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::event::{Event, Header};
+use crate::fold::Source;
 use crate::fold::{FoldError, fold_to};
 use crate::kernel::View;
 use crate::record::{self, Appended, RecordError, Recorder, StoredGame, verify};
@@ -59,7 +60,16 @@ pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, Re
 
 /// `verify GAME`: hashes, links and a full re-fold, optionally to an expected head.
 pub fn verify_game(store: &dyn Store, game: &str, head: Option<&str>) -> Result<Value, RecordError> {
-    let (verified, _) = verify(&StoredGame::new(store, game), head)?;
+    verify_source(&StoredGame::new(store, game), game, head)
+}
+
+/// `verify` of `game` read through any source (the CLI's reads its progress through one).
+pub fn verify_source<S>(source: &S, game: &str, head: Option<&str>) -> Result<Value, RecordError>
+where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let (verified, _) = verify(source, head)?;
     Ok(json!({"game": game, "ok": true, "events": verified.events, "head": verified.head, "rewound": verified.rewound}))
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::new::str;
 use super::read::view_text;
-use super::{Output, Target, rec};
+use super::{Output, Target, progress, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,9 +43,44 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
             .map_err(|e| rec(RecordError::Input(format!("the action is not valid JSON: {e}"))))?;
         vec![Submission { actor, action, at: a.at.clone() }]
     };
-    // Each event is acknowledged (printed) as soon as it is stored.
-    submit(target, &a.game, &subs, a.expect_seq, |appended| out.emit(appended.clone(), || text(&appended)))?;
+    if a.action != "-" || out.json {
+        // Each event is acknowledged (printed) as soon as it is stored.
+        submit(target, &a.game, &subs, a.expect_seq, |appended| out.emit(appended.clone(), || text(&appended)))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // A batch for people: a bar while it runs, then one line for the batch
+    // (what was stored, and where the game now stands).
+    let bar = progress::bar(Some(subs.len() as u64), "appending");
+    let mut stored: Vec<Value> = Vec::new();
+    let submitted = submit(target, &a.game, &subs, a.expect_seq, |appended| {
+        bar.inc(1);
+        stored.push(appended);
+    });
+    bar.finish_and_clear();
+    match (stored.as_slice(), &submitted) {
+        ([], Ok(())) => println!("nothing to append: stdin had no actions"),
+        ([], Err(_)) => {}
+        // Stored before a failure or all of it: either way, say what is stored.
+        (stored, _) => println!("{}", batch_text(stored)),
+    }
+    submitted?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// "seqs 1-40 appended (40 events); head 40 HASH" and the view after the last.
+fn batch_text(stored: &[Value]) -> String {
+    let (first, last) = (&stored[0], &stored[stored.len() - 1]);
+    let again = stored.iter().filter(|v| v["duplicate"] == json!(true)).count();
+    let again = if again > 0 { format!(", {again} already stored: retry") } else { String::new() };
+    let view = serde_json::from_value(last["view"].clone()).map(|v| view_text(&v)).unwrap_or_default();
+    format!(
+        "seqs {}-{} appended ({} events{again}); head {} {}\n  now: {view}",
+        first["event"]["seq"],
+        last["event"]["seq"],
+        stored.len(),
+        last["event"]["seq"],
+        str(&last["event"]["hash"])
+    )
 }
 
 /// Appends `subs` in order (a batch is checked whole first: a refused one

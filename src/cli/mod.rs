@@ -7,6 +7,7 @@ mod demo;
 mod diff;
 mod fork;
 mod new;
+mod progress;
 mod read;
 mod remote;
 mod replay;

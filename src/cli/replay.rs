@@ -4,8 +4,10 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use arbiter::compare::Record;
 use arbiter::replay::{Shown, replay};
 
+use super::progress::{self, Ticking};
 use super::whatif::show;
 use super::{Output, RecordArg, rec};
 
@@ -52,7 +54,10 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         }
         let mut pages = Vec::new();
         let mut passes = Passes::default();
-        replay(record.source(), a.from, a.to, |s| {
+        // The pages are built before the first is shown: a long game gets a bar.
+        let bar = progress::bar(events(&record).map(|n| 2 * n), "replaying");
+        let source = Ticking { source: record.source(), bar: &bar };
+        replay(&source, a.from, a.to, |s| {
             if a.hide_passes {
                 pages.extend(passes.take(s).map(|s| s.text()));
             } else {
@@ -60,11 +65,19 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
             }
         })
         .map_err(rec)?;
+        bar.finish_and_clear();
         pages.extend(passes.flush());
         return interactive(&pages).map(|()| ExitCode::SUCCESS);
     }
     let mut passes = Passes::default();
-    replay(record.source(), a.from, a.to, |s| {
+    // Written to a file or a pipe while a person waits at the terminal: a bar on stderr.
+    let waiting = !std::io::stdout().is_terminal();
+    let bar = match waiting {
+        true => progress::bar(events(&record).map(|n| 2 * n), "replaying"),
+        false => indicatif::ProgressBar::hidden(),
+    };
+    let source = Ticking { source: record.source(), bar: &bar };
+    replay(&source, a.from, a.to, |s| {
         if a.hide_passes && !out.json {
             for shown in passes.take(s) {
                 println!("{}", shown.text());
@@ -74,10 +87,19 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         }
     })
     .map_err(rec)?;
+    bar.finish_and_clear();
     if let Some(run) = passes.flush() {
         println!("{run}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many events a stored game has (files are counted as they are read).
+fn events(record: &RecordArg) -> Option<u64> {
+    match record.source() {
+        Record::Stored(game) => game.store.head(&game.game).ok().flatten().map(|h| h.seq + 1),
+        _ => None,
+    }
 }
 
 /// `--hide-passes`: a run of passes (not rewound) held back until the next
@@ -91,7 +113,7 @@ pub struct Passes {
 /// What `Passes::take` lets out: a run of passes, or one other event.
 pub enum Line {
     Run(Vec<Shown>),
-    One(Shown),
+    One(Box<Shown>),
 }
 
 impl Line {
@@ -111,7 +133,7 @@ impl Passes {
             return None.into_iter().chain(None);
         }
         let run = (!self.run.is_empty()).then(|| Line::Run(std::mem::take(&mut self.run)));
-        run.into_iter().chain(Some(Line::One(s)))
+        run.into_iter().chain(Some(Line::One(Box::new(s))))
     }
 
     /// The run still held at the end, as text.

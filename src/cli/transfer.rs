@@ -13,7 +13,7 @@ use arbiter::record::{ExportFile, RecordError, canonical_bytes, read_export, ver
 use arbiter::store::Store;
 
 use super::new::str;
-use super::{Output, Target, rec};
+use super::{Output, Target, progress, rec};
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -55,12 +55,16 @@ pub fn export(target: &Target, a: &ExportArgs, out: &Output) -> anyhow::Result<E
     let mut count = 0u64;
     match target {
         Target::Local(store) => {
+            let len = store.head(&a.game).ok().flatten().map(|h| h.seq + 1);
+            let bar = progress::bar(len, "exporting");
             for event in store.read(&a.game, 0).map_err(|e| rec(e.into()))? {
                 let event = event.map_err(|e| rec(e.into()))?;
                 sink.write_all(&canonical_bytes(&event))?;
                 sink.write_all(b"\n")?;
                 count += 1;
+                bar.inc(1);
             }
+            bar.finish_and_clear();
         }
         Target::Remote(c) => {
             // Written only once every line is checked (strict JSON, hash, chain).
@@ -98,13 +102,18 @@ pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<E
     let not_imported = || format!("{} was not imported; nothing was stored", a.file.display());
     let v = match target {
         Target::Local(store) => {
+            let bar = progress::bar(None, "reading");
             let events: Vec<_> = read_export(open(&a.file)?)
+                .inspect(|_| bar.inc(1))
                 .collect::<Result<_, _>>()
                 .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
+            bar.set_message("verifying and storing");
             if a.read == "token" {
                 access::set_read_access(store, &name, ReadAccess::Token).map_err(rec)?;
             }
-            ops::import(store, &name, events).map_err(|e| rec(e).context(not_imported()))?
+            let imported = ops::import(store, &name, events).map_err(|e| rec(e).context(not_imported()));
+            bar.finish_and_clear();
+            imported?
         }
         Target::Remote(c) => {
             let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;

@@ -4,9 +4,11 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use arbiter::ops;
+use arbiter::record::StoredGame;
 use arbiter::store::Store;
 
 use super::new::str;
+use super::progress::{self, Ticking};
 use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
@@ -35,7 +37,14 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     }
     for game in &games {
         let v = match target {
-            Target::Local(store) => ops::verify_game(store, game, a.head.as_deref()).map_err(rec),
+            Target::Local(store) => {
+                let len = store.head(game).ok().flatten().map(|h| h.seq + 1);
+                let bar = progress::bar(len, "verifying");
+                let source = Ticking { source: &StoredGame::new(store, game), bar: &bar };
+                let verified = ops::verify_source(&source, game, a.head.as_deref()).map_err(rec);
+                bar.finish_and_clear();
+                verified
+            }
             Target::Remote(c) => {
                 let head = a.head.as_ref().map(|h| format!("?head={h}")).unwrap_or_default();
                 c.get(&c.game(game, &format!("/verify{head}"))?)
