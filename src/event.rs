@@ -193,6 +193,14 @@ impl Header {
     pub fn seat_ids(&self) -> Vec<String> {
         self.seats.iter().map(|s| s.id.clone()).collect()
     }
+
+    /// A seat by name and id ("Alice (p1)"); anyone else (a judge) as named.
+    pub fn name_of(&self, id: &str) -> String {
+        match self.seats.iter().find(|s| s.id == id) {
+            Some(s) => format!("{} ({})", s.name, s.id),
+            None => id.to_string(),
+        }
+    }
 }
 
 pub fn valid_seat_id(id: &str) -> bool {

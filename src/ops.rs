@@ -55,7 +55,7 @@ pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, Re
     Ok(json!({"game": game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "header": table.header,
         "step": view.step, "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling,
         "priority": table.priority(), "judges": table.header.judges, "penalties": table.penalties,
-        "notes": table.notes, "state": table.state}))
+        "notes": table.notes, "board": table.board(), "state": table.state}))
 }
 
 /// `verify GAME`: hashes, links and a full re-fold, optionally to an expected head.

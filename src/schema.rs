@@ -15,6 +15,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
         ("ruling.schema.json", serde_json::to_value(schema_for!(crate::adjudication::Adjudication)).expect("schema")),
         ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
+        ("doomtrooper/board.schema.json", serde_json::to_value(schema_for!(doomtrooper::Board)).expect("schema")),
         ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
         ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
         ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),

@@ -2,6 +2,7 @@
 //! each verb to its own file.
 
 mod append;
+mod board;
 mod completions;
 mod demo;
 mod diff;

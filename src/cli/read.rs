@@ -10,6 +10,7 @@ use arbiter::rules::describe;
 use arbiter::store::Store;
 use serde_json::{Value, json};
 
+use super::board::{self, Paint};
 use super::new::str as text;
 use super::{Output, Target, rec};
 
@@ -116,14 +117,7 @@ pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<Exi
             c.get(&c.game(&a.game, &format!("/state{at}"))?)?
         }
     };
-    out.emit(v.clone(), || {
-        // The answer carries the view's fields (step, may_act, legal, awaiting_ruling).
-        let view = serde_json::from_value::<View>(v.clone()).map(|v| view_text(&v)).unwrap_or_default();
-        let mut s = format!("{} after seq {} ({})\n  now: {view}\n", a.game, v["seq"], text(&v["hash"]));
-        s += &adjudication_text(&v);
-        s += &serde_json::to_string_pretty(&v["state"]).unwrap_or_default();
-        s
-    });
+    out.emit(v.clone(), || state_text(&a.game, &v, Paint::for_stdout()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -134,6 +128,57 @@ pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCo
     };
     out.emit(v.clone(), || format!("{} {}", v["seq"], text(&v["hash"])));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `state` for people: the header in words, where the combat stands (step,
+/// who may act by name, what is legal, a pending ruling), the board, then
+/// the adjudication that stands.
+fn state_text(game: &str, v: &Value, paint: Paint) -> String {
+    let h = &v["header"];
+    let mut title = vec![format!("{game}: {}", ruleset_title(text(&v["ruleset"])))];
+    if let Some(t) = h["tournament"].as_str() {
+        title.push(t.to_string());
+    }
+    for key in ["round", "table"] {
+        if let Some(n) = h[key].as_u64() {
+            title.push(format!("{key} {n}"));
+        }
+    }
+    let mut s = paint.bold(&title.join(", ")) + "\n";
+    let seats: Vec<String> =
+        h["seats"].as_array().into_iter().flatten().map(|seat| by_name(v, text(&seat["id"]))).collect();
+    s += &format!("  players: {}\n", seats.join(", "));
+    s += &format!("  after seq {} ({})\n", v["seq"], text(&v["hash"]));
+    // The answer carries the view's fields (step, may_act, legal, awaiting_ruling).
+    if let Ok(view) = serde_json::from_value::<View>(v.clone()) {
+        let who: Vec<String> = view.may_act.iter().map(|id| by_name(v, id)).collect();
+        let who = if who.is_empty() { "no one".to_string() } else { who.join(", ") };
+        let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
+        s += &format!("  step: {}\n  may act: {who}\n  legal: {}\n", view.step.reference, legal.join(", "));
+        if let Some(r) = &view.awaiting_ruling {
+            s += &format!("  {}\n", paint.alert(&format!("awaiting a judge's ruling: {r}")));
+        }
+    }
+    s += &adjudication_text(v);
+    s += "\n";
+    match board::text(text(&v["ruleset"]), &v["board"], paint) {
+        Some(board) => s += &board,
+        // A ruleset without a board yet: its raw state.
+        None => s += &serde_json::to_string_pretty(&v["state"]).unwrap_or_default(),
+    }
+    s.trim_end().to_string()
+}
+
+/// The ruleset's name as its players write it.
+fn ruleset_title(name: &str) -> &str {
+    match name {
+        "doomtrooper" => "Doomtrooper",
+        "wtactics" => "WTactics",
+        "riftbound" => "Riftbound",
+        "rawdeal" => "Raw Deal",
+        "gurps" => "GURPS",
+        other => other,
+    }
 }
 
 /// A seat by name and id ("Alice (p1)"), from the header in a `state` answer.

@@ -52,6 +52,14 @@ impl RulesetState {
     }
 }
 
+/// Each ruleset's board: the state as a judge would draw it (see `board`
+/// in each ruleset module). Rulesets without one yet show their raw state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Board {
+    Doomtrooper(doomtrooper::Board),
+}
+
 /// A game's state after some prefix of its stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Table {
@@ -244,6 +252,14 @@ impl Table {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.priority(),
             _ => vec![],
+        }
+    }
+
+    /// The board, in the players' names.
+    pub fn board(&self) -> Option<Board> {
+        match &self.state {
+            RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
+            _ => None,
         }
     }
 
