@@ -25,8 +25,12 @@ pub struct Shown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<StepRef>,
     pub after: StepRef,
-    /// What changed in the state (outcome first).
+    /// What changed in the state (outcome first), as paths for tools.
     pub changes: Vec<Change>,
+    /// What changed, in the board's words, for people (absent for a ruleset
+    /// without a board yet: `changes` says it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub said: Option<Vec<String>>,
     /// A later ruling rewound this event: it stays in the log but no longer counts.
     pub rewound: bool,
 }
@@ -57,6 +61,10 @@ where
             Some(b) => delta::diff(&b.live_json(), &after.live_json()),
             None => vec![],
         };
+        let said = match (before.as_ref().and_then(|b| b.board()), after.board()) {
+            (Some(b), Some(a)) => Some(a.changes_since(&b)),
+            _ => None,
+        };
         let kind = match event.action_type() {
             Some(ActionType::Ruling) => "ruling",
             Some(ActionType::Note) => "note",
@@ -72,6 +80,7 @@ where
             before: before.map(|b| b.view().step),
             after: after.view().step,
             changes,
+            said,
             rewound: verified.is_rewound(event.seq),
         });
     }

@@ -67,6 +67,9 @@ fn doomtrooper_text(b: &doomtrooper::Board, paint: Paint) -> String {
     for e in &c.equipment {
         row("equipment", &format!("{}: {}", e.player, e.items.join(", ")));
     }
+    if let Some(award) = &c.award {
+        row("to award", award);
+    }
     if let Some(card) = &c.ended_by {
         row("ended by", card);
     }

@@ -29,6 +29,15 @@ pub struct Args {
     pub interactive: bool,
 }
 
+/// The step once when the event left it where it was, else before -> after.
+fn steps(s: &Shown) -> String {
+    match &s.before {
+        Some(b) if b.reference == s.after.reference => format!("at {}", b.reference),
+        Some(b) => format!("{} -> {}", b.reference, s.after.reference),
+        None => format!("-> {}", s.after.reference),
+    }
+}
+
 fn text(s: &Shown) -> String {
     let mark = if s.rewound { "  [REWOUND]" } else { "" };
     let kind = match s.kind {
@@ -36,13 +45,13 @@ fn text(s: &Shown) -> String {
         "note" => "NOTE ",
         _ => "",
     };
-    let before = s.before.as_ref().map_or("-".to_string(), |b| b.reference.clone());
-    let mut out = format!(
-        "{:>5}  {}  {:<10} {kind}{}{mark}\n       {} -> {}",
-        s.seq, s.at, s.actor, s.action, before, s.after.reference
-    );
-    for c in &s.changes {
-        out += &format!("\n       {}: {} -> {}", c.path, show(&c.before), show(&c.after));
+    let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {}", s.seq, s.at, s.actor, s.action, steps(s));
+    match &s.said {
+        Some(said) => said.iter().for_each(|line| out += &format!("\n       {line}")),
+        None => s
+            .changes
+            .iter()
+            .for_each(|c| out += &format!("\n       {}: {} -> {}", c.path, show(&c.before), show(&c.after))),
     }
     out
 }

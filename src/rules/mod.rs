@@ -60,6 +60,15 @@ pub enum Board {
     Doomtrooper(doomtrooper::Board),
 }
 
+impl Board {
+    /// What changed from `before` to `self`, in the board's words.
+    pub fn changes_since(&self, before: &Board) -> Vec<String> {
+        match (before, self) {
+            (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
+        }
+    }
+}
+
 /// A game's state after some prefix of its stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Table {

@@ -45,6 +45,9 @@ pub struct CombatBoard {
     pub equipment: Vec<Equipment>,
     /// Steps 2-15 were repeated this many times because the combatants changed.
     pub repeats: u64,
+    /// The award being made at steps 45-48, before counters may answer it
+    /// ("2 points to Alice (p1), seq 66").
+    pub award: Option<String>,
     /// The combat-ending card that ended the combat ("Smoke Bomb (seq 20)").
     pub ended_by: Option<String>,
     /// Combat ratings, results, status and points: the whole combat, or the
@@ -165,6 +168,10 @@ fn combat_board(c: &Combat, finished: bool, header: &Header) -> CombatBoard {
             .map(|(s, items)| Equipment { player: header.name_of(s), items: items.clone() })
             .collect(),
         repeats: c.repeats,
+        award: c.award.map(|(seq, points)| {
+            let to = c.effects.get(seq).map(|e| header.name_of(&e.seat)).unwrap_or_default();
+            format!("{points} points to {to}, seq {seq}")
+        }),
         ended_by: c.ended_by.map(|seq| {
             let card = c.effects.get(seq).and_then(|e| e.card.clone()).unwrap_or_default();
             format!("{card} (seq {seq})")
@@ -236,5 +243,132 @@ fn fate(f: Fate) -> &'static str {
         Fate::Wounded => "wounded",
         Fate::Killed => "killed",
         Fate::RemovedFromPlay => "removed from play",
+    }
+}
+
+/// What changed from `before` to `after`, in the board's words: one
+/// sentence per thing a judge would write down ("Body Guard (seq 11) by Bob
+/// (p2): the defender becomes Legionnaire Sergeant", "seq 2 BATTLE TACTIC
+/// is countered by Cancel (seq 3) by Bob (p2)").
+pub fn changes(before: &Board, after: &Board) -> Vec<String> {
+    let mut said = Vec::new();
+    match (&before.combat, &after.combat) {
+        (Some(b), Some(a)) if b.number == a.number => combat_changes(b, a, &mut said),
+        (_, Some(a)) => {
+            said.push(format!(
+                "combat {}: {} attacks {} with {} against {}",
+                a.number, a.attacker.player, a.defender.player, a.attacker.warrior, a.defender.warrior
+            ));
+            combat_changes(&empty_like(a), a, &mut said);
+        }
+        (_, None) => {}
+    }
+    for (b, a) in before.points.iter().zip(&after.points) {
+        if b.points != a.points {
+            said.push(format!("{} now has {} points (was {})", a.player, a.points, b.points));
+        }
+    }
+    said
+}
+
+/// A combat as it stands when first announced, to compare a new one against.
+fn empty_like(c: &CombatBoard) -> CombatBoard {
+    CombatBoard {
+        battle_tactic: None,
+        warzone: None,
+        strike_order: "simultaneous".into(),
+        effects: vec![],
+        equipment: vec![],
+        repeats: 0,
+        award: None,
+        ended_by: None,
+        finished: false,
+        first_combat: Determination::default(),
+        second_combat: None,
+        ..c.clone()
+    }
+}
+
+fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
+    let added: Vec<&EffectLine> = a.effects.iter().filter(|e| !b.effects.iter().any(|o| o.seq == e.seq)).collect();
+    // Equipment used and points awarded are said by their own lines below.
+    for e in added.iter().filter(|e| e.what != "equipment used" && e.what != "points awarded") {
+        said.push(effect_sentence(e, a));
+    }
+    // An announcement already said what it set.
+    let announced = |what: &str| added.iter().any(|e| e.what == what);
+    for e in &a.effects {
+        let Some(old) = b.effects.iter().find(|o| o.seq == e.seq) else { continue };
+        match (old.stands, e.stands, &e.countered_by) {
+            // A counter played just now has said so already.
+            (true, false, Some(_)) if added.iter().any(|k| k.counters == Some(e.seq)) => {}
+            (true, false, Some(by)) => said.push(format!("{} is countered by {by}", name(e))),
+            (false, true, _) => said.push(format!("{} stands again: the counter against it was countered", name(e))),
+            _ => {}
+        }
+    }
+    let mut changed = |what: &str, old: &str, new: &str| {
+        let said_already =
+            (what == "battle tactic" && announced("BATTLE TACTIC")) || (what == "warzone" && announced("WARZONE"));
+        if old != new && !said_already {
+            said.push(format!("{what}: {new}"));
+        }
+    };
+    changed("the attacker becomes", &b.attacker.warrior, &a.attacker.warrior);
+    changed("the defender becomes", &b.defender.warrior, &a.defender.warrior);
+    changed("battle tactic", b.battle_tactic.as_deref().unwrap_or(""), a.battle_tactic.as_deref().unwrap_or(""));
+    changed("warzone", b.warzone.as_deref().unwrap_or(""), a.warzone.as_deref().unwrap_or(""));
+    changed("strike order", &b.strike_order, &a.strike_order);
+    if a.repeats > b.repeats {
+        said.push("the combatants changed: steps 2-15 are repeated".into());
+    }
+    for e in a.equipment.iter().filter(|e| !b.equipment.contains(e)) {
+        said.push(format!("{} uses {}", e.player, e.items.join(", ")));
+    }
+    let parts = [("", &b.first_combat, &a.first_combat)];
+    let second = b.second_combat.clone().unwrap_or_default();
+    let parts = parts.into_iter().chain(a.second_combat.as_ref().map(|s| ("second combat ", &second, s)));
+    for (part, old, new) in parts {
+        if old.standing != new.standing && !new.standing.is_empty() {
+            let list: Vec<String> = new.standing.iter().map(|r| format!("{} {}", r.warrior, r.rating)).collect();
+            said.push(format!("{part}combat ratings: {}", list.join(", ")));
+        }
+        for (key, o, n) in [("results", &old.results, &new.results), ("status", &old.status, &new.status)] {
+            if o != n && !n.is_empty() {
+                let list: Vec<String> = n.iter().map(|r| format!("{} {}", r.warrior, r.outcome)).collect();
+                said.push(format!("{part}{key}: {}", list.join(", ")));
+            }
+        }
+        for p in new.points.iter().filter(|p| !old.points.contains(p)) {
+            said.push(format!("{part}points awarded: {} {}", p.player, p.points));
+        }
+    }
+    if let (Some(award), true) = (&a.award, a.award != b.award) {
+        said.push(format!("to award: {award}; counters may answer it"));
+    }
+    if let (None, Some(card)) = (&b.ended_by, &a.ended_by) {
+        said.push(format!("{card} ends the combat: next, step 37"));
+    }
+    if a.finished && !b.finished {
+        said.push(format!("combat {} is over", a.number));
+    }
+}
+
+/// "seq 2 BATTLE TACTIC", "seq 51 Shield of Faith".
+fn name(e: &EffectLine) -> String {
+    format!("seq {} {}", e.seq, e.card.as_deref().unwrap_or(&e.what))
+}
+
+fn effect_sentence(e: &EffectLine, c: &CombatBoard) -> String {
+    let card = e.card.as_deref().map(|c| format!("{c} (seq {})", e.seq)).unwrap_or_else(|| format!("seq {}", e.seq));
+    match (e.counters, &e.detail) {
+        (Some(t), _) => {
+            let target = c.effects.iter().find(|o| o.seq == t).map(name).unwrap_or_else(|| format!("seq {t}"));
+            format!("{card} by {} counters {target}", e.player)
+        }
+        (None, Some(d)) if e.card.is_some() => format!("{card} by {}, {}: {d}", e.player, e.what),
+        (None, Some(d)) => format!("{} by {}: {d}", e.what, e.player),
+        (None, None) if e.card.is_some() => format!("{card} by {}, {}", e.player, e.what),
+        (None, None) => format!("{} by {}", e.what, e.player),
     }
 }

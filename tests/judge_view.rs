@@ -1,0 +1,99 @@
+//! What a head judge reads: `state` and `replay` of each sample, compared
+//! with the snapshots in `tests/snapshots/` (times and hashes redacted, as
+//! they change with every recording). `UPDATE_SNAPSHOTS=1 cargo test --test
+//! judge_view` rewrites them; review the diff like any other change.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Times and hashes vary between recordings; the rest must not.
+fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let words: Vec<String> = line
+            .split(' ')
+            .map(|w| {
+                let core = w.trim_matches(|c| c == '(' || c == ')' || c == ',');
+                let is_hash = core.len() == 64 && core.bytes().all(|b| b.is_ascii_hexdigit());
+                let is_time =
+                    core.len() >= 20 && core.as_bytes()[4] == b'-' && core.contains('T') && core.ends_with('Z');
+                match (is_hash, is_time) {
+                    (true, _) => w.replace(core, "HASH"),
+                    (_, true) => w.replace(core, "TIME"),
+                    _ => w.to_string(),
+                }
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+    }
+    out + "\n"
+}
+
+fn check_snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name);
+    let actual = redact(actual);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!("{} is missing: run UPDATE_SNAPSHOTS=1 cargo test --test judge_view", path.display())
+    });
+    if expected != actual {
+        let first = expected.lines().zip(actual.lines()).position(|(e, a)| e != a).unwrap_or(0);
+        panic!(
+            "{name} differs from its snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it)",
+            first + 1,
+            expected.lines().nth(first),
+            actual.lines().nth(first)
+        );
+    }
+}
+
+fn stdout(data: &Path, args: &[&str]) -> String {
+    let out = arbiter(data, args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Names, not ids; the step once; no reducer JSON.
+fn assert_reads_as_words(text: &str) {
+    for internal in ["{\"", "\"scope\"", "sub_scope", "\"priority\":"] {
+        assert!(!text.contains(internal), "internal JSON {internal:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn doomtrooper_state_and_replay_read_as_a_judge_would_write_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(d, &["demo", "--ruleset", "doomtrooper", "--as", "dt"]);
+    // Mid-combat: Shield of Faith countered by Cancel, the step, who acts.
+    let mid = stdout(d, &["state", "dt", "--at", "53"]);
+    assert_reads_as_words(&mid);
+    assert!(mid.contains("players: Alice (p1), Bob (p2), Carol (p3)"), "{mid}");
+    assert!(mid.contains("Luna City Open, round 3, table 12"), "{mid}");
+    assert!(mid.contains("may act: Bob (p2)"), "{mid}");
+    assert!(mid.contains("Shield of Faith  [countered by Cancel (seq 52) by Carol (p3)]"), "{mid}");
+    assert_eq!(mid.matches("MODIFY COMBAT RATINGS)").count(), 1, "the step is named once:\n{mid}");
+    check_snapshot("doomtrooper-state-53.txt", &mid);
+    let end = stdout(d, &["state", "dt"]);
+    assert_reads_as_words(&end);
+    assert!(end.contains("points  Alice (p1) 2 · Bob (p2) 0 · Carol (p3) 0"), "{end}");
+    check_snapshot("doomtrooper-state.txt", &end);
+    // Replay: what changed in the board's words.
+    let replay = stdout(d, &["replay", "dt", "--hide-passes"]);
+    assert!(replay.contains("Cancel (seq 3) by Bob (p2) counters seq 2 BATTLE TACTIC"), "{replay}");
+    assert!(
+        replay
+            .contains("Body Guard (seq 11) by Bob (p2), CHANGE COMBATANTS: the defender becomes Legionnaire Sergeant")
+    );
+    assert!(!replay.contains("state.combat"), "no state paths in the words");
+    check_snapshot("doomtrooper-replay.txt", &replay);
+}
