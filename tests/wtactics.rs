@@ -144,6 +144,33 @@ fn undefended_attacks_cost_their_total_damage_in_influence() {
 }
 
 #[test]
+fn undefended_damage_is_each_attackers_atk_unless_an_effect_was_played() {
+    let undefended = |damage: &[(&str, i64)], lost: i64| {
+        json!({"type": "resolve", "what": "undefended", "influence_lost": lost,
+               "damage": damage.iter().map(|(a, d)| json!({"attacker": a, "damage": d})).collect::<Vec<_>>()})
+    };
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    // Issue 10: the Imp's 3 damage added up correctly (6) but no effect made it more than its ATK 2.
+    let v = sim.refused("p2", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    assert!(v.message.contains("Imp's damage is its own ATK 2, not 3"), "{v}");
+    assert!(v.rule.contains("an attacker deals its ATK"), "{v}");
+    sim.act("p2", undefended(&[("Imp", 2), ("Orc", 3)], 5));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 5);
+    // With an Event played in the attack, the table's damage counts (the effect is the table's to apply).
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
+    sim.pass(&["p2"]);
+    sim.act("p1", event("Frenzy"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    sim.act("p2", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 6);
+}
+
+#[test]
 fn values_without_any_effect_are_the_creatures_own() {
     let mut sim = game();
     sim.act("p1", attackers(&[creature("Orc", 3, 2)]));

@@ -15,8 +15,9 @@
 //! exactly one attacker; whose pick it is; whose Response opportunity it is;
 //! the influence lost to undefended attacks is their total; a recorded
 //! combat outcome is the one the text's comparison gives (a wrong one is
-//! refused); when no Event or Ability was played, the values at resolution
-//! are the creatures' own.
+//! refused); when no Event or Ability was played in the attack, the values
+//! at resolution are the creatures' own, and so is an undefended attacker's
+//! damage (its ATK).
 //!
 //! # Gaps in the text, and what the reducer does there
 //! 1. **Several defenders on one attacker**: the text compares one ATK with
@@ -32,9 +33,12 @@
 //!    text marks attackers only), but must be unmarked to defend.
 //! 5. **Effects on ATK and DEF**: the text says "take into account all
 //!    effects" but gives no effects; the table records the values it
-//!    determined, and the reducer compares them. Events played in part I's
-//!    Response phase are discarded when the whole attack is over; those
-//!    played in an individual combat when that combat is over.
+//!    determined, and the reducer compares them. The damage an undefended
+//!    attacker deals (II) is not defined either; the reducer takes it to be
+//!    the attacker's ATK, as IV compares ATK, so with no Event or Ability
+//!    played in the attack it must be the creature's own ATK. Events played
+//!    in part I's Response phase are discarded when the whole attack is
+//!    over; those played in an individual combat when that combat is over.
 //! 6. **Who records the influence lost and the values**: either player or a judge.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -299,6 +303,20 @@ impl State {
                 attackers.sort();
                 if named != attackers {
                     return refuse("II", format!("name the damage of every attacker once: {}", attackers.join(", ")));
+                }
+                if !self.effects_played() {
+                    for d in damage {
+                        let atk = self.creatures[&d.attacker].atk;
+                        if d.damage != atk {
+                            return refuse(
+                                "II: influence lost equal to the total damage dealt by the attackers; an attacker deals its ATK, all effects taken into account (gap 5, module docs)",
+                                format!(
+                                    "no Event or Ability was played in this attack, so {}'s damage is its own ATK {atk}, not {}",
+                                    d.attacker, d.damage
+                                ),
+                            );
+                        }
+                    }
                 }
                 let total: i64 = damage.iter().map(|d| d.damage).sum();
                 if damage.iter().any(|d| d.damage < 0) || *influence_lost != total {
@@ -593,6 +611,13 @@ impl State {
         Ok(())
     }
 
+    /// Whether an Event or Ability was played in this attack (part I's
+    /// Response phase or any of its combats'). Without one, no effect can
+    /// have changed a creature's values: they are its own ATK and DEF.
+    fn effects_played(&self) -> bool {
+        !self.attack.as_ref().expect("attack").responses.is_empty()
+    }
+
     /// The values recorded name this combat's creatures; with no Event or
     /// Ability played in this attack, they are the creatures' own.
     fn check_values(&self, attacker: &str, values: &Values, defenders: &[Named]) -> Result<(), Refusal> {
@@ -607,8 +632,7 @@ impl State {
                 format!("give the values of every defender of {attacker} once: {}", want.join(", ")),
             );
         }
-        let effects = !self.attack.as_ref().expect("attack").responses.is_empty();
-        if !effects {
+        if !self.effects_played() {
             let own = |name: &str| {
                 let c = &self.creatures[name];
                 Values { atk: c.atk, def: c.def }
