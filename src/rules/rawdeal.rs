@@ -744,6 +744,8 @@ impl State {
             };
         }
         let legal = match s.does {
+            // 3b barred reversals: the targeted opponent can only pass.
+            D::Reverse if b.cannot_be_reversed => vec![ActionType::Pass],
             D::Reverse => vec![ActionType::Play, ActionType::Pass],
             D::Cost | D::Requirements | D::Overturn => vec![ActionType::Resolve],
             _ => vec![ActionType::Resolve, ActionType::Pass],
