@@ -2,6 +2,9 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+
+use arbiter::event::ActionType;
 use arbiter::rules::gurps::Phase;
 use common::*;
 use serde_json::{Value, json};
@@ -139,4 +142,128 @@ fn the_gm_drops_out_of_and_resumes_combat_time() {
     assert_eq!(turn_of(&sim), (1, "Bob".into()), "combat time resumes where it stopped");
     sim.act("GM", json!({"type": "announce", "what": "end_combat"}));
     assert_eq!(sim.gurps().phase, Phase::Out);
+}
+
+#[test]
+fn each_refusal_names_its_own_rule() {
+    let mut sim = game();
+    let mut refusals = vec![];
+    // A roll out of combat time.
+    let v = sim.refused("GM", roll("Alice", "other", 9));
+    assert!(v.rule.contains("Out of combat time") && v.message.contains("determination"), "{v}");
+    refusals.push(v);
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), pc("Bob", 20, 11, "p2")]));
+    // A pass before a maneuver.
+    let v = sim.refused("p1", json!({"type": "pass"}));
+    assert!(v.rule.contains("Your Turn") && v.message.contains("has not chosen a maneuver"), "{v}");
+    refusals.push(v);
+    sim.act("p1", maneuver("attack"));
+    // A second maneuver in a turn.
+    let v = sim.refused("p1", maneuver("all_out_defense"));
+    assert!(v.rule.contains("Your Turn") && v.message.contains("Alice chose Attack this turn"), "{v}");
+    refusals.push(v);
+    // Issue 10: Bob's player announcing on Alice's turn was told "the next action is ... announce by p2".
+    let v = sim.refused("p2", maneuver("attack"));
+    assert!(v.message.contains("it is Alice's turn"), "{v}");
+    refusals.push(v);
+    // drop_out by a seat.
+    let v = sim.refused("p2", json!({"type": "announce", "what": "drop_out"}));
+    assert!(v.rule.contains("drop out of combat time") && v.message.contains("p2 is not the GM"), "{v}");
+    refusals.push(v);
+    // A tie roll mid-fight.
+    let v = sim.refused(
+        "GM",
+        json!({"type": "resolve", "what": "tie", "order": ["Alice", "Bob"], "rolls": [{"combatant": "Alice", "roll": 5}, {"combatant": "Bob", "roll": 3}]}),
+    );
+    assert!(v.rule.contains("does not change") && v.message.contains("fixed at its start"), "{v}");
+    refusals.push(v);
+    // A new combat mid-fight.
+    let v = sim.refused("GM", combat(&[pc("Alice", 24, 12, "p1"), npc("Orc", 22, 10, "orcs")]));
+    assert!(v.rule.contains("GM decides") && v.message.contains("a combat is under way"), "{v}");
+    refusals.push(v);
+    sim.act("GM", json!({"type": "announce", "what": "drop_out"}));
+    let v = sim.refused("p1", roll("Alice", "damage", 8));
+    assert!(v.rule.contains("Out of combat time"), "{v}");
+    refusals.push(v);
+    let v = sim.refused("GM", json!({"type": "announce", "what": "drop_out"}));
+    assert!(v.message.contains("dropped out of already"), "{v}");
+    refusals.push(v);
+    for v in refusals {
+        assert!(!v.message.contains("the next action is"), "a refusal names its own rule: {v}");
+    }
+}
+
+/// What `legal` and `may_act` say is what the reducer accepts: of one action
+/// of every kind, those accepted are by the actors `may_act` lists (each of
+/// them has one) and of the types `legal` lists (each of them has one).
+#[track_caller]
+fn assert_view_is_what_is_accepted(sim: &Sim) {
+    let s = sim.gurps();
+    let announce = |what: &str| (ActionType::Announce, json!({"type": "announce", "what": what}));
+    let mut candidates = vec![
+        (ActionType::Announce, combat(&[pc("Ann", 24, 12, "p1"), npc("Orc", 20, 10, "orcs")])),
+        (ActionType::Announce, maneuver("attack")),
+        announce("drop_out"),
+        announce("resume"),
+        announce("end_combat"),
+        (ActionType::Pass, json!({"type": "pass"})),
+        (ActionType::Resolve, json!({"type": "resolve", "what": "determination", "text": "a DX roll to jump"})),
+    ];
+    if let (Phase::Ties, Some((group, how))) = (&s.phase, s.ties.first()) {
+        // The settling order: the group as it stands, with rolls that give it.
+        let rolls: Vec<Value> =
+            group.iter().enumerate().map(|(i, c)| json!({"combatant": c, "roll": 18 - i as i64})).collect();
+        let rolls = if how == "roll" { rolls } else { vec![] };
+        candidates
+            .push((ActionType::Resolve, json!({"type": "resolve", "what": "tie", "order": group, "rolls": rolls})));
+    }
+    for name in &s.sequence {
+        let status = json!({"type": "resolve", "what": "status", "combatant": name, "active": true, "reason": "r"});
+        candidates.push((ActionType::Resolve, status));
+        for kind in ["attack", "feint", "active_defense", "damage", "other"] {
+            candidates.push((ActionType::Resolve, roll(name, kind, 10)));
+        }
+    }
+    let seq = sim.events.len() as u64;
+    let (mut actors, mut types) = (BTreeSet::new(), BTreeSet::new());
+    for actor in ["p1", "p2", "GM"] {
+        for (kind, action) in &candidates {
+            if sim.table.apply(seq, actor, action).is_ok() {
+                actors.insert(actor.to_string());
+                types.insert(kind.name());
+            }
+        }
+    }
+    let view = sim.view();
+    let at = &view.step.reference;
+    assert_eq!(actors, view.may_act.iter().cloned().collect::<BTreeSet<_>>(), "who may act at {at}");
+    assert_eq!(types, view.legal.iter().map(|t| t.name()).collect::<BTreeSet<_>>(), "what is legal at {at}");
+}
+
+#[test]
+fn may_act_and_legal_are_what_the_reducer_accepts_along_the_sample() {
+    let lines = include_str!("../examples/gurps-sample.jsonl").lines().skip(1);
+    let mut sim = game();
+    for line in lines {
+        assert_view_is_what_is_accepted(&sim);
+        let line: Value = serde_json::from_str(line).unwrap();
+        sim.act(line["actor"].as_str().unwrap(), line["action"].clone());
+    }
+    assert_view_is_what_is_accepted(&sim);
+    assert_eq!(sim.gurps().combats, 1);
+}
+
+#[test]
+fn rolls_come_from_the_table_on_any_turn() {
+    let mut sim = game();
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), npc("Orc", 22, 10, "orcs"), pc("Bob", 20, 11, "p2")]));
+    // Alice's turn: Bob's player may act too (Bob defends on Alice's turn), and the GM.
+    let view = sim.view();
+    assert_eq!(view.may_act, vec!["p1", "p2", "GM"]);
+    assert!(view.step.reference.contains("rolls come from the table"), "{}", view.step.reference);
+    sim.act("p1", maneuver("attack"));
+    sim.act("p1", roll("Alice", "attack", 9));
+    sim.act("GM", roll("Orc", "active_defense", 14));
+    sim.act("p2", roll("Bob", "active_defense", 8)); // not Bob's turn: a defense is rolled on another's
+    sim.refused("p2", roll("Alice", "damage", 8)); // but only for his own character
 }

@@ -157,7 +157,11 @@ fn wtactics_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
                 s.creatures.iter().filter(|(_, c)| c.owner == seat && !c.dead).map(|(k, _)| k).collect();
             (seat, json!({"type": "resolve", "what": "unmark", "creatures": mine}))
         }
+        Phase::Idle if pick % 4 == 1 || s.turn.as_ref().is_some_and(|t| t.attackers_announced) => {
+            (seat, json!({"type": "announce", "what": "turn"}))
+        }
         Phase::Idle => {
+            let seat = s.turn.as_ref().map_or(seat, |t| t.active.clone());
             let count = 1 + n as usize % 3;
             let list: Vec<Value> = (0..count)
                 .map(|i| json!({"name": format!("{seat}-c{}", (pick as usize + i) % 5), "atk": (n % 5) as i64, "def": 1 + (pick % 4) as i64}))

@@ -2,6 +2,9 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+
+use arbiter::event::ActionType;
 use arbiter::rules::rawdeal::Outcome;
 use common::*;
 use serde_json::{Value, json};
@@ -37,6 +40,60 @@ fn overturn(card: &str) -> Value {
     json!({"type": "resolve", "what": "overturn", "card": card})
 }
 
+/// What `legal` and `may_act` say is what the reducer accepts: of one action
+/// of every kind, those accepted are by the actors `may_act` lists (each of
+/// them has one) and of the types `legal` lists (each of them has one).
+#[track_caller]
+fn assert_view_is_what_is_accepted(sim: &Sim) {
+    let s = sim.rawdeal();
+    let top = s.stack.last();
+    let printed_cost = top.map_or(0, |b| b.printed_cost);
+    let current_damage = top.map_or(0, |b| b.damage.or(b.printed_damage).unwrap_or(0));
+    let low = top.and_then(|b| b.awaiting_ruling.as_ref()).map_or(0, |u| u.low);
+    let resolve = |v: Value| (ActionType::Resolve, v);
+    let candidates = [
+        (ActionType::Play, play("Clothesline", 0, Some(2))),
+        (ActionType::Play, reversal("Block", 0)),
+        (ActionType::Pass, json!({"type": "pass"})),
+        resolve(cost(99, json!([]), json!([]), printed_cost)),
+        resolve(requirements(true)),
+        resolve(json!({"type": "resolve", "what": "effects", "effects": []})),
+        resolve(damage(json!([]), current_damage)),
+        resolve(json!({"type": "resolve", "what": "reversal_mods", "cannot_be_reversed": false})),
+        resolve(overturn("Spear")),
+        resolve(json!({"type": "resolve", "what": "end_turn", "ends_turn": false})),
+        resolve(json!({"type": "resolve", "what": "rounding", "value": low})),
+    ];
+    let seq = sim.events.len() as u64;
+    let (mut actors, mut types) = (BTreeSet::new(), BTreeSet::new());
+    for actor in ["p1", "p2", "Dana"] {
+        for (kind, action) in &candidates {
+            if sim.table.apply(seq, actor, action).is_ok() {
+                actors.insert(actor.to_string());
+                types.insert(kind.name());
+            }
+        }
+    }
+    let view = sim.view();
+    let at = &view.step.reference;
+    assert_eq!(actors, view.may_act.iter().cloned().collect::<BTreeSet<_>>(), "who may act at {at}");
+    assert_eq!(types, view.legal.iter().map(|t| t.name()).collect::<BTreeSet<_>>(), "what is legal at {at}");
+}
+
+#[test]
+fn legal_and_may_act_are_what_the_reducer_accepts_along_the_sample() {
+    let mut lines = include_str!("../examples/rawdeal-sample.jsonl").lines();
+    let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let mut sim = game(header["action"]["options"]["rounding"].as_str());
+    for line in lines {
+        assert_view_is_what_is_accepted(&sim);
+        let line: Value = serde_json::from_str(line).unwrap();
+        sim.act(line["actor"].as_str().unwrap(), line["action"].clone());
+    }
+    assert_view_is_what_is_accepted(&sim);
+    assert!(sim.rawdeal().stack.is_empty() && sim.rawdeal().history.len() == 4, "{:?}", sim.rawdeal().history);
+}
+
 /// 1a-2f for a card with its cost met and no 'when played' effects.
 fn through_2f(sim: &mut Sim, player: &str, opponent: &str, card: Value, printed_cost: i64) {
     sim.act(player, card);
@@ -59,7 +116,7 @@ fn a_maneuver_runs_every_step_with_the_arithmetic_checked() {
     assert_eq!(sim.view().step.number, "2e");
     sim.act("p1", json!({"type": "resolve", "what": "effects", "effects": ["discard a card"]}));
     let v = sim.refused("p1", json!({"type": "pass"}));
-    assert_eq!(v.may_act, vec!["p2"], "2f: the opponent's 'when played' effects");
+    assert_eq!(v.may_act, vec!["p2", "Dana"], "2f: the opponent's 'when played' effects (or a judge's record)");
     sim.pass(&["p2"]);
     // 3a: 5 x2 + 2 = 12 (not (5+2) x2).
     sim.refused("p1", damage(json!([m("add", 2), m("mul", 2)]), 14));
@@ -185,6 +242,12 @@ fn cannot_be_reversed_and_a_failed_reversal_leaves_the_opponent_at_5a() {
     sim.pass(&["p1"]); // 3a
     sim.act("p1", json!({"type": "resolve", "what": "reversal_mods", "cannot_be_reversed": true}));
     sim.pass(&["p2"]); // 4
+    assert_eq!(sim.view().step.number, "5a");
+    assert_eq!(
+        sim.view().legal,
+        vec![ActionType::Pass],
+        "issue 10: play is not legal on a card that cannot be reversed"
+    );
     let v = sim.refused("p2", reversal("Block", 0));
     assert!(v.message.contains("cannot be reversed"), "{v}");
     let mut sim = game(Some("down"));
@@ -207,6 +270,7 @@ fn uneven_division_follows_the_header_option_or_waits_for_a_judge() {
     let view = sim.view();
     assert_eq!(view.may_act, vec!["Dana"]);
     assert!(view.awaiting_ruling.unwrap().contains("2 to 3"));
+    assert_view_is_what_is_accepted(&sim);
     sim.refused("p1", requirements(true));
     sim.refused("p1", json!({"type": "resolve", "what": "rounding", "value": 3}));
     sim.refused("Dana", json!({"type": "resolve", "what": "rounding", "value": 4}));

@@ -19,6 +19,9 @@ fn attackers(list: &[Value]) -> Value {
 fn blocks(list: &[(Value, &str)]) -> Value {
     json!({"type": "announce", "what": "defenders", "blocks": list.iter().map(|(d, a)| json!({"defender": d, "attacker": a})).collect::<Vec<_>>()})
 }
+fn turn() -> Value {
+    json!({"type": "announce", "what": "turn"})
+}
 fn next(attacker: &str) -> Value {
     json!({"type": "announce", "what": "next_combat", "attacker": attacker})
 }
@@ -87,7 +90,8 @@ fn only_unmarked_creatures_attack_or_defend_and_never_both() {
     sim.act("p2", blocks(&[(creature("Knight", 2, 5), "Orc")]));
     sim.pass(&["p2", "p1"]);
     sim.act("p1", outcome((3, 2), &[("Knight", 2, 5)], &["Orc"]));
-    // Next attack by p2: the Knight defended but was not marked; p1's Orc is dead.
+    // Next attack by p2, in p2's turn: the Knight defended but was not marked; p1's Orc is dead.
+    sim.act("p2", turn());
     sim.act("p2", attackers(&[json!({"name": "Knight"})]));
     sim.pass(&["p1", "p2"]);
     let v = sim.refused("p1", blocks(&[(json!({"name": "Orc"}), "Knight")]));
@@ -95,6 +99,8 @@ fn only_unmarked_creatures_attack_or_defend_and_never_both() {
     sim.act("p1", blocks(&[]));
     sim.act("p1", json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Knight", "damage": 2}], "influence_lost": 2}));
     // The Knight is marked now: it may not attack again until unmarked.
+    sim.act("p1", turn());
+    sim.act("p2", turn());
     let v = sim.refused("p2", attackers(&[json!({"name": "Knight"})]));
     assert!(v.message.contains("marked"), "{v}");
     sim.refused("p1", json!({"type": "resolve", "what": "unmark", "creatures": ["Knight"]})); // not p1's
@@ -103,6 +109,35 @@ fn only_unmarked_creatures_attack_or_defend_and_never_both() {
     sim.pass(&["p1", "p2"]);
     let v = sim.refused("p1", blocks(&[(creature("Squire", 1, 1), "Knight"), (creature("Squire", 1, 1), "Knight")]));
     assert!(v.message.contains("only defend against one attacker"), "{v}");
+}
+
+#[test]
+fn the_active_player_announces_all_attackers_of_a_turn_at_once() {
+    let mut sim = game();
+    // The first attackers announcement begins turn 1 without a turn action.
+    sim.act("p1", attackers(&[creature("Orc", 3, 2)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    sim.act("p2", json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Orc", "damage": 3}], "influence_lost": 3}));
+    assert!(sim.view().step.title.contains("turn 1 (p1): its attacks are over"), "{}", sim.view().step.title);
+    // Issue 10: an attacker announced after the turn's attackers were declared.
+    let v = sim.refused("p1", attackers(&[creature("Troll", 5, 5)]));
+    assert!(v.rule.contains("all attackers that will fight this turn"), "{v}");
+    assert!(v.message.contains("attackers of turn 1 already"), "{v}");
+    // Only the active player attacks; the other player's turn must begin first.
+    let v = sim.refused("p2", attackers(&[creature("Knight", 2, 3)]));
+    assert!(v.rule.contains("active player is the only one"), "{v}");
+    assert!(v.message.contains("it is p1's turn"), "{v}");
+    sim.refused("Dana", turn()); // a judge is not a player
+    sim.act("p2", turn());
+    assert_eq!(sim.wtactics().turn.as_ref().map(|t| (t.number, t.active.as_str())), Some((2, "p2")));
+    assert!(sim.view().step.title.contains("turn 2 (p2): announce attackers"), "{}", sim.view().step.title);
+    sim.refused("p1", attackers(&[creature("Troll", 5, 5)]));
+    sim.act("p2", attackers(&[creature("Knight", 2, 3)]));
+    assert_eq!(sim.view().step.title, "Response phase");
+    // A turn does not begin in the middle of an attack.
+    let v = sim.refused("p1", turn());
+    assert!(v.message.contains("attack is under way"), "{v}");
 }
 
 #[test]
@@ -141,6 +176,33 @@ fn undefended_attacks_cost_their_total_damage_in_influence() {
     sim.refused("p2", json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Orc", "damage": 3}], "influence_lost": 3}));
     sim.act("p2", json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": 8}));
     assert_eq!(sim.wtactics().influence_lost["p2"], 8);
+}
+
+#[test]
+fn undefended_damage_is_each_attackers_atk_unless_an_effect_was_played() {
+    let undefended = |damage: &[(&str, i64)], lost: i64| {
+        json!({"type": "resolve", "what": "undefended", "influence_lost": lost,
+               "damage": damage.iter().map(|(a, d)| json!({"attacker": a, "damage": d})).collect::<Vec<_>>()})
+    };
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    // Issue 10: the Imp's 3 damage added up correctly (6) but no effect made it more than its ATK 2.
+    let v = sim.refused("p2", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    assert!(v.message.contains("Imp's damage is its own ATK 2, not 3"), "{v}");
+    assert!(v.rule.contains("an attacker deals its ATK"), "{v}");
+    sim.act("p2", undefended(&[("Imp", 2), ("Orc", 3)], 5));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 5);
+    // With an Event played in the attack, the table's damage counts (the effect is the table's to apply).
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
+    sim.pass(&["p2"]);
+    sim.act("p1", event("Frenzy"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    sim.act("p2", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 6);
 }
 
 #[test]

@@ -17,7 +17,11 @@
 //! Attack, All-Out Attack or Move and Attack; a feint roll only after Feint;
 //! no active defense by a character whose maneuver is All-Out Attack.
 //! Rolls and results are recorded as the table made them; the reducer does
-//! not roll.
+//! not roll. Rolls come from the table on any turn in combat time: each
+//! character's player records its character's rolls (an active defense is
+//! rolled on the attacker's turn), the GM the NPCs' and anyone's; so on a
+//! turn `may_act` lists the acting character's player, every other
+//! character's player, and the GM.
 //!
 //! # Gaps in the text, and what the reducer does there
 //! 1. **NPCs of different sides tied, with no PC among them**: the text
@@ -32,6 +36,10 @@
 //! 5. **The other maneuvers' limits** (Aim, Evaluate, ...) are in the
 //!    chapters the text only names ("See Also"); the reducer enforces the
 //!    All-Out Attack limit the issue and text give, and records the rest.
+//! 6. **Rolls out of combat time** (before combat, after it, or dropped
+//!    out of): the text has the GM resolve the action "through roleplaying
+//!    and DX or skill rolls"; a `roll` is refused there, and the GM records
+//!    the roll as a `determination`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -221,6 +229,14 @@ const RULE_SEQ: &str =
     "Turn Sequence: set at the start of the fight and does not change; highest Basic Speed first, in descending order";
 const RULE_TIES: &str = "Tied Speeds: NPCs on the same side: the GM decides; with PCs, ties go to the highest DX; still tied, a roll at the start fixes the order";
 const RULE_TURN: &str = "Combat Turn Sequence: each active character gets one turn per second, choosing a maneuver";
+const RULE_YOUR_TURN: &str =
+    "\"Your Turn\": a turn is the one-second period from choosing a maneuver until the next opportunity to select one";
+const RULE_START: &str = "The GM decides when to start using the combat rules";
+const RULE_TIME: &str = "The GM may drop out of combat time whenever dramatically appropriate, and resume combat time when noncombat action gives way to more fighting";
+const RULE_OUT_OF_TIME: &str =
+    "Out of combat time the GM resolves the action through roleplaying and DX or skill rolls";
+const RULE_ACTIVE: &str = "Active Characters: knocked out, asleep, etc. is not active";
+const RULE_GM: &str = "the GM's determinations";
 
 impl State {
     pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<State, Violation> {
@@ -240,29 +256,33 @@ impl State {
     }
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
-        let gm = self.is_gm(actor);
-        match (self.phase.clone(), action) {
-            (Phase::Out, Action::Announce(Announce::Combat { combatants })) => {
-                if !gm {
+        // Each action has its own rule: a refusal names the rule it breaks, never another actor's next action.
+        match action {
+            Action::Announce(Announce::Combat { combatants }) => {
+                self.gm_only(actor, RULE_START)?;
+                if self.phase != Phase::Out {
                     return refuse(
-                        "The GM decides when to start using the combat rules",
-                        format!("{actor} is not the GM"),
+                        RULE_START,
+                        "a combat is under way: the GM ends it (end_combat) before starting another",
                     );
                 }
                 self.start(combatants)
             }
-            (Phase::Ties, Action::Resolve(Resolve::Tie { order, rolls })) => {
-                if !gm {
-                    return refuse(RULE_TIES, format!("{actor} is not the GM"));
+            Action::Resolve(Resolve::Tie { order, rolls }) => {
+                self.gm_only(actor, RULE_TIES)?;
+                match self.phase {
+                    Phase::Ties => self.settle_tie(order, rolls),
+                    Phase::Out => refuse(RULE_TIES, "no combat under way: ties are settled when the GM starts one"),
+                    _ => refuse(RULE_SEQ, "this combat's turn sequence was fixed at its start; its ties stay settled"),
                 }
-                self.settle_tie(order, rolls)
             }
-            (_, Action::Resolve(Resolve::Status { combatant, active, reason })) if self.phase != Phase::Out => {
-                if !gm {
-                    return refuse("Active Characters", format!("{actor} is not the GM"));
+            Action::Resolve(Resolve::Status { combatant, active, reason }) => {
+                self.gm_only(actor, RULE_ACTIVE)?;
+                if self.phase == Phase::Out {
+                    return refuse(RULE_ACTIVE, "no combat under way");
                 }
                 let Some(c) = self.characters.get_mut(combatant) else {
-                    return refuse("Active Characters", format!("{combatant} is not in this combat"));
+                    return refuse(RULE_ACTIVE, format!("{combatant} is not in this combat"));
                 };
                 c.active = *active;
                 self.log.push((
@@ -278,64 +298,115 @@ impl State {
                 }
                 Ok(())
             }
-            (_, Action::Resolve(Resolve::Determination { text })) if gm => {
-                check_name("determination", text).or_else(|m| refuse("the GM's determinations", m))?;
+            Action::Resolve(Resolve::Determination { text }) => {
+                self.gm_only(actor, RULE_GM)?;
+                check_name("determination", text).or_else(|m| refuse(RULE_GM, m))?;
                 self.log.push((seq, text.clone()));
                 Ok(())
             }
-            (Phase::Turn { index, chosen: false }, Action::Announce(Announce::Maneuver { maneuver })) => {
+            Action::Announce(Announce::Maneuver { maneuver }) => {
+                let (index, chosen) = self.turn_under_way()?;
                 let who = self.sequence[index].clone();
                 if !self.controls(actor, &who) {
                     return refuse(RULE_TURN, format!("it is {who}'s turn"));
+                }
+                if chosen {
+                    let first = self.characters[&who].maneuver.expect("chosen");
+                    return refuse(
+                        RULE_YOUR_TURN,
+                        format!(
+                            "{who} chose {first:?} this turn, not {maneuver:?}: one maneuver a turn; a pass ends it"
+                        ),
+                    );
                 }
                 self.characters.get_mut(&who).expect("character").maneuver = Some(*maneuver);
                 self.phase = Phase::Turn { index, chosen: true };
                 Ok(())
             }
-            (Phase::Turn { index, chosen: true }, Action::Pass {}) => {
+            Action::Pass {} => {
+                let (index, chosen) = self.turn_under_way()?;
                 let who = self.sequence[index].clone();
-                if !self.controls(actor, &who) && !gm {
+                if !self.controls(actor, &who) && !self.is_gm(actor) {
                     return refuse(RULE_TURN, format!("{who}'s player or the GM ends {who}'s turn"));
+                }
+                if !chosen {
+                    return refuse(
+                        RULE_YOUR_TURN,
+                        format!("{who} has not chosen a maneuver: a turn is choosing one (Do Nothing is a maneuver)"),
+                    );
                 }
                 self.next_turn(index);
                 Ok(())
             }
-            (
-                Phase::Turn { index, chosen },
-                Action::Resolve(Resolve::Roll { by, kind, roll, target, result, ruling }),
-            ) => {
+            Action::Resolve(Resolve::Roll { by, kind, roll, target, result, ruling }) => {
+                let (index, chosen) = match self.phase {
+                    Phase::Turn { index, chosen } => (index, chosen),
+                    Phase::Ties => {
+                        return refuse(RULE_TIES, "no turn has begun: the ties in the turn sequence are settled first");
+                    }
+                    Phase::Out | Phase::DroppedOut { .. } => {
+                        return refuse(
+                            RULE_OUT_OF_TIME,
+                            "not in combat time: the GM records a roll made outside it as a determination",
+                        );
+                    }
+                };
                 self.roll(actor, index, chosen, by, *kind, ruling.as_deref())?;
                 let t = target.map(|t| format!(" vs {t}")).unwrap_or_default();
                 self.log.push((seq, format!("{by} {kind:?} roll {roll}{t}: {result}")));
                 Ok(())
             }
-            (Phase::Turn { index, .. }, Action::Announce(Announce::DropOut {})) if gm => {
-                self.phase = Phase::DroppedOut { index };
-                Ok(())
-            }
-            (Phase::DroppedOut { index }, Action::Announce(Announce::Resume {})) if gm => {
-                // Gap 3: combat time resumes where it stopped.
-                self.phase = Phase::Turn { index, chosen: false };
-                if !self.characters[&self.sequence[index]].active {
-                    self.next_turn(index);
+            Action::Announce(Announce::DropOut {}) => {
+                self.gm_only(actor, RULE_TIME)?;
+                match self.phase {
+                    Phase::Turn { index, .. } => {
+                        self.phase = Phase::DroppedOut { index };
+                        Ok(())
+                    }
+                    Phase::DroppedOut { .. } => refuse(RULE_TIME, "combat time is dropped out of already"),
+                    Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
+                    Phase::Out => refuse(RULE_TIME, "no combat under way"),
                 }
-                Ok(())
             }
-            (Phase::Turn { .. } | Phase::DroppedOut { .. } | Phase::Ties, Action::Announce(Announce::EndCombat {}))
-                if gm =>
-            {
+            Action::Announce(Announce::Resume {}) => {
+                self.gm_only(actor, RULE_TIME)?;
+                match self.phase {
+                    Phase::DroppedOut { index } => {
+                        // Gap 3: combat time resumes where it stopped.
+                        self.phase = Phase::Turn { index, chosen: false };
+                        if !self.characters[&self.sequence[index]].active {
+                            self.next_turn(index);
+                        }
+                        Ok(())
+                    }
+                    Phase::Turn { .. } => refuse(RULE_TIME, "combat time is running: there is nothing to resume"),
+                    Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
+                    Phase::Out => refuse(RULE_TIME, "no combat under way: the GM starts one (announce combat)"),
+                }
+            }
+            Action::Announce(Announce::EndCombat {}) => {
+                self.gm_only(actor, RULE_START)?;
+                if self.phase == Phase::Out {
+                    return refuse(RULE_START, "no combat under way");
+                }
                 self.phase = Phase::Out;
                 self.combats += 1;
                 Ok(())
             }
-            _ => {
-                let view = self.view();
-                let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
-                refuse(
-                    RULE_TURN,
-                    format!("not legal now: the next action is {} by {}", legal.join(" or "), view.may_act.join(", ")),
-                )
-            }
+        }
+    }
+
+    fn gm_only(&self, actor: &str, rule: &'static str) -> Result<(), Refusal> {
+        if self.is_gm(actor) { Ok(()) } else { refuse(rule, format!("{actor} is not the GM")) }
+    }
+
+    /// The turn under way (index into the sequence, maneuver chosen), or why there is none.
+    fn turn_under_way(&self) -> Result<(usize, bool), Refusal> {
+        match self.phase {
+            Phase::Turn { index, chosen } => Ok((index, chosen)),
+            Phase::Ties => refuse(RULE_TIES, "no turn has begun: the ties in the turn sequence are settled first"),
+            Phase::DroppedOut { .. } => refuse(RULE_TIME, "out of combat time: no turns until the GM resumes it"),
+            Phase::Out => refuse(RULE_START, "no combat under way: no turns"),
         }
     }
 
@@ -542,7 +613,8 @@ impl State {
             Phase::Out => View {
                 step: step("", "Combat (the GM decides when to start)"),
                 may_act: gm,
-                legal: vec![ActionType::Announce],
+                // announce combat, or a determination out of combat time.
+                legal: vec![ActionType::Announce, ActionType::Resolve],
                 awaiting_ruling: None,
             },
             Phase::Ties => {
@@ -550,7 +622,8 @@ impl State {
                 View {
                     step: step("", "Tied Speeds"),
                     may_act: gm,
-                    legal: vec![ActionType::Resolve],
+                    // The tie (or status, a determination), or end_combat.
+                    legal: vec![ActionType::Resolve, ActionType::Announce],
                     awaiting_ruling: Some(format!(
                         "{} tie ({how}): {}",
                         if how == "roll" { "a roll settles the" } else { "the GM orders the" },
@@ -560,11 +633,18 @@ impl State {
             }
             Phase::Turn { index, chosen } => {
                 let who = &self.sequence[*index];
-                let mut may = match &self.characters[who].seat {
-                    Some(s) => vec![s.clone()],
-                    None => vec![],
-                };
-                may.extend(gm);
+                // The acting character's player first; then every other
+                // character's player, since rolls come from the table (an
+                // active defense is rolled on another character's turn);
+                // then the GM, who plays the NPCs and judges.
+                let mut may: Vec<String> = vec![];
+                let players =
+                    std::iter::once(who).chain(&self.sequence).filter_map(|n| self.characters[n].seat.as_ref());
+                for actor in players.chain(&gm) {
+                    if !may.contains(actor) {
+                        may.push(actor.clone());
+                    }
+                }
                 let title =
                     format!("second {}, {who}'s turn{}", self.second, if *chosen { "" } else { ": choose a maneuver" });
                 let legal = if *chosen {
@@ -576,7 +656,9 @@ impl State {
                     step: StepRef {
                         number: self.second.to_string(),
                         title: title.clone(),
-                        reference: format!("GURPS Combat Turn Sequence, {title}"),
+                        reference: format!(
+                            "GURPS Combat Turn Sequence, {title}; rolls come from the table: each character's player, the GM for NPCs"
+                        ),
                     },
                     may_act: may,
                     legal,

@@ -15,6 +15,14 @@
 //! player's own first, then the opponent's (cost), and within each set
 //! multiplication and division before addition and subtraction. The reducer
 //! computes every value and refuses a recorded cost or damage that differs.
+//! Events carry no fractions: x1/2 is written `{"op":"div","value":2}`, and
+//! x3/2 as `{"op":"mul","value":3}` then `{"op":"div","value":2}`
+//! (multiplications and divisions apply in the order listed).
+//!
+//! # Who records
+//! The player with priority at each step (the text names who acts). A judge
+//! may also record any `resolve` for the table; plays and passes are the
+//! players' own. `may_act` lists both where a `resolve` is legal.
 //!
 //! # Gaps in the text, and what the reducer does there
 //! 1. **Rounding**: the text does not say how a division that does not come
@@ -744,11 +752,18 @@ impl State {
             };
         }
         let legal = match s.does {
+            // 3b barred reversals: the targeted opponent can only pass.
+            D::Reverse if b.cannot_be_reversed => vec![ActionType::Pass],
             D::Reverse => vec![ActionType::Play, ActionType::Pass],
             D::Cost | D::Requirements | D::Overturn => vec![ActionType::Resolve],
             _ => vec![ActionType::Resolve, ActionType::Pass],
         };
-        View { step, may_act: vec![b.priority.clone()], legal, awaiting_ruling: None }
+        // A judge may record any determination (a resolve) for the table.
+        let mut may_act = vec![b.priority.clone()];
+        if legal.contains(&ActionType::Resolve) {
+            may_act.extend(self.judges.iter().cloned());
+        }
+        View { step, may_act, legal, awaiting_ruling: None }
     }
 }
 

@@ -15,8 +15,9 @@
 //! exactly one attacker; whose pick it is; whose Response opportunity it is;
 //! the influence lost to undefended attacks is their total; a recorded
 //! combat outcome is the one the text's comparison gives (a wrong one is
-//! refused); when no Event or Ability was played, the values at resolution
-//! are the creatures' own.
+//! refused); when no Event or Ability was played in the attack, the values
+//! at resolution are the creatures' own, and so is an undefended attacker's
+//! damage (its ATK).
 //!
 //! # Gaps in the text, and what the reducer does there
 //! 1. **Several defenders on one attacker**: the text compares one ATK with
@@ -32,10 +33,22 @@
 //!    text marks attackers only), but must be unmarked to defend.
 //! 5. **Effects on ATK and DEF**: the text says "take into account all
 //!    effects" but gives no effects; the table records the values it
-//!    determined, and the reducer compares them. Events played in part I's
-//!    Response phase are discarded when the whole attack is over; those
-//!    played in an individual combat when that combat is over.
+//!    determined, and the reducer compares them. The damage an undefended
+//!    attacker deals (II) is not defined either; the reducer takes it to be
+//!    the attacker's ATK, as IV compares ATK, so with no Event or Ability
+//!    played in the attack it must be the creature's own ATK. Events played
+//!    in part I's Response phase are discarded when the whole attack is
+//!    over; those played in an individual combat when that combat is over.
 //! 6. **Who records the influence lost and the values**: either player or a judge.
+//! 7. **Turns**: the text has the active player announce "all attackers that
+//!    will fight that turn" but does not say where a turn begins or who
+//!    takes the next one. The table records it: `announce` `turn` by a
+//!    player, between attacks, begins that player's turn (the reducer does
+//!    not assume the players alternate). The first attackers announcement
+//!    of a game needs no turn action: it begins turn 1 with its announcer
+//!    as the active player. Within a turn only the active player announces
+//!    attackers, and only once; attackers announced again are refused until
+//!    the next turn is announced.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -75,6 +88,8 @@ pub enum PlayKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Announce {
+    /// Gap 7: the actor's turn begins; it is the active player.
+    Turn {},
     /// I: all attackers for the turn, at once (the actor is the active player).
     Attackers { attackers: Vec<CreatureSpec> },
     /// II/III: the defenders and whom each blocks; an empty list lets the attacks through.
@@ -199,6 +214,16 @@ pub struct Attack {
     pub picks: u64,
 }
 
+/// The turn under way (gap 7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    pub number: u64,
+    /// The active player: the only one who attacks this turn.
+    pub active: String,
+    /// I: the active player announces all attackers that will fight this turn, once.
+    pub attackers_announced: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub seats: Vec<String>,
@@ -208,6 +233,8 @@ pub struct State {
     pub discard: BTreeMap<String, Vec<String>>,
     pub influence_lost: BTreeMap<String, i64>,
     pub phase: Phase,
+    /// None until the first turn begins.
+    pub turn: Option<Turn>,
     pub attack: Option<Attack>,
     pub attacks_finished: u64,
 }
@@ -227,6 +254,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         judges: header.judges.clone(),
         creatures: BTreeMap::new(),
         phase: Phase::Idle,
+        turn: None,
         attack: None,
         attacks_finished: 0,
     })
@@ -238,12 +266,15 @@ impl State {
         let discard: BTreeMap<&String, serde_json::Value> =
             self.discard.iter().map(|(k, v)| (k, crate::kernel::tail(v))).collect();
         serde_json::json!({"seats": self.seats, "judges": self.judges, "creatures": self.creatures, "discard": discard,
-            "influence_lost": self.influence_lost, "phase": self.phase, "attack": self.attack, "attacks_finished": self.attacks_finished})
+            "influence_lost": self.influence_lost, "phase": self.phase, "turn": self.turn, "attack": self.attack, "attacks_finished": self.attacks_finished})
     }
 }
 
 const RULE_I: &str =
     "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them";
+const RULE_ALL_ATTACKERS: &str = "I: the active player announces all attackers that will fight this turn, at once";
+const RULE_ACTIVE: &str = "The active player is the only one that can perform attacks during his/her Attack/Move-phase";
+const RULE_TURN: &str = "gap 7 (module docs): a turn begins with the active player's announce turn, between attacks";
 const RULE_RESPONSE: &str =
     "Response phase: one Event card or one Ability (not both); the players alternate until both pass";
 const RULE_III: &str = "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender";
@@ -267,6 +298,17 @@ impl State {
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
         let judge = self.is_judge(actor);
         match (self.phase.clone(), action) {
+            (phase, Action::Announce(Announce::Turn {})) => {
+                if !self.seats.iter().any(|s| s == actor) {
+                    return refuse(RULE_TURN, format!("{actor} is not a player"));
+                }
+                if phase != Phase::Idle {
+                    return refuse(RULE_TURN, "an attack is under way: the turn goes on until it is over");
+                }
+                let number = self.turn.as_ref().map_or(1, |t| t.number + 1);
+                self.turn = Some(Turn { number, active: actor.to_string(), attackers_announced: false });
+                Ok(())
+            }
             (Phase::Idle, Action::Announce(Announce::Attackers { attackers })) => self.attackers(actor, attackers),
             (Phase::Idle, Action::Resolve(Resolve::Unmark { creatures })) => {
                 for name in creatures {
@@ -299,6 +341,20 @@ impl State {
                 attackers.sort();
                 if named != attackers {
                     return refuse("II", format!("name the damage of every attacker once: {}", attackers.join(", ")));
+                }
+                if !self.effects_played() {
+                    for d in damage {
+                        let atk = self.creatures[&d.attacker].atk;
+                        if d.damage != atk {
+                            return refuse(
+                                "II: influence lost equal to the total damage dealt by the attackers; an attacker deals its ATK, all effects taken into account (gap 5, module docs)",
+                                format!(
+                                    "no Event or Ability was played in this attack, so {}'s damage is its own ATK {atk}, not {}",
+                                    d.attacker, d.damage
+                                ),
+                            );
+                        }
+                    }
                 }
                 let total: i64 = damage.iter().map(|d| d.damage).sum();
                 if damage.iter().any(|d| d.damage < 0) || *influence_lost != total {
@@ -458,6 +514,27 @@ impl State {
         if !self.seats.iter().any(|s| s == actor) {
             return refuse(RULE_I, format!("{actor} is not a player"));
         }
+        // The first attack of the record begins the first turn (gap 7).
+        let turn =
+            self.turn.get_or_insert_with(|| Turn { number: 1, active: actor.to_string(), attackers_announced: false });
+        if turn.active != actor {
+            return refuse(
+                RULE_ACTIVE,
+                format!(
+                    "it is {}'s turn; {actor}'s turn begins with {{\"type\":\"announce\",\"what\":\"turn\"}}",
+                    turn.active
+                ),
+            );
+        }
+        if turn.attackers_announced {
+            return refuse(
+                RULE_ALL_ATTACKERS,
+                format!(
+                    "{actor} announced the attackers of turn {} already; the next turn begins with {{\"type\":\"announce\",\"what\":\"turn\"}}",
+                    turn.number
+                ),
+            );
+        }
         if attackers.is_empty() {
             return refuse(RULE_I, "announce at least one attacker");
         }
@@ -471,6 +548,7 @@ impl State {
         for spec in attackers {
             self.creatures.get_mut(&spec.name).expect("registered").marked = true;
         }
+        self.turn.as_mut().expect("a turn").attackers_announced = true;
         let passive = self.other(actor);
         self.attack = Some(Attack {
             active: actor.to_string(),
@@ -593,6 +671,13 @@ impl State {
         Ok(())
     }
 
+    /// Whether an Event or Ability was played in this attack (part I's
+    /// Response phase or any of its combats'). Without one, no effect can
+    /// have changed a creature's values: they are its own ATK and DEF.
+    fn effects_played(&self) -> bool {
+        !self.attack.as_ref().expect("attack").responses.is_empty()
+    }
+
     /// The values recorded name this combat's creatures; with no Event or
     /// Ability played in this attack, they are the creatures' own.
     fn check_values(&self, attacker: &str, values: &Values, defenders: &[Named]) -> Result<(), Refusal> {
@@ -607,8 +692,7 @@ impl State {
                 format!("give the values of every defender of {attacker} once: {}", want.join(", ")),
             );
         }
-        let effects = !self.attack.as_ref().expect("attack").responses.is_empty();
-        if !effects {
+        if !self.effects_played() {
             let own = |name: &str| {
                 let c = &self.creatures[name];
                 Values { atk: c.atk, def: c.def }
@@ -671,7 +755,14 @@ impl State {
         };
         let attack = self.attack.as_ref();
         let (step, may_act, legal, ruling) = match &self.phase {
-            Phase::Idle => (step("I", "announce attackers"), both(), vec![ActionType::Announce, ActionType::Resolve], None),
+            Phase::Idle => {
+                let title = match &self.turn {
+                    None => "announce attackers".to_string(),
+                    Some(t) if t.attackers_announced => format!("turn {} ({}): its attacks are over; the next turn begins", t.number, t.active),
+                    Some(t) => format!("turn {} ({}): announce attackers", t.number, t.active),
+                };
+                (step("I", &title), both(), vec![ActionType::Announce, ActionType::Resolve], None)
+            }
             Phase::Responses { window } => (step("I", "Response phase"), window.holder().map(|h| vec![h.to_string()]).unwrap_or_default(), vec![ActionType::Play, ActionType::Pass], None),
             Phase::Defense => (step("II", "defend or allow the attacks"), vec![attack.expect("attack").passive.clone()], vec![ActionType::Announce], None),
             Phase::Undefended => (step("II", "undefended: influence lost"), with_judges(both()), vec![ActionType::Resolve], None),
