@@ -160,7 +160,12 @@ fn run_text(run: &[Shown]) -> String {
     let who: Vec<&str> = run.iter().map(|s| s.actor.as_str()).collect();
     let before = first.before.as_ref().map_or("-".to_string(), |b| b.reference.clone());
     let line = passes_line(first.seq, last.seq, &first.at, &who);
-    format!("{line}\n       {before} -> {}", last.after.reference)
+    let mut out = format!("{line}\n       {before} -> {}", last.after.reference);
+    // Passes close windows and so move the game on: what they changed is still said.
+    for said in run.iter().flat_map(|s| s.said.iter().flatten()) {
+        out += &format!("\n       {said}");
+    }
+    out
 }
 
 /// One line for a run of passes, shared with `log --hide-passes`.
