@@ -58,6 +58,7 @@ impl RulesetState {
 #[serde(untagged)]
 pub enum Board {
     Doomtrooper(doomtrooper::Board),
+    Wtactics(wtactics::Board),
 }
 
 impl Board {
@@ -65,6 +66,9 @@ impl Board {
     pub fn changes_since(&self, before: &Board) -> Vec<String> {
         match (before, self) {
             (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
+            (Board::Wtactics(b), Board::Wtactics(a)) => wtactics::changes(b, a),
+            // One game's boards are of one ruleset.
+            _ => vec![],
         }
     }
 }
@@ -268,6 +272,7 @@ impl Table {
     pub fn board(&self) -> Option<Board> {
         match &self.state {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
+            RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, &self.header))),
             _ => None,
         }
     }
