@@ -54,6 +54,9 @@ impl RulesetState {
 
 /// Each ruleset's board: the state as a judge would draw it (see `board`
 /// in each ruleset module). Rulesets without one yet show their raw state.
+// Boards are built one or two at a time (a state, a replay step), never
+// kept in bulk: their variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Board {
