@@ -20,6 +20,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("wtactics/board.schema.json", serde_json::to_value(schema_for!(wtactics::Board)).expect("schema")),
         ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
         ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
+        ("rawdeal/board.schema.json", serde_json::to_value(schema_for!(rawdeal::Board)).expect("schema")),
         ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),
         // Not a JSON Schema but written from the same types: the HTTP API.
         ("openapi.json", crate::server::routes::openapi()),

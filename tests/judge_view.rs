@@ -129,3 +129,36 @@ fn wtactics_state_and_replay_read_as_a_judge_would_write_them() {
     assert!(!replay.contains("state.attack"), "no state paths in the words");
     check_snapshot("wtactics-replay.txt", &replay);
 }
+
+#[test]
+fn rawdeal_state_and_replay_read_as_a_judge_would_write_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(d, &["demo", "--ruleset", "rawdeal", "--as", "rd"]);
+    // Mid-sequence: No Chance in Hell's breakdown on top of Chokeslam's, which waits at 5a.
+    let mid = stdout(d, &["state", "rd", "--at", "13"]);
+    assert_reads_as_words(&mid);
+    assert!(mid.contains("players: Alice (p1), Bob (p2)"), "{mid}");
+    assert!(mid.contains("seq 1  Chokeslam by Alice (p1): waits at 5a (the targeted opponent may play a reversal)"));
+    assert!(mid.contains("cost 2 (printed 3, Fortitude 12), damage 9 (printed 5) · in no area"), "{mid}");
+    assert!(mid.contains("seq 9  No Chance in Hell by Bob (p2), reversal to Chokeslam (seq 1): at 3b"), "{mid}");
+    check_snapshot("rawdeal-state-13.txt", &mid);
+    // The first sequence over: Chokeslam reversed and at ringside, the reversal in the Ring Area.
+    let first = stdout(d, &["state", "rd", "--at", "19"]);
+    assert!(first.contains("Chokeslam by Alice (p1): completely reversed (5c)"), "{first}");
+    assert!(first.contains("ringside      Alice (p1): Chokeslam"), "{first}");
+    // The head: Clothesline (Multi) and Duck, the first reversal to it, which does not reverse it.
+    let end = stdout(d, &["state", "rd"]);
+    assert_reads_as_words(&end);
+    assert!(end.contains("Ring Area     Alice (p1): Duck · Bob (p2): No Chance in Hell, Clothesline"), "{end}");
+    assert!(end.contains("(the first to a Multi card: does not reverse it): successfully played"), "{end}");
+    assert!(end.contains("overturned (9b): Arm Drag, Headlock, Hip Toss"), "{end}");
+    check_snapshot("rawdeal-state.txt", &end);
+    let replay = stdout(d, &["replay", "rd", "--hide-passes"]);
+    assert!(replay.contains("Chokeslam (seq 1): damage 12 (was 5)"), "{replay}");
+    assert!(replay.contains("No Chance in Hell (seq 9) played by Bob (p2) as a reversal to Chokeslam (seq 1)"));
+    assert!(replay.contains("Chokeslam (seq 1) is now considered reversed (6)"), "{replay}");
+    assert!(replay.contains("Chokeslam goes to Alice (p1)'s ringside"), "{replay}");
+    assert!(!replay.contains("state.stack"), "no state paths in the words");
+    check_snapshot("rawdeal-replay.txt", &replay);
+}

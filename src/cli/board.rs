@@ -5,7 +5,7 @@
 
 use std::io::IsTerminal;
 
-use arbiter::rules::{doomtrooper, wtactics};
+use arbiter::rules::{doomtrooper, rawdeal, wtactics};
 use crossterm::style::Stylize;
 use serde_json::Value;
 
@@ -41,6 +41,7 @@ pub fn text(ruleset: &str, board: &Value, paint: Paint) -> Option<String> {
     match ruleset {
         "doomtrooper" => serde_json::from_value(board.clone()).ok().map(|b| doomtrooper_text(&b, paint)),
         "wtactics" => serde_json::from_value(board.clone()).ok().map(|b| wtactics_text(&b, paint)),
+        "rawdeal" => serde_json::from_value(board.clone()).ok().map(|b| rawdeal_text(&b, paint)),
         _ => None,
     }
 }
@@ -205,6 +206,80 @@ fn wtactics_text(b: &wtactics::Board, paint: Paint) -> String {
     out += "\n";
     for p in &b.discard_piles {
         row(&mut out, &p.player, &list(p.cards.clone()));
+    }
+    out
+}
+
+fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
+    let mut out = String::new();
+    let piles = |piles: &[rawdeal::Pile]| {
+        piles.iter().map(|p| format!("{}: {}", p.player, list(p.cards.clone()))).collect::<Vec<_>>().join(" · ")
+    };
+    let mut top = |label: &str, value: &str| out += &format!("{} {value}\n", paint.bold(&format!("{label:<13}")));
+    top("rounding", &b.rounding);
+    top("Ring Area", &piles(&b.ring_area));
+    for a in &b.areas {
+        top(&a.area, &piles(&a.piles));
+    }
+    let n = b.breakdowns_ended;
+    top("ended so far", &format!("{n} breakdown{} (cards played and reversals)", if n == 1 { "" } else { "s" }));
+    let Some(s) = &b.sequence else {
+        out += "no card played yet\n";
+        return out;
+    };
+    let over = if s.finished { " (over)" } else { "" };
+    out += &paint.bold(&format!("play sequence{over}"));
+    out += "\n";
+    for l in &s.breakdowns {
+        // A reversal is drawn on top of (indented under) the card it answers.
+        let pad = "  ".repeat(l.depth as usize + 1);
+        let mut head = format!("{pad}seq {}  {} by {}", l.seq, l.card, l.player);
+        if let Some(of) = &l.reversal_of {
+            head += &format!(", reversal to {of}");
+            if !l.reverses {
+                head += " (the first to a Multi card: does not reverse it)";
+            }
+        }
+        head += &match (&l.outcome, &l.step, &l.priority) {
+            (Some(o), _, _) => format!(": {o}"),
+            (None, Some(step), Some(p)) => format!(": at {step}, {p} has priority"),
+            (None, Some(step), None) => format!(": waits at {step}"),
+            _ => String::new(),
+        };
+        out += &head;
+        out += "\n";
+        let mut facts = vec![rawdeal::values(l)];
+        if l.multi {
+            facts.push("Multi".into());
+        }
+        if !l.targets.is_empty() {
+            facts.push(format!("targeting {}", l.targets.join(", ")));
+        }
+        if let Some(area) = &l.goes_to {
+            facts.push(format!("goes to {area} (6a)"));
+        }
+        if l.in_no_area {
+            facts.push("in no area".into());
+        }
+        if l.cannot_be_reversed {
+            facts.push("cannot be reversed (3b)".into());
+        }
+        if l.reversed {
+            facts.push("reversed (6)".into());
+        }
+        if l.ends_turn {
+            facts.push("ends the turn (9e)".into());
+        }
+        out += &format!("{pad}    {}\n", facts.join(" · "));
+        for e in &l.effects {
+            out += &format!("{pad}    {} {}: {}\n", e.step, e.player, e.effects.join("; "));
+        }
+        if !l.overturned.is_empty() {
+            out += &format!("{pad}    overturned (9b): {}\n", l.overturned.join(", "));
+        }
+        if let Some(r) = &l.awaiting_ruling {
+            out += &format!("{pad}    {}\n", paint.alert(&format!("{r}: a judge rules")));
+        }
     }
     out
 }

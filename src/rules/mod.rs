@@ -62,6 +62,7 @@ impl RulesetState {
 pub enum Board {
     Doomtrooper(doomtrooper::Board),
     Wtactics(wtactics::Board),
+    Rawdeal(rawdeal::Board),
 }
 
 impl Board {
@@ -70,6 +71,7 @@ impl Board {
         match (before, self) {
             (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
             (Board::Wtactics(b), Board::Wtactics(a)) => wtactics::changes(b, a),
+            (Board::Rawdeal(b), Board::Rawdeal(a)) => rawdeal::changes(b, a),
             // One game's boards are of one ruleset.
             _ => vec![],
         }
@@ -276,6 +278,7 @@ impl Table {
         match &self.state {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
             RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, &self.header))),
+            RulesetState::Rawdeal(s) => Some(Board::Rawdeal(rawdeal::board(s, &self.header))),
             _ => None,
         }
     }

@@ -53,6 +53,9 @@ use serde_json::Value;
 use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
+mod board;
+pub use board::{Board, BreakdownLine, Pile, board, changes, values};
+
 pub const NAME: &str = "rawdeal";
 pub const VERSION: u64 = 1;
 
@@ -292,6 +295,17 @@ pub struct Breakdown {
     requirements_met: bool,
 }
 
+/// A breakdown of the current (or, between plays, the last) play sequence
+/// that has ended, as it stood when it ended: the board shows what was
+/// computed for it (cost, damage) after it leaves the stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ended {
+    pub outcome: Outcome,
+    /// How many breakdowns were under it when it ended (0: the card played at step 1).
+    pub depth: usize,
+    pub breakdown: Breakdown,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Played {
     pub seq: u64,
@@ -311,6 +325,10 @@ pub struct State {
     pub stack: Vec<Breakdown>,
     /// Every breakdown that ended, in the order it ended.
     pub history: Vec<Played>,
+    /// The breakdowns of the play sequence under way (or, between plays, the
+    /// last one) that have ended, in the order they ended; cleared when the
+    /// next card is played at step 1.
+    pub ended: Vec<Ended>,
     pub ring_area: BTreeMap<String, Vec<String>>,
     /// Cards in other areas (Ringside, or a 6a destination), by area then player.
     pub areas: BTreeMap<String, BTreeMap<String, Vec<String>>>,
@@ -336,6 +354,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         rounding,
         stack: vec![],
         history: vec![],
+        ended: vec![],
         ring_area: header.seats.iter().map(|s| (s.id.clone(), vec![])).collect(),
         areas: BTreeMap::new(),
     })
@@ -384,7 +403,7 @@ impl State {
         let areas: BTreeMap<&String, BTreeMap<&String, Value>> =
             self.areas.iter().map(|(a, m)| (a, m.iter().map(|(k, v)| (k, tail(v))).collect())).collect();
         serde_json::json!({"seats": self.seats, "judges": self.judges, "rounding": self.rounding, "stack": self.stack,
-            "history": tail(&self.history), "ring_area": ring, "areas": areas})
+            "history": tail(&self.history), "ended": self.ended, "ring_area": ring, "areas": areas})
     }
 }
 
@@ -413,6 +432,8 @@ impl State {
             }
             let opponent = self.seats.iter().find(|s| *s != actor).cloned().expect("two seats");
             let printed = Printed { card, cost: *cost, damage: *damage, multi: *multi, goes_to, targets };
+            // A new play sequence: the last one's ended breakdowns leave the board.
+            self.ended.clear();
             return self.open_breakdown(seq, actor, &opponent, printed, None);
         };
         if let Some(uneven) = &top.awaiting_ruling {
@@ -702,6 +723,7 @@ impl State {
             outcome,
             depth: self.stack.len(),
         });
+        self.ended.push(Ended { outcome, depth: self.stack.len(), breakdown: done.clone() });
         let Some(parent) = self.stack.last_mut() else { return };
         if parent.reversed {
             // 5c: completely reversed: the breakdown ends.
