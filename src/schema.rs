@@ -19,6 +19,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
         ("wtactics/board.schema.json", serde_json::to_value(schema_for!(wtactics::Board)).expect("schema")),
         ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
+        ("gurps/board.schema.json", serde_json::to_value(schema_for!(gurps::Board)).expect("schema")),
         ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
         ("rawdeal/board.schema.json", serde_json::to_value(schema_for!(rawdeal::Board)).expect("schema")),
         ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),

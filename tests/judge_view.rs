@@ -162,3 +162,35 @@ fn rawdeal_state_and_replay_read_as_a_judge_would_write_them() {
     assert!(!replay.contains("state.stack"), "no state paths in the words");
     check_snapshot("rawdeal-replay.txt", &replay);
 }
+
+#[test]
+fn gurps_state_and_replay_read_as_a_judge_would_write_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(d, &["demo", "--ruleset", "gurps", "--as", "gu"]);
+    // Tied Speeds before the first turn: the provisional sequence and the tie a roll settles.
+    let ties = stdout(d, &["state", "gu", "--at", "1"]);
+    assert!(ties.contains("tied           Sir Roland, Wren: a roll at the start settles it"), "{ties}");
+    // Second 2, Wren's turn: Sir Roland's All-Out Attack still bars his active defense; the Bandit is out.
+    let mid = stdout(d, &["state", "gu", "--at", "15"]);
+    assert_reads_as_words(&mid);
+    assert!(mid.contains("players: Alice (p1), Bob (p2)"), "{mid}");
+    assert!(mid.contains("combat 1, second 2"), "{mid}");
+    assert!(mid.contains("turn           Wren, played by Bob (p2): Attack chosen; a pass ends the turn"), "{mid}");
+    assert!(mid.contains("All-Out Attack: no active defense until its next turn"), "{mid}");
+    assert!(mid.contains("Bandit      the GM      bandits  NPC  Basic Speed 5.50  DX 11  Attack  [inactive]"));
+    assert!(mid.contains("the latest, seq 15: Bandit inactive (knocked out)"), "{mid}");
+    check_snapshot("gurps-state-15.txt", &mid);
+    let end = stdout(d, &["state", "gu"]);
+    assert_reads_as_words(&end);
+    assert!(end.contains("time  not in combat"), "{end}");
+    assert!(end.contains("combat 1 (ended in second 2)"), "{end}");
+    check_snapshot("gurps-state.txt", &end);
+    let replay = stdout(d, &["replay", "gu", "--hide-passes"]);
+    assert!(replay.contains("tie settled: the turn sequence is Wren, Sir Roland, Bandit"), "{replay}");
+    assert!(replay.contains("Sir Roland chooses All-Out Attack: may roll to attack this turn; no active defense"));
+    assert!(replay.contains("recorded: Bandit's active defense roll 13 vs 9: failed"), "{replay}");
+    assert!(replay.contains("second 2 begins"), "{replay}");
+    assert!(!replay.contains("state.characters"), "no state paths in the words");
+    check_snapshot("gurps-replay.txt", &replay);
+}

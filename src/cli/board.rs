@@ -5,7 +5,7 @@
 
 use std::io::IsTerminal;
 
-use arbiter::rules::{doomtrooper, rawdeal, wtactics};
+use arbiter::rules::{doomtrooper, gurps, rawdeal, wtactics};
 use crossterm::style::Stylize;
 use serde_json::Value;
 
@@ -42,6 +42,7 @@ pub fn text(ruleset: &str, board: &Value, paint: Paint) -> Option<String> {
         "doomtrooper" => serde_json::from_value(board.clone()).ok().map(|b| doomtrooper_text(&b, paint)),
         "wtactics" => serde_json::from_value(board.clone()).ok().map(|b| wtactics_text(&b, paint)),
         "rawdeal" => serde_json::from_value(board.clone()).ok().map(|b| rawdeal_text(&b, paint)),
+        "gurps" => serde_json::from_value(board.clone()).ok().map(|b| gurps_text(&b, paint)),
         _ => None,
     }
 }
@@ -280,6 +281,67 @@ fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
         if let Some(r) = &l.awaiting_ruling {
             out += &format!("{pad}    {}\n", paint.alert(&format!("{r}: a judge rules")));
         }
+    }
+    out
+}
+
+fn gurps_text(b: &gurps::Board, paint: Paint) -> String {
+    let mut out = String::new();
+    let row = |out: &mut String, label: &str, value: &str| *out += &format!("  {label:<14} {value}\n");
+    out += &format!("{}  {}\n", paint.bold("time"), b.time);
+    let Some(c) = &b.combat else {
+        out += "no combat yet\n";
+        return out;
+    };
+    out += &paint.bold(&match c.ended {
+        true => format!("combat {} (ended in second {})", c.number, c.second),
+        false => format!("combat {}, second {}", c.number, c.second),
+    });
+    out += "\n";
+    if let Some(turn) = &c.turn {
+        let chosen = c.sequence.iter().find(|x| x.acting).and_then(|x| x.maneuver.as_deref()).unwrap_or_default();
+        let doing = match c.maneuver_chosen {
+            true => format!("{chosen} chosen; a pass ends the turn"),
+            false => "choosing a maneuver".to_string(),
+        };
+        row(&mut out, "turn", &format!("{turn}: {doing}"));
+    }
+    if let Some(at) = &c.resumes_at {
+        row(&mut out, "resumes at", &format!("{at}'s turn"));
+    }
+    for t in &c.ties {
+        row(&mut out, "tied", &format!("{}: {}", t.combatants.join(", "), t.settled_by));
+    }
+    out += "  turn sequence\n";
+    let width = |f: &dyn Fn(&gurps::ChartLine) -> usize| c.sequence.iter().map(f).max().unwrap_or(0);
+    let (name, player, side) =
+        (width(&|x| x.name.chars().count()), width(&|x| x.player.chars().count()), width(&|x| x.side.chars().count()));
+    for (i, x) in c.sequence.iter().enumerate() {
+        let mark = if x.acting { ">" } else { " " };
+        let pc = if x.pc { "PC " } else { "NPC" };
+        let mut line = format!(
+            "{:>2}  {:<name$}  {:<player$}  {:<side$}  {pc}  Basic Speed {}  DX {}",
+            i + 1,
+            x.name,
+            x.player,
+            x.side,
+            x.basic_speed,
+            x.dx
+        );
+        match (&x.maneuver, &x.limits) {
+            (Some(m), Some(l)) => line += &format!("  {m}: {l}"),
+            (Some(m), None) => line += &format!("  {m}"),
+            _ => {}
+        }
+        out += &match x.active {
+            true => format!("  {mark} {line}\n"),
+            false => format!("  {mark} {}  [inactive]\n", paint.struck(&line)),
+        };
+    }
+    if let Some(e) = &b.latest {
+        let n = b.entries;
+        let entries = format!("{n} entr{}", if n == 1 { "y" } else { "ies" });
+        row(&mut out, "record", &format!("{entries}; the latest, seq {}: {}", e.seq, e.text));
     }
     out
 }

@@ -50,6 +50,9 @@ use serde_json::Value;
 use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
+mod board;
+pub use board::{Board, Combatant as ChartLine, board, changes, maneuver_name};
+
 pub const NAME: &str = "gurps";
 pub const VERSION: u64 = 1;
 
@@ -121,6 +124,17 @@ pub enum RollKind {
     ActiveDefense,
     Damage,
     Other,
+}
+
+/// The kind of roll in words, for the record: "active defense".
+fn roll_name(kind: RollKind) -> &'static str {
+    match kind {
+        RollKind::Attack => "attack",
+        RollKind::Feint => "feint",
+        RollKind::ActiveDefense => "active defense",
+        RollKind::Damage => "damage",
+        RollKind::Other => "other",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -353,7 +367,7 @@ impl State {
                 };
                 self.roll(actor, index, chosen, by, *kind, ruling.as_deref())?;
                 let t = target.map(|t| format!(" vs {t}")).unwrap_or_default();
-                self.log.push((seq, format!("{by} {kind:?} roll {roll}{t}: {result}")));
+                self.log.push((seq, format!("{by}'s {} roll {roll}{t}: {result}", roll_name(*kind))));
                 Ok(())
             }
             Action::Announce(Announce::DropOut {}) => {

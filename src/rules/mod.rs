@@ -63,6 +63,7 @@ pub enum Board {
     Doomtrooper(doomtrooper::Board),
     Wtactics(wtactics::Board),
     Rawdeal(rawdeal::Board),
+    Gurps(gurps::Board),
 }
 
 impl Board {
@@ -72,6 +73,7 @@ impl Board {
             (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
             (Board::Wtactics(b), Board::Wtactics(a)) => wtactics::changes(b, a),
             (Board::Rawdeal(b), Board::Rawdeal(a)) => rawdeal::changes(b, a),
+            (Board::Gurps(b), Board::Gurps(a)) => gurps::changes(b, a),
             // One game's boards are of one ruleset.
             _ => vec![],
         }
@@ -279,6 +281,7 @@ impl Table {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
             RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, &self.header))),
             RulesetState::Rawdeal(s) => Some(Board::Rawdeal(rawdeal::board(s, &self.header))),
+            RulesetState::Gurps(s) => Some(Board::Gurps(gurps::board(s, &self.header))),
             _ => None,
         }
     }
