@@ -109,7 +109,7 @@ fn wtactics_state_and_replay_read_as_a_judge_would_write_them() {
     assert!(mid.contains("players: Alice (p1), Bob (p2)"), "{mid}");
     assert!(mid.contains("attack 1: Alice (p1) attacks Bob (p2)"), "{mid}");
     assert!(mid.contains("defended by    Pikeman ATK 3 DEF 2 and Archer ATK 2 DEF 1"), "{mid}");
-    assert!(mid.contains("chosen by Alice (p1); Response phases"), "{mid}");
+    assert!(mid.contains("chosen by Alice (p1); in its Response phases"), "{mid}");
     assert!(mid.contains("Ability Shield Wall, in the combat of Orc Raider"), "{mid}");
     assert!(mid.contains("enchanted: Bloodlust (Alice (p1))"), "{mid}");
     check_snapshot("wtactics-state-7.txt", &mid);

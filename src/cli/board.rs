@@ -167,6 +167,7 @@ fn wtactics_text(b: &wtactics::Board, paint: Paint) -> String {
                     format!("{chosen}{how} at seq {} by {}: {}", r.seq, r.recorded_by, wtactics::result_words(r))
                 }
                 (None, "undefended" | "defenders not declared yet") => String::new(),
+                (None, status) if status.starts_with("undefended") => status.to_string(),
                 (None, status) => format!("{chosen}{status}"),
             };
             if !combat.is_empty() {
@@ -244,6 +245,7 @@ fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
         head += &match (&l.outcome, &l.step, &l.priority) {
             (Some(o), _, _) => format!(": {o}"),
             (None, Some(step), Some(p)) => format!(": at {step}, {p} has priority"),
+            (None, Some(step), None) if l.awaiting_ruling.is_some() => format!(": at {step}, a judge rules"),
             (None, Some(step), None) => format!(": waits at {step}"),
             _ => String::new(),
         };

@@ -49,6 +49,21 @@ pub fn assert_schema_valid_for(ruleset: &str, event: &Event) {
     }
 }
 
+/// Asserts that the board after an event validates against its committed
+/// schema (`schemas/<ruleset>/board.schema.json`), and that what changed can
+/// be said in its words.
+pub fn assert_board_valid(before: &Table, after: &Table, seq: u64) {
+    let Some(board) = after.board() else { return };
+    let ruleset = &after.header.ruleset;
+    let value = serde_json::to_value(&board).unwrap();
+    if let Err(e) = schema(&format!("{ruleset}/board.schema.json")).validate(&value) {
+        panic!("the board after seq {seq} does not match schemas/{ruleset}/board.schema.json: {e}: {value}");
+    }
+    if let Some(b) = before.board() {
+        board.changes_since(&b);
+    }
+}
+
 pub fn assert_schema_valid(event: &Event) {
     assert_schema_valid_for("doomtrooper", event);
 }
@@ -102,7 +117,8 @@ impl Sim {
         };
         assert_schema_valid_for(&self.table.header.ruleset, &event);
         self.folder.commit(&event, next);
-        self.table = self.folder.table().unwrap().clone();
+        let before = std::mem::replace(&mut self.table, self.folder.table().unwrap().clone());
+        assert_board_valid(&before, &self.table, event.seq);
         let seq = event.seq;
         self.events.push(event);
         Ok(seq)

@@ -205,6 +205,14 @@ pub fn board(state: &State, header: &Header) -> Board {
 /// Roland, Bandit").
 pub fn changes(before: &Board, after: &Board) -> Vec<String> {
     let mut said = Vec::new();
+    // The GM's record entry first: what happened, then what it moved on (a
+    // character knocked out on its turn ends it). A character becoming
+    // inactive or active again is such an entry: said there.
+    if let Some(e) = &after.latest
+        && before.latest.as_ref().is_none_or(|b| b.seq != e.seq)
+    {
+        said.push(format!("recorded: {}", e.text));
+    }
     let order = |c: &CombatBoard| c.sequence.iter().map(|x| x.name.clone()).collect::<Vec<_>>().join(", ");
     match (&before.combat, &after.combat) {
         (Some(b), Some(a)) if b.number == a.number => {
@@ -238,16 +246,10 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
             let speeds: Vec<String> = a.sequence.iter().map(|c| format!("{} {}", c.name, c.basic_speed)).collect();
             said.push(format!("combat {} begins: the turn sequence by Basic Speed is {}", a.number, speeds.join(", ")));
             for t in &a.ties {
-                said.push(format!("tied: {} ({})", t.combatants.join(", "), t.settled_by));
+                said.push(format!("tied: {}: {}", t.combatants.join(", "), t.settled_by));
             }
         }
         _ => {}
-    }
-    // A character becoming inactive or active again is the GM's record entry: said there.
-    if let Some(e) = &after.latest
-        && before.latest.as_ref().is_none_or(|b| b.seq != e.seq)
-    {
-        said.push(format!("recorded: {}", e.text));
     }
     said
 }

@@ -67,10 +67,10 @@ pub struct BreakdownLine {
     /// Where a breakdown under way stands: "5a (the targeted opponent may play a reversal)".
     pub step: Option<String>,
     /// Who has priority, by name: on the breakdown on top only (the ones
-    /// under it wait at their step for it to end).
+    /// under it wait at their step for it to end), and not while a judge rules.
     pub priority: Option<String>,
     /// How an ended breakdown ended: "successfully played", "completely
-    /// reversed (5c)" or "not played (2d): it remains where it started".
+    /// reversed (5c)" or "not played (2d); the card remains where it started".
     pub outcome: Option<String>,
     /// 1a: the card's targets, as revealed.
     pub targets: Vec<String>,
@@ -170,10 +170,10 @@ fn line(
         reversal_of: answers.map(|p| format!("{} (seq {})", p.card, p.seq)),
         reverses: b.reverses.is_some(),
         step: under_way.then(|| STEPS.get(b.at).map(|s| format!("{} ({})", s.no, s.title))).flatten(),
-        priority: on_top.then(|| header.name_of(&b.priority)),
+        priority: (on_top && b.awaiting_ruling.is_none()).then(|| header.name_of(&b.priority)),
         outcome: outcome.map(|o| {
             match o {
-                Outcome::NotPlayed => "not played (2d): it remains where it started",
+                Outcome::NotPlayed => "not played (2d); the card remains where it started",
                 Outcome::Reversed => "completely reversed (5c)",
                 Outcome::Successful => "successfully played",
             }
@@ -274,7 +274,7 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
         .collect();
     ends.sort_by_key(|l| std::cmp::Reverse(l.depth));
     for l in ends {
-        said.push(format!("{}: {}; its breakdown ends", name(l), l.outcome.as_deref().unwrap_or_default()));
+        said.push(format!("the breakdown of {} ends: {}", name(l), l.outcome.as_deref().unwrap_or_default()));
     }
     said
 }

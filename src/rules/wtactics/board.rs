@@ -69,8 +69,9 @@ pub struct AttackerLine {
     pub attacker: Fighter,
     /// III: the defenders assigned to it, with their own ATK and DEF.
     pub defenders: Vec<Fighter>,
-    /// "defenders not declared yet", "undefended", "to be chosen",
-    /// "Response phases", "to resolve", "awaiting a judge's ruling (several
+    /// "defenders not declared yet", "undefended", "undefended: awaiting a
+    /// judge's ruling on the influence lost", "to be chosen", "in its
+    /// Response phases", "to resolve", "awaiting a judge's ruling (several
     /// defenders)" or "resolved".
     pub status: String,
     /// IV: who chose this combat to resolve next ("Alice (p1)"), or "the
@@ -197,7 +198,7 @@ fn attack_board(state: &State, a: &Attack, number: u64, finished: bool, header: 
     };
     // The combat under way, if any, and the phase it is in.
     let current = match (&state.phase, finished) {
-        (Phase::CombatResponses { attacker, .. }, false) => Some((attacker, "Response phases")),
+        (Phase::CombatResponses { attacker, .. }, false) => Some((attacker, "in its Response phases")),
         (Phase::Resolution { attacker }, false) => Some((attacker, "to resolve")),
         (Phase::CombatRuling { attacker }, false) => Some((attacker, "awaiting a judge's ruling (several defenders)")),
         _ => None,
@@ -246,10 +247,16 @@ fn attack_board(state: &State, a: &Attack, number: u64, finished: bool, header: 
             }
         })
         .collect();
+    // Attackers left undefended beside defended ones: a judge rules on
+    // the influence they cost (gap 2).
+    let status = match state.phase {
+        Phase::UnblockedRuling if !finished => "undefended: awaiting a judge's ruling on the influence lost",
+        _ => "undefended",
+    };
     attackers.extend(a.undefended.iter().map(|attacker| AttackerLine {
         attacker: own(attacker),
         defenders: vec![],
-        status: "undefended".into(),
+        status: status.into(),
         chosen_by: None,
         damage: a.damage.iter().find(|d| d.attacker == *attacker).map(|d| d.damage),
         result: None,
@@ -411,8 +418,11 @@ fn attack_changes(b: &AttackBoard, a: &AttackBoard, said: &mut Vec<String>, begi
             let how = if by == "the last left" { "the last left".to_string() } else { format!("chosen by {by}") };
             begins.push(format!("the combat of {} begins ({how})", l.attacker.name));
         }
-        if l.status.starts_with("awaiting") && old.is_none_or(|o| o.status != l.status) {
-            said.push(format!("the combat of {}: {}", l.attacker.name, l.status));
+        if l.status.contains("awaiting") && old.is_none_or(|o| o.status != l.status) {
+            match l.status.starts_with("undefended") {
+                true => said.push(format!("{} is {}", l.attacker.name, l.status)),
+                false => said.push(format!("the combat of {}: {}", l.attacker.name, l.status)),
+            }
         }
         if let (Some(d), None) = (l.damage, old.and_then(|o| o.damage)) {
             said.push(format!("{} deals {d} damage undefended", l.attacker.name));
@@ -421,8 +431,5 @@ fn attack_changes(b: &AttackBoard, a: &AttackBoard, said: &mut Vec<String>, begi
             let how = if r.ruling { format!("ruled by {}", r.recorded_by) } else { format!("by {}", r.recorded_by) };
             said.push(format!("the combat of {} is resolved ({how}): {}", l.attacker.name, result_words(r)));
         }
-    }
-    if let (Some(lost), None) = (a.influence_lost, b.influence_lost) {
-        said.push(format!("this attack costs {} {lost} influence", a.defending_player));
     }
 }
