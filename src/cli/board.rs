@@ -275,7 +275,7 @@ fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
         }
         out += &format!("{pad}    {}\n", facts.join(" · "));
         for e in &l.effects {
-            out += &format!("{pad}    {} {}: {}\n", e.step, e.player, e.effects.join("; "));
+            out += &format!("{pad}    step {} effects by {}: {}\n", e.step, e.player, e.effects.join("; "));
         }
         if !l.overturned.is_empty() {
             out += &format!("{pad}    overturned (9b): {}\n", l.overturned.join(", "));

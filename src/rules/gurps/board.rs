@@ -184,7 +184,12 @@ pub fn board(state: &State, header: &Header) -> Board {
                         active: c.active,
                         acting: acting == Some(i),
                         maneuver: c.maneuver.map(|m| maneuver_name(m).to_string()),
-                        limits: c.maneuver.and_then(|m| limits(m, acting == Some(i) && chosen)).map(String::from),
+                        // Out of combat no maneuver limits anything: the rolls are the GM's determinations.
+                        limits: c
+                            .maneuver
+                            .filter(|_| !ended)
+                            .and_then(|m| limits(m, acting == Some(i) && chosen))
+                            .map(String::from),
                     }
                 })
                 .collect(),

@@ -343,7 +343,7 @@ fn breakdown_changes(b: &BreakdownLine, a: &BreakdownLine, said: &mut Vec<String
     }
     for e in a.effects.iter().skip(b.effects.len()) {
         let list = if e.effects.is_empty() { "no effects".to_string() } else { e.effects.join("; ") };
-        said.push(format!("{card}, {} by {}: {list}", e.step, e.player));
+        said.push(format!("{card}, step {} effects by {}: {list}", e.step, e.player));
     }
     for o in a.overturned.iter().skip(b.overturned.len()) {
         said.push(format!("{card}: {o} is overturned (9b)"));
