@@ -1,5 +1,6 @@
 //! The board as a judge reads it in the terminal: aligned text, names not
-//! ids, countered effects marked. Drawn from the `board` of a `state`
+//! ids, what no longer counts struck (a countered effect, a dead creature,
+//! an inactive character). Drawn from the `board` of a `state`
 //! answer (local or from a server alike); colour only on a terminal and
 //! never with `NO_COLOR` set.
 
