@@ -61,6 +61,14 @@ pub enum Board {
 }
 
 impl Board {
+    /// The outcome in the board's words, as (label, value) rows, the result
+    /// (points, scores, control) first: what `diff` compares first.
+    pub fn outcome(&self) -> Vec<(String, String)> {
+        match self {
+            Board::Doomtrooper(b) => doomtrooper::outcome(b),
+        }
+    }
+
     /// What changed from `before` to `self`, in the board's words.
     pub fn changes_since(&self, before: &Board) -> Vec<String> {
         match (before, self) {
