@@ -18,6 +18,7 @@ use crate::compare::{self, Record};
 use crate::ops;
 use crate::record::{RecordError, StoredGame, Submission, canonical_bytes};
 use crate::replay::replay as replay_record;
+use crate::rules::describe;
 
 type Q = Query<HashMap<String, String>>;
 
@@ -142,7 +143,14 @@ pub async fn diff(State(s): State<Shared>, h: HeaderMap, Query(q): Q) -> Result<
         compare::diff(&Record::Stored(StoredGame::new(store, &a)), &Record::Stored(StoredGame::new(store, &b)))
     })
     .await??;
-    Ok(Json(json!(d)))
+    // The events from the divergence in words too, for the page's side-by-side rows.
+    let words = |events: &[crate::event::Event]| -> Vec<Value> {
+        events.iter().map(|e| json!({"seq": e.seq, "actor": e.actor, "action": describe(&e.action)})).collect()
+    };
+    let mut body = json!(d);
+    body["a_words"] = json!(words(&d.a_from));
+    body["b_words"] = json!(words(&d.b_from));
+    Ok(Json(body))
 }
 
 /// `GET /api/games/{game}/replay?from=N&to=M`: each event in plain words,
