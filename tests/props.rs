@@ -234,7 +234,7 @@ fn riftbound_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
     let bfs = ["Altar", "Forge"];
     match &s.phase {
         Phase::Setup | Phase::Open | Phase::Over if pick.is_multiple_of(3) || s.turn.is_none() => {
-            (seat, json!({"type": "announce", "what": "turn"}))
+            (s.next_turn(), json!({"type": "announce", "what": "turn"}))
         }
         Phase::Setup | Phase::Open | Phase::Over => {
             let player = s.turn.as_ref().map(|t| t.player.clone()).unwrap_or(seat);

@@ -37,8 +37,10 @@ fn damage(list: &[(&str, i64)]) -> Value {
     json!({"type": "resolve", "what": "damage", "assignments": list.iter().map(|(u, d)| json!({"unit": u, "damage": d})).collect::<Vec<_>>()})
 }
 
-/// p2 takes Altar without combat: a showdown in which all players are relevant, then control.
+/// p1 takes the first turn and does nothing; p2 takes Altar without combat:
+/// a showdown in which all players are relevant, then control.
 fn p2_holds_altar(sim: &mut Sim, units: Value) {
+    sim.act("p1", turn());
     sim.act("p2", turn());
     sim.act("p2", mv(units, "Altar"));
     assert_eq!(sim.view().step.title, "Showdown");
@@ -183,6 +185,7 @@ fn no_damage_step_when_one_side_has_no_units_left() {
 #[test]
 fn the_two_player_limit_and_the_turn_players_choice_of_pending_combats() {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
+    sim.act("p1", turn());
     sim.act("p2", turn());
     sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p2", "p3", "p1"]);
@@ -236,9 +239,11 @@ fn invited_players_join_the_showdown() {
 }
 
 fn p2_holds_altar_ffa(sim: &mut Sim) {
+    sim.act("p1", turn());
     sim.act("p2", turn());
     sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
 }
 
 #[test]
@@ -249,6 +254,7 @@ fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
     sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     for _ in 0..6 {
+        sim.act("p2", turn());
         sim.act("p1", turn());
     }
     assert_eq!(sim.riftbound().scores["p1"], 7);
@@ -288,6 +294,7 @@ fn hold_scores_the_final_point_and_modes_set_the_victory_score() {
     sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     for _ in 0..7 {
+        sim.act("p2", turn());
         sim.act("p1", turn());
     }
     assert_eq!(sim.riftbound().winner.as_deref(), Some("p1"));
@@ -307,10 +314,44 @@ fn team_mode_scores_per_team() {
     sim.pass(&["a", "b", "c", "d"]);
     assert_eq!(sim.riftbound().scores["team1"], 1, "a Conquer scores for the team");
     // A teammate's units at the same battlefield are not opposing: no combat.
+    sim.act("b", turn());
     sim.act("c", turn());
     sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
     assert_eq!(sim.riftbound().phase, Phase::Open);
     assert!(sim.riftbound().battlefields["Altar"].contested_by.is_none());
     // Hold at c's Beginning Phase does not score a battlefield a controls.
     assert_eq!(sim.riftbound().scores["team1"], 1);
+}
+
+#[test]
+fn turns_pass_in_seat_order() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
+    let v = sim.refused("p2", turn());
+    assert!(v.message.contains("p1's turn next"), "the first turn is the first seat's: {v}");
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p1", "p2", "p3"]);
+    assert_eq!(sim.riftbound().scores["p1"], 1);
+    // Issue 10: p1 announced three turns in a row and scored a Hold each time.
+    let v = sim.refused("p1", turn());
+    assert!(v.message.contains("p2's turn next"), "{v}");
+    sim.refused("p3", turn());
+    assert_eq!(sim.view().may_act, vec!["p1", "p2"], "p1 may still move; p2 may begin the next turn");
+    sim.act("p2", turn());
+    sim.act("p3", turn());
+    sim.act("p1", turn());
+    assert_eq!(sim.riftbound().scores["p1"], 2, "one Hold in p1's second turn");
+    sim.refused("p1", turn());
+}
+
+#[test]
+fn in_2v2_the_teams_alternate_in_the_order_the_header_gives() {
+    // Teams: a and b against c and d, so seat order would not alternate.
+    let options = json!({"mode": "2v2", "battlefields": ["Altar"], "teams": [["a", "b"], ["c", "d"]]});
+    let mut sim = Sim::ruleset("riftbound", &["a", "b", "c", "d"], &["Dana"], options);
+    for (who, wrong) in [("a", "b"), ("c", "b"), ("b", "d"), ("d", "a"), ("a", "c")] {
+        let v = sim.refused(wrong, turn());
+        assert!(v.message.contains(&format!("{who}'s turn next")), "{v}");
+        sim.act(who, turn());
+    }
 }

@@ -42,6 +42,12 @@
 //!    give: such a change is refused; record the move after the showdown.
 //!    Moves by a card into an opponent's battlefield contest it, and the
 //!    combat is pending until the next Cleanup.
+//! 10. **Turn order**: the text refers to "Section 5: Turn Structure", which
+//!     it does not include. Turns pass in the header's seat order, starting
+//!     with the first seat; in 2v2 the teams alternate, each team's players
+//!     in the order the `teams` option lists them (first of team 1, first of
+//!     team 2, second of team 1, second of team 2). A turn out of order is
+//!     refused, naming who is next.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -238,7 +244,7 @@ pub struct Showdown {
 pub enum Phase {
     /// No turn has begun.
     Setup,
-    /// The turn player may move units or end nothing; a player may begin a turn.
+    /// The turn player may move units; the next player in turn order may begin the next turn.
     Open,
     /// Several combats are pending: the turn player chooses.
     ChooseCombat,
@@ -471,9 +477,31 @@ impl State {
         }
     }
 
+    /// The order turns pass in (gap 10): seat order; in 2v2 the teams alternate.
+    pub fn turn_order(&self) -> Vec<String> {
+        if self.mode == "2v2" {
+            (0..2).flat_map(|i| self.teams.iter().map(move |t| t[i].clone())).collect()
+        } else {
+            self.seats.clone()
+        }
+    }
+
+    /// The player whose turn comes next.
+    pub fn next_turn(&self) -> String {
+        let order = self.turn_order();
+        match self.turn_player() {
+            None => order[0].clone(),
+            Some(p) => rotate_after(&order, p)[0].clone(),
+        }
+    }
+
     fn begin_turn(&mut self, seq: u64, actor: &str) -> Result<(), Refusal> {
-        if !self.seats.iter().any(|s| s == actor) {
-            return refuse("a turn belongs to a player", format!("{actor} is not a player"));
+        let next = self.next_turn();
+        if actor != next {
+            return refuse(
+                "gap 10 (module docs): turns pass in seat order (2v2: the teams alternate)",
+                format!("it is {next}'s turn next, not {actor}'s (turn order: {})", self.turn_order().join(", ")),
+            );
         }
         let number = self.turn.as_ref().map_or(1, |t| t.number + 1);
         for bf in self.battlefields.values_mut() {
@@ -1117,8 +1145,16 @@ impl State {
         let one = |s: &str| vec![s.to_string()];
         let holder = |w: &Window| w.holder().map(|h| vec![h.to_string()]).unwrap_or_default();
         let (step, may_act, legal) = match &self.phase {
-            Phase::Setup => (step("5", "turn structure"), self.seats.clone(), vec![ActionType::Announce]),
-            Phase::Open => (step("5", "turn structure"), self.seats.clone(), vec![ActionType::Announce]),
+            Phase::Setup => (step("5", "turn structure"), one(&self.next_turn()), vec![ActionType::Announce]),
+            Phase::Open => {
+                // The turn player moves; the next player may begin the next turn.
+                let mut who = self.turn_player().map(one).unwrap_or_default();
+                let next = self.next_turn();
+                if !who.contains(&next) {
+                    who.push(next);
+                }
+                (step("5", "turn structure"), who, vec![ActionType::Announce])
+            }
             Phase::ChooseCombat => (
                 step("620-621", "Pending Combat"),
                 self.turn_player().map(one).unwrap_or_default(),
