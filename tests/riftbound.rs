@@ -148,23 +148,137 @@ fn outcomes_conquer_and_recall() {
     assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
 }
 
-#[test]
-fn when_neither_side_remains_control_does_not_change() {
-    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
-    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+/// p2 holds Altar with a Wall; p1's Brute attacks it and both die: the seq of the last damage assignment.
+fn both_sides_die_at_altar(sim: &mut Sim) -> u64 {
+    p2_holds_altar(sim, json!([unit("Wall", 3)]));
     sim.act("p1", turn());
     sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 3)]));
-    sim.act("p2", damage(&[("Brute", 3)]));
+    sim.act("p2", damage(&[("Brute", 3)]))
+}
+
+fn rule_control(sim: &Sim, concerns: u64, controller: Option<&str>) -> Value {
+    json!({"type": "ruling", "kind": "decide", "concerns": {"seq": concerns, "hash": sim.events[concerns as usize].hash},
+        "reason": "all units died in the combat", "rule": "Riftbound 627, 179-181",
+        "decision": {"type": "resolve", "what": "control", "battlefield": "Altar", "controller": controller}})
+}
+
+#[test]
+fn when_neither_side_remains_a_judge_rules_who_controls() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    let last = both_sides_die_at_altar(&mut sim);
     let s = sim.riftbound();
     assert!(s.units.is_empty());
+    assert!(s.battlefields["Altar"].contested_by.is_none());
+    // "No control change" against "Lost if you have no Units there": the game waits for a judge.
+    let v = sim.view();
+    assert!(v.awaiting_ruling.as_deref().is_some_and(|r| r.contains("p2 or no one")), "{v:?}");
+    assert_eq!(v.may_act, vec!["Dana"]);
+    sim.refused("p2", turn());
+    let v = sim.refused("p2", rule_control(&sim, last, Some("p2")));
+    assert!(v.message.contains("not a judge"), "{v}");
+    sim.refused("p1", json!({"type": "resolve", "what": "control", "battlefield": "Altar", "controller": "p2"}));
+    let v = sim.refused("Dana", rule_control(&sim, last, Some("p1")));
+    assert!(v.message.contains("p2 (no control change) or no one"), "{v}");
+    // Control lost: p2 scores no Hold at its next turn.
+    let mut lost =
+        Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], json!({"mode": "1v1", "battlefields": ["Altar"]}));
+    let at = both_sides_die_at_altar(&mut lost);
+    lost.act("Dana", rule_control(&lost, at, None));
+    assert_eq!(lost.riftbound().battlefields["Altar"].controller, None);
+    assert_eq!(lost.riftbound().phase, Phase::Open);
+    lost.act("p2", turn());
+    assert_eq!(lost.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
+    // No control change: p2 keeps Altar and Holds it.
+    sim.act("Dana", rule_control(&sim, last, Some("p2")));
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
+    assert!(sim.view().awaiting_ruling.is_none());
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 2);
+}
+
+#[test]
+fn a_player_whose_last_unit_dies_loses_control() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    assert_eq!(sim.riftbound().scores["p2"], 1);
+    // p1 moves to the empty Forge; in that showdown, p1's Bolt kills the Wall at Altar.
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Forge"));
+    let bolt = sim.act("p1", spell("action", "Bolt"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", resolve_item(bolt, json!([{"unit": "Wall", "dies": true}])));
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller, None, "Lost if you have no Units there");
+    sim.pass(&["p2", "p1"]);
+    assert_eq!(sim.riftbound().battlefields["Forge"].controller.as_deref(), Some("p1"));
+    // Issue 10: p2 kept Altar with no units there and scored a Hold.
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 1);
+    // Moving the last units away loses control too.
+    sim.act("p1", turn());
+    assert_eq!(sim.riftbound().scores["p1"], 2, "conquered Forge, then held it");
+    sim.act("p1", json!({"type": "announce", "what": "move", "units": [{"name": "Imp"}], "to": null}));
+    assert_eq!(sim.riftbound().battlefields["Forge"].controller, None);
+}
+
+#[test]
+fn a_teammate_left_at_the_battlefield_takes_control_without_scoring() {
+    // Teams: a and c against b and d; turns a, b, c, d.
+    let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
+    sim.act("a", turn());
+    sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
+    sim.pass(&["a", "b", "c", "d"]);
+    sim.act("b", turn());
+    sim.act("c", turn());
+    sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
+    sim.act("c", mv(json!([unit("Imp", 1)]), "Forge"));
+    sim.pass(&["c"]);
+    let bolt = sim.act("d", spell("action", "Bolt"));
+    sim.pass(&["a", "b", "c", "d"]);
+    sim.act("d", resolve_item(bolt, json!([{"unit": "Knight", "dies": true}])));
+    // "Controlled - A player has Units there": c; a Conquer, but "Can't score
+    // Battlefields teammate controlled at Beginning Phase".
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("c"));
+    assert_eq!(s.scores["team1"], 1);
+}
+
+#[test]
+fn a_combat_that_no_longer_happens_leaves_the_battlefield_to_the_player_there() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
+    sim.act("p1", turn());
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
+    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
+    sim.pass(&["p3", "p1", "p2"]);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
+    let portal = sim.act("p1", spell("action", "Portal"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    // During the Forge combat, p1's trigger kills the Wall at Altar, whose combat is pending.
+    let howl = sim.act("p1", trigger("Howl", "attack"));
+    sim.pass(&["p3", "p1"]);
+    sim.act("p1", resolve_item(howl, json!([{"unit": "Wall", "dies": true}])));
     assert_eq!(
-        s.battlefields["Altar"].controller.as_deref(),
+        sim.riftbound().battlefields["Altar"].controller.as_deref(),
         Some("p2"),
-        "gap 5: the outcome table says no control change"
+        "Maintained while Contested by opponent"
     );
-    assert_eq!(s.scores["p1"], 0);
+    sim.pass(&["p1", "p3"]);
+    sim.act("p1", damage(&[("Golem", 1)]));
+    sim.act("p3", damage(&[("Rat", 3)]));
+    // The Altar combat does not happen; p2 has no units there, p1 has.
+    let s = sim.riftbound();
+    assert!(s.pending.is_empty());
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
+    assert_eq!(s.scores["p1"], 1, "gaining control is a Conquer");
+    assert_eq!(s.phase, Phase::Open);
 }
 
 #[test]

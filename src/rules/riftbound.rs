@@ -27,11 +27,19 @@
 //! 4. **Order of the initial chain**: the Attacker (Focus) puts "when I
 //!    attack" triggers first, then the Defender "when I defend" triggers,
 //!    round by round until both pass ("Player with Focus orders first").
-//! 5. **"Neither side remains: no control change"** against "control is lost
-//!    if you have no units there": the outcome table (and the FAQ "What if
-//!    all Units die in Combat? No control change occurs") is followed; the
-//!    battlefield keeps its controller. Control is lost when a player moves
-//!    its last units away.
+//! 5. **Control when units leave or die.** Outside combat the control rules
+//!    apply: control is "Lost if you have no Units there", unless the
+//!    battlefield is contested ("Maintained while Contested by opponent");
+//!    then a battlefield where one player still has units is that player's
+//!    ("Controlled - A player has Units there (outside Combat)"), which is
+//!    gaining control, a Conquer (630.1, with its limits), and one where no
+//!    one has units is uncontrolled ("Uncontrolled - No player has Units
+//!    there"). After a combat that leaves neither side, the text gives two
+//!    answers: the outcome table ("Neither | No control change", and the FAQ
+//!    "What if all Units die in Combat? No control change occurs") against
+//!    "Lost if you have no Units there". The reducer does not choose: the
+//!    game waits for a judge's ruling (`decide` with `resolve` `control`):
+//!    the controller before the combat keeps it, or no one controls it.
 //! 6. **Over-assigned damage**: the text forbids moving on before a unit has
 //!    lethal damage; it does not forbid more than lethal, so that is allowed.
 //! 7. **Damage already on a unit** (from a chain item) counts towards lethal.
@@ -152,6 +160,13 @@ pub enum Resolve {
     },
     /// Combat damage: the Attacker's assignment, then the Defender's, in assignment order.
     Damage { assignments: Vec<Assignment> },
+    /// A judge rules who controls a battlefield the text leaves open (gap 5):
+    /// the controller before the combat, or no one (`controller` null).
+    Control {
+        battlefield: String,
+        #[serde(default)]
+        controller: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -256,6 +271,12 @@ pub enum Phase {
         defender: String,
         assigning: String,
         first: Option<Vec<Assignment>>,
+    },
+    /// Neither side has units left after a combat, and the text gives two
+    /// answers (gap 5): a judge rules whether `controller` keeps `battlefield`.
+    AwaitingControl {
+        battlefield: String,
+        controller: String,
     },
     /// A side reached the victory score.
     Over,
@@ -376,6 +397,7 @@ const RULE_CHAIN: &str =
 const RULE_DAMAGE: &str = "626: Units with Tank must receive lethal damage first; must assign lethal damage (damage >= Might) to a Unit before moving to the next";
 const RULE_LIMIT: &str =
     "Two-Player Limit: Battlefields with Pending/In-Progress Combat are invalid destinations for others";
+const RULE_NEITHER: &str = "gap 5 (module docs): after a combat that leaves neither side, \"Neither | No control change\" against \"Lost if you have no Units there\": a judge rules";
 
 impl State {
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
@@ -435,6 +457,29 @@ impl State {
                 Ok(())
             }
             (Phase::Showdown(sd), _) => self.showdown(seq, actor, judge, sd, action),
+            (
+                Phase::AwaitingControl { battlefield, controller },
+                Action::Resolve(Resolve::Control { battlefield: ruled, controller: ruling }),
+            ) => {
+                if !judge {
+                    return refuse(
+                        RULE_NEITHER,
+                        format!("{actor} is not a judge: a judge rules who controls {battlefield}"),
+                    );
+                }
+                if *ruled != battlefield {
+                    return refuse(RULE_NEITHER, format!("the ruling is about {battlefield}, not {ruled}"));
+                }
+                if ruling.as_ref().is_some_and(|r| *r != controller) {
+                    return refuse(
+                        RULE_NEITHER,
+                        format!("the text's two answers are {controller} (no control change) or no one (control lost)"),
+                    );
+                }
+                self.battlefields.get_mut(&battlefield).expect("bf").controller = ruling.clone();
+                self.cleanup(seq);
+                Ok(())
+            }
             (
                 Phase::Damage { battlefield, attacker, defender, assigning, first },
                 Action::Resolve(Resolve::Damage { assignments }),
@@ -605,9 +650,11 @@ impl State {
         for spec in units {
             self.units.get_mut(&spec.name).expect("unit").at = to.map(str::to_string);
         }
-        // Control is lost where a player has no units left (outside combat).
         for bf in from {
-            self.update_control(&bf);
+            self.settle_control(seq, &bf);
+        }
+        if self.phase == Phase::Over {
+            return Ok(());
         }
         if let Some(bf) = to {
             let b = &self.battlefields[bf];
@@ -651,20 +698,31 @@ impl State {
         Some((attacker, defender))
     }
 
-    fn update_control(&mut self, bf: &str) {
+    /// Units left or died at `bf` outside combat (gap 5): control is "Lost
+    /// if you have no Units there", but "Maintained while Contested by
+    /// opponent"; a player who still has units there controls it
+    /// ("Controlled - A player has Units there"), which is a Conquer; with
+    /// no one there it is uncontrolled.
+    fn settle_control(&mut self, seq: u64, bf: &str) {
+        let b = &self.battlefields[bf];
+        let Some(controller) = b.controller.clone() else { return };
         let occupants = self.occupants(bf);
-        let b = self.battlefields.get_mut(bf).expect("bf");
-        if b.contested_by.is_none()
-            && let Some(c) = &b.controller
-            && !occupants.contains(c)
-        {
-            b.controller = None;
+        if b.contested_by.is_some() || occupants.contains(&controller) {
+            return;
+        }
+        // Outside a contest at most one player's units are left: an opponent's
+        // arrival contests a battlefield, and only the controller's teammate
+        // (2v2) shares it uncontested.
+        let remaining = occupants.into_iter().next();
+        self.battlefields.get_mut(bf).expect("bf").controller = remaining.clone();
+        if let Some(player) = remaining {
+            self.conquer(seq, &player, bf);
         }
     }
 
     /// A Cleanup with an empty Chain: pending combats are found; one starts,
     /// or the turn player chooses.
-    fn cleanup(&mut self, _seq: u64) {
+    fn cleanup(&mut self, seq: u64) {
         let mut pending: Vec<String> = self.pending.clone();
         for (name, b) in &self.battlefields {
             if b.contested_by.is_some() && !pending.contains(name) {
@@ -673,12 +731,21 @@ impl State {
         }
         // "If conditions change before steps begin, Combat doesn't happen."
         let still: Vec<String> = pending.into_iter().filter(|bf| self.combat_players(bf).is_some()).collect();
-        for (name, b) in self.battlefields.iter_mut() {
-            if b.contested_by.is_some() && !still.contains(name) {
-                b.contested_by = None;
-            }
-        }
+        let dropped: Vec<String> = self
+            .battlefields
+            .iter()
+            .filter(|(name, b)| b.contested_by.is_some() && !still.contains(name))
+            .map(|(name, _)| name.clone())
+            .collect();
         self.pending = still;
+        for bf in dropped {
+            self.battlefields.get_mut(&bf).expect("bf").contested_by = None;
+            // The defender's units are gone: control is no longer maintained.
+            self.settle_control(seq, &bf);
+        }
+        if self.phase == Phase::Over {
+            return;
+        }
         self.phase = match self.pending.len() {
             0 => Phase::Open,
             1 => {
@@ -864,7 +931,11 @@ impl State {
                         format!("{} (who played it) or a judge records how {} resolves", newest.seat, newest.card),
                     );
                 }
-                self.apply_changes(changes)?;
+                self.apply_changes(seq, changes)?;
+                if self.phase == Phase::Over {
+                    // A Conquer elsewhere won the game (gap 5).
+                    return Ok(());
+                }
                 sd.chain.pop();
                 if sd.chain.is_empty() {
                     if then_focus {
@@ -887,12 +958,19 @@ impl State {
         Ok(())
     }
 
-    fn apply_changes(&mut self, changes: &[UnitChange]) -> Result<(), Refusal> {
+    fn apply_changes(&mut self, seq: u64, changes: &[UnitChange]) -> Result<(), Refusal> {
         const RULE: &str = "gap 1 (module docs): the table records what a chain item did";
+        // Battlefields units left or died at.
+        let mut left = BTreeSet::new();
         for c in changes {
-            let Some(owner) = self.units.get(&c.unit).map(|u| u.owner.clone()) else {
+            let Some((owner, at)) = self.units.get(&c.unit).map(|u| (u.owner.clone(), u.at.clone())) else {
                 return refuse(RULE, format!("{} is not a unit in play", c.unit));
             };
+            if (c.dies || c.to_base || c.to.is_some())
+                && let Some(at) = at
+            {
+                left.insert(at);
+            }
             if let Some(bf) = &c.to {
                 if !self.battlefields.contains_key(bf) {
                     return refuse(RULE, format!("{bf} is not a battlefield of this game"));
@@ -947,6 +1025,9 @@ impl State {
                 self.combat_might.remove(&c.unit);
                 self.trash.push(c.unit.clone());
             }
+        }
+        for bf in left {
+            self.settle_control(seq, &bf);
         }
         Ok(())
     }
@@ -1080,15 +1161,19 @@ impl State {
             }
             // Only Defenders: Defenders keep control.
             (false, true) => self.battlefields.get_mut(bf).expect("bf").controller = Some(defender.to_string()),
-            // Neither: No control change (gap 5).
-            (false, false) => {}
+            // Neither: "No control change" against "Lost if you have no Units there" (gap 5).
+            (false, false) => {
+                if let Some(controller) = self.battlefields[bf].controller.clone() {
+                    self.phase = Phase::AwaitingControl { battlefield: bf.to_string(), controller };
+                }
+            }
         }
         self.battlefields.get_mut(bf).expect("bf").contested_by = None;
         for u in self.units.values_mut() {
             u.damage = 0;
         }
         self.combat_might.clear();
-        if self.phase != Phase::Over {
+        if !matches!(self.phase, Phase::Over | Phase::AwaitingControl { .. }) {
             self.cleanup(seq);
         }
     }
@@ -1187,6 +1272,16 @@ impl State {
                 let mut who = one(assigning);
                 who.extend(self.judges.iter().cloned());
                 (step("626", "Combat Damage Step"), who, vec![ActionType::Resolve])
+            }
+            Phase::AwaitingControl { battlefield, controller } => {
+                return View {
+                    step: step("627", "Resolution Step: control"),
+                    may_act: self.judges.clone(),
+                    legal: vec![ActionType::Resolve],
+                    awaiting_ruling: Some(format!(
+                        "neither side has units left at {battlefield}: the outcome table says \"No control change\" ({controller} keeps it), the control rules say control is \"Lost if you have no Units there\": a judge rules who controls {battlefield}, {controller} or no one"
+                    )),
+                };
             }
             Phase::Over => (step("629-633", "Victory"), vec![], vec![]),
         };
