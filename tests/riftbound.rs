@@ -110,10 +110,12 @@ fn tank_units_take_lethal_damage_first() {
     sim.act("p1", mv(json!([unit("Brute", 4), unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     // Bulwark is a Tank with Might 1 + Shield 2 = 3 while defending.
-    let v = sim.refused("p1", damage(&[("Wall", 2), ("Bulwark", 3)]));
-    assert!(v.rule.contains("Tank"), "{v}");
-    sim.refused("p1", damage(&[("Bulwark", 2), ("Wall", 3)]));
-    sim.act("p1", damage(&[("Bulwark", 3), ("Wall", 2)]));
+    for list in [[("Bulwark", 2), ("Wall", 3)], [("Wall", 3), ("Bulwark", 2)]] {
+        let v = sim.refused("p1", damage(&list));
+        assert!(v.rule.contains("Tank") && v.message.contains("Wall gets damage while Tank Bulwark"), "{v}");
+    }
+    // The order of listing does not matter: the Tank has lethal damage.
+    sim.act("p1", damage(&[("Wall", 2), ("Bulwark", 3)]));
     assert!(sim.view().step.title.contains("Damage"));
 }
 
@@ -467,5 +469,36 @@ fn in_2v2_the_teams_alternate_in_the_order_the_header_gives() {
         let v = sim.refused(wrong, turn());
         assert!(v.message.contains(&format!("{who}'s turn next")), "{v}");
         sim.act(who, turn());
+    }
+}
+
+/// Whether p1's 8 Might may be assigned so to p2's Golem (Might 3), Imp (5) and Rat (2).
+fn assignment_accepted(list: &[(&str, i64)]) -> bool {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Golem", 3), unit("Imp", 5), unit("Rat", 2)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Giant", 8)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.try_act("p1", damage(list)).is_ok()
+}
+
+#[test]
+fn the_order_of_listing_does_not_change_whether_an_assignment_is_legal() {
+    let cases: [(&[(&str, i64)], bool); 4] = [
+        // More than lethal on the Golem, then the rest on the Imp: "Lethal damage = damage ≥ Unit's Might".
+        (&[("Golem", 4), ("Imp", 4)], true),
+        (&[("Golem", 2), ("Imp", 6)], true),
+        (&[("Golem", 3), ("Imp", 5)], true),
+        // Two units short of lethal: damage moved on before one had lethal damage.
+        (&[("Golem", 2), ("Imp", 4), ("Rat", 2)], false),
+    ];
+    for (list, legal) in cases {
+        let mut reversed = list.to_vec();
+        reversed.reverse();
+        let mut rotated = list.to_vec();
+        rotated.rotate_left(1);
+        for order in [list.to_vec(), reversed, rotated] {
+            assert_eq!(assignment_accepted(&order), legal, "{order:?}");
+        }
     }
 }

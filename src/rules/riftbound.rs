@@ -7,7 +7,7 @@
 //! | Step 1: Showdown (625) | roles (who applied Contested is the Attacker, with Focus); Assault X / Shield X add to Might while attacking / defending, instances stack; the initial chain of "when I attack" / "when I defend" triggers; then the showdown window |
 //! | Showdown Rules (545-553) | the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; a card opens a Chain, on which Reactions may be added; items resolve newest first; Focus passes when the Chain resolves; the showdown ends when all relevant players pass in sequence |
 //! | Without Combat | units moving to an uncontrolled battlefield: all players relevant, no damage, then the mover controls it |
-//! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next |
+//! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next; the amounts are checked whatever the order of listing (gap 6) |
 //! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table; Contested cleared; all damage cleared |
 //! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
 //!
@@ -40,8 +40,15 @@
 //!    "Lost if you have no Units there". The reducer does not choose: the
 //!    game waits for a judge's ruling (`decide` with `resolve` `control`):
 //!    the controller before the combat keeps it, or no one controls it.
-//! 6. **Over-assigned damage**: the text forbids moving on before a unit has
-//!    lethal damage; it does not forbid more than lethal, so that is allowed.
+//! 6. **Over-assigned damage, and the order of listing**: the text forbids
+//!    moving on before a unit has lethal damage, and defines "Lethal damage
+//!    = damage ≥ Unit's Might": more than Might is lethal damage, so a unit
+//!    may get more before damage moves on. An assignment is the amounts each
+//!    unit gets, whatever order they are listed in: it is legal when some
+//!    order of reaching the units keeps the rule (at most one unit, the last
+//!    reached, gets less than lethal; Tanks reach lethal before any other
+//!    unit gets damage). So 4 and 4 on units of Might 3 and 5 is legal
+//!    listed either way, and 2-1-1-1 is refused listed any way.
 //! 7. **Damage already on a unit** (from a chain item) counts towards lethal.
 //! 8. **A Conquer that cannot score the final point** still uses the
 //!    battlefield's one score of the turn.
@@ -158,7 +165,8 @@ pub enum Resolve {
         #[serde(default)]
         changes: Vec<UnitChange>,
     },
-    /// Combat damage: the Attacker's assignment, then the Defender's, in assignment order.
+    /// Combat damage: the Attacker's assignment, then the Defender's: the
+    /// amount each unit gets, in any order (gap 6).
     Damage { assignments: Vec<Assignment> },
     /// A judge rules who controls a battlefield the text leaves open (gap 5):
     /// the controller before the combat, or no one (`controller` null).
@@ -1068,7 +1076,11 @@ impl State {
     }
 
     /// The whole of a side's Might goes to the other side's units: Tanks
-    /// first, each unit lethal before the next.
+    /// first, each unit lethal before the next. The amounts are checked as a
+    /// set, so the order of listing does not matter (gap 6): the assignment
+    /// is legal when the units can be reached in some order that keeps the
+    /// rule, that is, when at most one unit (the last reached) gets less than
+    /// lethal, and no unit without Tank gets damage while a Tank has less.
     fn check_assignment(&self, bf: &str, by: &str, target: &str, list: &[Assignment]) -> Result<(), Refusal> {
         let total: i64 = self
             .units
@@ -1087,43 +1099,39 @@ impl State {
                 ),
             );
         }
-        let mut seen = BTreeSet::new();
-        let mut tanks_left: BTreeSet<&String> = targets.iter().filter(|(_, u)| u.tank).map(|(n, _)| *n).collect();
-        for (i, a) in list.iter().enumerate() {
+        let mut damage: BTreeMap<&String, i64> = BTreeMap::new();
+        for a in list {
             if !targets.contains_key(&a.unit) {
                 return refuse(RULE_DAMAGE, format!("{} is not a unit of {target} at {bf}", a.unit));
             }
-            if !seen.insert(&a.unit) {
+            if damage.insert(&a.unit, a.damage).is_some() {
                 return refuse(RULE_DAMAGE, format!("{} is listed twice: assign its damage at once", a.unit));
             }
-            let lethal = self.lethal(&a.unit);
-            let last = i + 1 == list.len();
-            if !targets[&a.unit].tank && !tanks_left.is_empty() {
-                return refuse(
-                    "Tank: must be assigned lethal damage first",
-                    format!(
-                        "{} gets damage while Tank {} has not been assigned lethal damage",
-                        a.unit,
-                        tanks_left.iter().next().expect("tank")
-                    ),
-                );
-            }
-            if a.damage < lethal && !last {
-                return refuse(
-                    RULE_DAMAGE,
-                    format!(
-                        "{} gets {} but lethal is {}: damage moves on to {} before {} has lethal damage",
-                        a.unit,
-                        a.damage,
-                        lethal,
-                        list[i + 1].unit,
-                        a.unit
-                    ),
-                );
-            }
-            if a.damage >= lethal {
-                tanks_left.remove(&a.unit);
-            }
+        }
+        let short: Vec<String> = damage
+            .iter()
+            .filter(|(u, d)| **d < self.lethal(u))
+            .map(|(u, d)| format!("{u} gets {d} but lethal is {}", self.lethal(u)))
+            .collect();
+        if short.len() > 1 {
+            return refuse(
+                RULE_DAMAGE,
+                format!(
+                    "{}: damage moves on from a unit only once it has lethal damage, so only the last unit reached may get less",
+                    short.join(", ")
+                ),
+            );
+        }
+        if let Some(hit) = damage.keys().find(|u| !targets[*u].tank)
+            && let Some(tank) = targets
+                .iter()
+                .find(|(u, t)| t.tank && damage.get(*u).copied().unwrap_or(0) < self.lethal(u))
+                .map(|(u, _)| u)
+        {
+            return refuse(
+                "Tank: must be assigned lethal damage first",
+                format!("{hit} gets damage while Tank {tank} has less than lethal damage"),
+            );
         }
         Ok(())
     }
