@@ -502,3 +502,76 @@ fn the_order_of_listing_does_not_change_whether_an_assignment_is_legal() {
         }
     }
 }
+
+/// Whether a 1v1 header with these options opens, or why not.
+fn opens(options: Value) -> Result<(), String> {
+    let mut h = header(&["p1", "p2"], &["Dana"]);
+    h["ruleset"] = json!("riftbound");
+    h["options"] = options;
+    let h: arbiter::event::Header = serde_json::from_value(h).unwrap();
+    arbiter::rules::Table::open(&h).map(|_| ()).map_err(|v| v.message)
+}
+
+#[test]
+fn a_game_recorded_from_the_middle_of_a_match_starts_with_its_scores_and_control() {
+    let options = json!({"mode": "1v1", "battlefields": ["Altar", "Forge"], "scores": {"p1": 7, "p2": 5},
+        "control": {"Altar": "p2"}, "units": {"Altar": {"p2": [{"name": "Wall", "might": 3, "tank": true}]}}, "first_turn": "p2"});
+    let mut sim = Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], options);
+    let s = sim.riftbound();
+    assert_eq!((s.scores["p1"], s.scores["p2"]), (7, 5));
+    assert_eq!(s.units["Wall"].at.as_deref(), Some("Altar"));
+    let v = sim.refused("p1", turn());
+    assert!(v.message.contains("p2's turn next"), "{v}");
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 6, "Hold of Altar");
+    // The Wall is there: p1's move into Altar is a combat.
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Giant", 5)]), "Altar"));
+    assert_eq!(sim.view().step.title, "Showdown Step: Initial Chain");
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 5)]));
+    sim.act("p2", damage(&[("Giant", 3)]));
+    // One point from victory, p1 conquers Altar but not Forge: a card instead.
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
+    assert_eq!(s.scores["p1"], 7);
+    assert!(!s.scoring.last().unwrap().point);
+}
+
+#[test]
+fn the_options_for_a_record_from_the_middle_of_a_match_are_checked() {
+    let base = |extra: Value| {
+        let mut o = json!({"mode": "1v1", "battlefields": ["Altar", "Forge"]});
+        o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        o
+    };
+    let wall = json!({"Altar": {"p1": [{"name": "Wall", "might": 3}]}});
+    assert_eq!(opens(base(json!({"scores": {"p1": 7}, "control": {"Altar": "p1"}, "units": wall}))), Ok(()));
+    for (extra, why) in [
+        (json!({"scores": {"p1": 8}}), "8 wins the game"),
+        (json!({"scores": {"p9": 1}}), "p9 is not a seat"),
+        (json!({"scores": {"p1": -1}}), "scores"),
+        (json!({"control": {"Tower": "p1"}, "units": wall}), "Tower is not a battlefield"),
+        (json!({"control": {"Altar": "p9"}}), "p9 is not a seat"),
+        (json!({"control": {"Altar": "p1"}}), "Lost if you have no Units there"),
+        (json!({"units": wall}), "Altar is uncontrolled"),
+        (json!({"control": {"Altar": "p2"}, "units": wall}), "would be a combat"),
+        (json!({"control": {"Altar": "p1"}, "units": {"Altar": {"p1": [{"name": "Wall"}]}}}), "give its Might"),
+        (json!({"first_turn": "p3"}), "p3 is not a seat"),
+    ] {
+        let got = opens(base(extra.clone()));
+        assert!(got.as_ref().is_err_and(|m| m.contains(why)), "{extra}: {got:?}");
+    }
+    // In 2v2 the scores are the teams'.
+    let team = |scores: Value| {
+        let mut h = header(&["a", "b", "c", "d"], &["Dana"]);
+        h["ruleset"] = json!("riftbound");
+        h["options"] =
+            json!({"mode": "2v2", "battlefields": ["Altar"], "teams": [["a", "c"], ["b", "d"]], "scores": scores});
+        let h: arbiter::event::Header = serde_json::from_value(h).unwrap();
+        arbiter::rules::Table::open(&h).map(|_| ()).map_err(|v| v.message)
+    };
+    assert_eq!(team(json!({"team1": 10, "team2": 4})), Ok(()));
+    assert!(team(json!({"a": 3})).is_err_and(|m| m.contains("team1, team2")));
+    assert!(team(json!({"team2": 11})).is_err());
+}

@@ -16,6 +16,15 @@
 //! for 2v2, `teams` (two lists of two seats). Scores are per player, or per
 //! team in 2v2.
 //!
+//! A game recorded from the middle of a match starts between two turns, with
+//! `scores` (`{"p1":3,"p2":5}`; in 2v2 `{"team1":3}`; each below the victory
+//! score), `control` (`{"Altar":"p1"}`), the `units` at controlled
+//! battlefields (`{"Altar":{"p1":[{"name":"Wall","might":3}]}}`, as a move
+//! gives them; a controller has units there and no opposing units are, since
+//! "Uncontrolled - No player has Units there" and opposing units would be a
+//! combat) and `first_turn` (the seat whose turn the record begins with;
+//! default: the first in turn order).
+//!
 //! # Gaps in the text, and what the reducer does there
 //! 1. **Card effects**: the text names no card, so a chain item's effect is
 //!    what the table records when it resolves (`resolve` `chain_item`, with
@@ -323,6 +332,8 @@ pub struct State {
     /// Each unit's Might in the combat under way (with Assault or Shield).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub combat_might: BTreeMap<String, i64>,
+    /// Who takes the record's first turn: the first in turn order, or the header's `first_turn`.
+    pub first_turn: String,
 }
 
 pub fn open(header: &Header) -> Result<State, String> {
@@ -364,7 +375,8 @@ pub fn open(header: &Header) -> Result<State, String> {
     for n in &names {
         check_name("battlefield", n)?;
     }
-    if let Some(k) = header.options.keys().find(|k| !["mode", "battlefields", "teams"].contains(&k.as_str())) {
+    const OPTIONS: [&str; 7] = ["mode", "battlefields", "teams", "scores", "control", "units", "first_turn"];
+    if let Some(k) = header.options.keys().find(|k| !OPTIONS.contains(&k.as_str())) {
         return Err(format!("unknown Riftbound option {k:?}"));
     }
     let mut state = State {
@@ -383,8 +395,11 @@ pub fn open(header: &Header) -> Result<State, String> {
         phase: Phase::Setup,
         winner: None,
         combat_might: BTreeMap::new(),
+        first_turn: String::new(),
     };
     state.scores = state.seats.iter().map(|s| (state.side(s), 0)).collect();
+    state.first_turn = state.turn_order()[0].clone();
+    state.set_where_the_match_stands(header)?;
     Ok(state)
 }
 
@@ -395,8 +410,115 @@ impl State {
         serde_json::json!({"seats": self.seats, "judges": self.judges, "mode": self.mode, "victory_score": self.victory_score,
             "teams": self.teams, "battlefields": self.battlefields, "units": self.units, "trash": tail(&self.trash),
             "scores": self.scores, "scoring": tail(&self.scoring), "turn": self.turn, "pending": self.pending,
-            "phase": self.phase, "winner": self.winner, "combat_might": self.combat_might})
+            "phase": self.phase, "winner": self.winner, "combat_might": self.combat_might, "first_turn": self.first_turn})
     }
+
+    /// A game recorded from the middle of a match, between two turns: the
+    /// header's `scores` (by seat, or by team in 2v2), `control` (battlefield
+    /// to seat), `units` at controlled battlefields (battlefield to seat to
+    /// units, as a move gives them) and `first_turn`.
+    fn set_where_the_match_stands(&mut self, header: &Header) -> Result<(), String> {
+        let opt = |k: &str| header.options.get(k).cloned();
+        if let Some(v) = opt("scores") {
+            let scores: BTreeMap<String, u64> = serde_json::from_value(v)
+                .map_err(|e| format!("scores: a score for each {}, e.g. {{\"p1\":3}}: {e}", self.side_word()))?;
+            for (side, score) in scores {
+                if !self.scores.contains_key(&side) {
+                    return Err(format!("scores: {side} is not a {} of this game", self.side_word()));
+                }
+                if score >= self.victory_score {
+                    return Err(format!("scores: {side} has {score}, but {} wins the game", self.victory_score));
+                }
+                self.scores.insert(side, score);
+            }
+        }
+        if let Some(v) = opt("control") {
+            let control: BTreeMap<String, String> = serde_json::from_value(v).map_err(|e| {
+                format!("control: a seat for each controlled battlefield, e.g. {{\"Altar\":\"p1\"}}: {e}")
+            })?;
+            for (bf, seat) in control {
+                if !self.seats.contains(&seat) {
+                    return Err(format!("control: {seat} is not a seat"));
+                }
+                let b =
+                    self.battlefields.get_mut(&bf).ok_or(format!("control: {bf} is not a battlefield of this game"))?;
+                b.controller = Some(seat);
+            }
+        }
+        if let Some(v) = opt("units") {
+            let units: BTreeMap<String, BTreeMap<String, Vec<UnitSpec>>> = serde_json::from_value(v).map_err(|e| {
+                format!("units: the units at each controlled battlefield by seat, e.g. {{\"Altar\":{{\"p1\":[{{\"name\":\"Wall\",\"might\":3}}]}}}}: {e}")
+            })?;
+            for (bf, by_seat) in units {
+                let b = self.battlefields.get(&bf).ok_or(format!("units: {bf} is not a battlefield of this game"))?;
+                // "Uncontrolled - No player has Units there"; opposing units would be a combat.
+                let Some(controller) = b.controller.clone() else {
+                    return Err(format!(
+                        "units: {bf} is uncontrolled, so no player has units there (give its control)"
+                    ));
+                };
+                for (seat, specs) in by_seat {
+                    if !self.seats.contains(&seat) {
+                        return Err(format!("units: {seat} is not a seat"));
+                    }
+                    if self.side(&seat) != self.side(&controller) {
+                        return Err(format!(
+                            "units: {seat}'s units at {controller}'s {bf} would be a combat: start the record between turns"
+                        ));
+                    }
+                    for spec in specs {
+                        if self.units.contains_key(&spec.name) {
+                            return Err(format!("units: {} is named twice", spec.name));
+                        }
+                        let unit = new_unit(&spec, &seat, Some(bf.clone())).map_err(|m| format!("units: {m}"))?;
+                        self.units.insert(spec.name.clone(), unit);
+                    }
+                }
+            }
+        }
+        for (bf, b) in &self.battlefields {
+            if let Some(c) = &b.controller
+                && !self.occupants(bf).contains(c)
+            {
+                return Err(format!(
+                    "control: {c} controls {bf}, so has units there (\"Lost if you have no Units there\"): give them in option units"
+                ));
+            }
+        }
+        if let Some(v) = opt("first_turn") {
+            let seat: String = serde_json::from_value(v).map_err(|e| format!("first_turn: a seat: {e}"))?;
+            if !self.seats.contains(&seat) {
+                return Err(format!("first_turn: {seat} is not a seat"));
+            }
+            self.first_turn = seat;
+        }
+        Ok(())
+    }
+
+    /// What `scores` is kept by: a seat, or a team in 2v2.
+    fn side_word(&self) -> &'static str {
+        if self.mode == "2v2" { "team (team1, team2)" } else { "seat" }
+    }
+}
+
+/// A unit at its first mention, with the Might and keywords the table gives.
+fn new_unit(spec: &UnitSpec, owner: &str, at: Option<String>) -> Result<Unit, String> {
+    check_name("unit", &spec.name)?;
+    let Some(might) = spec.might else {
+        return Err(format!("{} is new: give its Might", spec.name));
+    };
+    if might < 0 || spec.assault.iter().chain(&spec.shield).any(|x| *x < 0) {
+        return Err("Might, Assault and Shield are not negative".into());
+    }
+    Ok(Unit {
+        owner: owner.to_string(),
+        might,
+        assault: spec.assault.clone(),
+        shield: spec.shield.clone(),
+        tank: spec.tank,
+        at,
+        damage: 0,
+    })
 }
 
 const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
@@ -543,7 +665,7 @@ impl State {
     pub fn next_turn(&self) -> String {
         let order = self.turn_order();
         match self.turn_player() {
-            None => order[0].clone(),
+            None => self.first_turn.clone(),
             Some(p) => rotate_after(&order, p)[0].clone(),
         }
     }
@@ -630,27 +752,11 @@ impl State {
                 }
                 Some(_) => {}
                 None => {
-                    let Some(might) = spec.might else {
-                        return refuse(RULE, format!("{} is new: give its Might", spec.name));
-                    };
-                    if might < 0 || spec.assault.iter().chain(&spec.shield).any(|x| *x < 0) {
-                        return refuse(RULE, "Might, Assault and Shield are not negative");
-                    }
                     if self.trash.contains(&spec.name) {
                         return refuse(RULE, format!("{} is dead", spec.name));
                     }
-                    self.units.insert(
-                        spec.name.clone(),
-                        Unit {
-                            owner: actor.to_string(),
-                            might,
-                            assault: spec.assault.clone(),
-                            shield: spec.shield.clone(),
-                            tank: spec.tank,
-                            at: None,
-                            damage: 0,
-                        },
-                    );
+                    let unit = new_unit(spec, actor, None).or_else(|m| refuse(RULE, m))?;
+                    self.units.insert(spec.name.clone(), unit);
                 }
             }
         }
