@@ -54,6 +54,7 @@ fn a_combat_walks_showdown_chain_damage_and_resolution() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 3), unit("Scout", 2)]));
     assert_eq!(sim.riftbound().scores["p2"], 1, "Conquer: gained control of a battlefield");
+    assert_eq!(sim.riftbound().scoring[0].said, "p2 scores a point: conquered Altar (p2: 1 of 8)");
     sim.act("p1", turn());
     sim.refused("p2", mv(json!([{"name": "Wall"}]), "Forge")); // not p2's turn
     sim.act("p1", mv(json!([{"name": "Brute", "might": 2, "assault": [1, 2]}]), "Altar"));
@@ -391,6 +392,10 @@ fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
     let s = sim.riftbound();
     assert_eq!(s.scores["p1"], 7);
     assert!(!s.scoring.last().unwrap().point, "the final point by Conquer needs every battlefield");
+    assert_eq!(
+        s.scoring.last().unwrap().said,
+        "final point: p1 draws a card instead of scoring: conquered Forge, but not every battlefield this turn (p1: 7 of 8)"
+    );
     // Then conquers Altar too this turn: every battlefield conquered, the final point scores.
     sim.act("p1", mv(json!([unit("Titan", 30)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);

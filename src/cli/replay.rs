@@ -34,6 +34,9 @@ fn text(s: &Shown) -> String {
         "{:>5}  {}  {:<10} {kind}{}{mark}\n       {} -> {}",
         s.seq, s.at, s.actor, s.action, before, s.after.reference
     );
+    for said in &s.said {
+        out += &format!("\n       {said}");
+    }
     for c in &s.changes {
         out += &format!("\n       {}: {} -> {}", c.path, show(&c.before), show(&c.after));
     }

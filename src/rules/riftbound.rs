@@ -307,6 +307,8 @@ pub struct Score {
     pub how: String,
     /// False when the final point could not be scored and the player draws a card instead.
     pub point: bool,
+    /// The score in words, as `state`, `log` and `replay` show it.
+    pub said: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1319,20 +1321,37 @@ impl State {
         let conquered_all =
             self.turn.as_ref().is_some_and(|t| self.battlefields.keys().all(|b| t.conquered.contains(b)));
         let point = !final_point || how == "hold" || conquered_all;
+        let score = if point { current + 1 } else { current };
+        let tally = format!("{side}: {score} of {}", self.victory_score);
+        let done = if how == "hold" { "held" } else { "conquered" };
+        let said = if point {
+            format!("{player} scores a point: {done} {bf} ({tally})")
+        } else {
+            // "Conquer but not all: Draw a card instead".
+            format!(
+                "final point: {player} draws a card instead of scoring: conquered {bf}, but not every battlefield this turn ({tally})"
+            )
+        };
         self.scoring.push(Score {
             seq,
             player: player.to_string(),
             battlefield: bf.to_string(),
             how: how.to_string(),
             point,
+            said,
         });
         if point {
-            self.scores.insert(side.clone(), current + 1);
-            if current + 1 >= self.victory_score {
+            self.scores.insert(side.clone(), score);
+            if score >= self.victory_score {
                 self.winner = Some(side);
                 self.phase = Phase::Over;
             }
         }
+    }
+
+    /// The scores the event at `seq` made, in words.
+    pub fn said(&self, seq: u64) -> Vec<String> {
+        self.scoring.iter().filter(|s| s.seq == seq).map(|s| s.said.clone()).collect()
     }
 
     pub fn view(&self) -> View {
