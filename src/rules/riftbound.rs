@@ -8,8 +8,9 @@
 //! | Showdown Rules (545-553) | the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; a card opens a Chain, on which Reactions may be added; items resolve newest first; Focus passes when the Chain resolves; the showdown ends when all relevant players pass in sequence |
 //! | Without Combat | units moving to an uncontrolled battlefield: all players relevant, no damage, then the mover controls it |
 //! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next; the amounts are checked whatever the order of listing (gap 6) |
-//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table; Contested cleared; all damage cleared |
-//! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
+//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table (Neither: a judge rules on control, gap 5); Contested cleared; all damage cleared |
+//! | Battlefield Control (179-181) | control is lost with a player's last units there, maintained while contested; a player left alone there controls it (gap 5) |
+//! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead, said in words in the score); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
 //!
 //! # Header options
 //! `mode` (`1v1`, `ffa3`, `ffa4`, `2v2`), `battlefields` (their names) and,
@@ -68,7 +69,7 @@
 //!    combat is pending until the next Cleanup.
 //! 10. **Turn order**: the text refers to "Section 5: Turn Structure", which
 //!     it does not include. Turns pass in the header's seat order, starting
-//!     with the first seat; in 2v2 the teams alternate, each team's players
+//!     with the first seat (or `first_turn`); in 2v2 the teams alternate, each team's players
 //!     in the order the `teams` option lists them (first of team 1, first of
 //!     team 2, second of team 1, second of team 2). A turn out of order is
 //!     refused, naming who is next.
