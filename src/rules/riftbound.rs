@@ -69,10 +69,10 @@
 //!    combat is pending until the next Cleanup.
 //! 10. **Turn order**: the text refers to "Section 5: Turn Structure", which
 //!     it does not include. Turns pass in the header's seat order, starting
-//!     with the first seat (or `first_turn`); in 2v2 the teams alternate, each team's players
-//!     in the order the `teams` option lists them (first of team 1, first of
-//!     team 2, second of team 1, second of team 2). A turn out of order is
-//!     refused, naming who is next.
+//!     with the first seat (or `first_turn`); in 2v2 the teams alternate,
+//!     each team's players in the order the `teams` option lists them (first
+//!     of team 1, first of team 2, second of team 1, second of team 2). A
+//!     turn out of order is refused, naming who is next.
 
 use std::collections::{BTreeMap, BTreeSet};
 
