@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::delta::{self, Change};
-use crate::event::ActionType;
+use crate::event::{ActionType, Event};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, verify};
@@ -25,6 +25,10 @@ pub struct Shown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<StepRef>,
     pub after: StepRef,
+    /// What the ruleset recorded in words for this event (a score, a final
+    /// point drawn as a card instead): see `Table::said`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<String>,
     /// What changed in the state (outcome first), as paths for tools.
     pub changes: Vec<Change>,
     /// What changed, in the board's words, for people (absent for a ruleset
@@ -49,10 +53,7 @@ where
             break;
         }
         let before = folder.table().cloned();
-        folder.push(&event, source).map_err(|e| match e {
-            FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
-            FoldError::Source(e) => e.into(),
-        })?;
+        folder.push(&event, source).map_err(broken)?;
         if event.seq < from {
             continue;
         }
@@ -79,10 +80,37 @@ where
             action: describe(&event.action),
             before: before.map(|b| b.view().step),
             after: after.view().step,
+            recorded: after.said(event.seq),
             changes,
             said,
             rewound: verified.is_rewound(event.seq),
         });
     }
     Ok(())
+}
+
+fn broken<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {
+    match e {
+        FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
+        FoldError::Source(e) => e.into(),
+    }
+}
+
+/// The fold behind `log` in words: each event in turn, from seq 0, and what
+/// the ruleset recorded in words for it (see `Table::said`).
+#[derive(Default)]
+pub struct Said {
+    folder: Folder,
+}
+
+impl Said {
+    /// Folds `event` (the next seq); `source` gives earlier events again for a rewind.
+    pub fn next<S>(&mut self, event: &Event, source: &S) -> Result<Vec<String>, RecordError>
+    where
+        S: Source + ?Sized,
+        S::Error: Into<RecordError>,
+    {
+        self.folder.push(event, source).map_err(broken)?;
+        Ok(self.folder.table().expect("a folded event leaves a state").said(event.seq))
+    }
 }

@@ -496,3 +496,47 @@ fn a_batch_on_stdin_is_acknowledged_in_one_line_and_draws_no_bar_off_a_terminal(
         assert!(out.status.success() && out.stderr.is_empty(), "{args:?}");
     }
 }
+
+/// Issue 10: a Riftbound final point that becomes "draw a card instead" is
+/// said in words by `state`, `log` and `replay`, not only as `point: false`.
+#[test]
+fn a_final_point_drawn_as_a_card_is_said_in_state_log_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let new = [
+        "new",
+        "g",
+        "--ruleset",
+        "riftbound",
+        "--seat",
+        "p1=Alice",
+        "--seat",
+        "p2=Bob",
+        "--option",
+        "mode=1v1",
+        "--option",
+        r#"battlefields=["Altar","Forge"]"#,
+        "--option",
+        r#"scores={"p1":7}"#,
+    ];
+    assert!(arbiter(d, &new).status.success());
+    for (actor, action) in [
+        ("p1", r#"{"type":"announce","what":"turn"}"#),
+        ("p1", r#"{"type":"announce","what":"move","units":[{"name":"Imp","might":1}],"to":"Forge"}"#),
+        ("p1", r#"{"type":"pass"}"#),
+        ("p2", r#"{"type":"pass"}"#),
+    ] {
+        let out = arbiter(d, &["append", "g", "--actor", actor, action]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let said = "final point: p1 draws a card instead of scoring: conquered Forge, but not every battlefield this turn (p1: 7 of 8)";
+    let text = |args: &[&str]| String::from_utf8(arbiter(d, args).stdout).unwrap();
+    assert!(text(&["state", "g"]).contains(said), "{}", text(&["state", "g"]));
+    let log = text(&["log", "g"]);
+    let lines: Vec<&str> = log.lines().collect();
+    let at = lines.iter().position(|l| l.contains(said)).unwrap_or_else(|| panic!("{log}"));
+    assert!(lines[at - 1].starts_with("    4 ") && lines[at - 1].ends_with("p2         pass"), "{log}");
+    assert!(text(&["log", "g", "--from", "4"]).contains(said));
+    assert!(!text(&["--json", "log", "g"]).contains(said), "--json log lines are the events alone");
+    assert!(text(&["replay", "g"]).contains(said), "{}", text(&["replay", "g"]));
+}

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use arbiter::event::{ActionType, Event, decode};
 use arbiter::kernel::View;
 use arbiter::ops;
-use arbiter::record::RecordError;
+use arbiter::record::{RecordError, StoredGame};
+use arbiter::replay::Said;
 use arbiter::rules::describe;
 use arbiter::store::Store;
 use serde_json::{Value, json};
@@ -54,27 +55,47 @@ pub fn games(target: &Target, out: &Output) -> anyhow::Result<ExitCode> {
 }
 
 pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    // In words, each event is followed by what the ruleset recorded for it
+    // (a score, a final point drawn as a card instead), which needs the fold
+    // from seq 0. The JSON lines are the events alone.
+    let words = !out.json;
+    let first = if words { 0 } else { a.from };
+    let mut said = Said::default();
     // With --hide-passes, a run of passes is held here until the next other event.
     let mut run: Vec<Event> = Vec::new();
-    let mut print = |event: &Event| -> anyhow::Result<()> {
-        if a.hide_passes && !out.json {
-            if event.action_type() == Some(ActionType::Pass) {
+    let mut print = |event: &Event, said: Vec<String>| -> anyhow::Result<()> {
+        if event.seq < a.from {
+            return Ok(());
+        }
+        if a.hide_passes && words {
+            if event.action_type() == Some(ActionType::Pass) && said.is_empty() {
                 run.push(event.clone());
                 return Ok(());
             }
             flush_passes(&mut run);
         }
-        out.emit(serde_json::to_value(event)?, || log_line(event));
+        out.emit(serde_json::to_value(event)?, || {
+            let mut line = log_line(event);
+            for s in said {
+                line += &format!("\n{:>5}  {s}", "");
+            }
+            line
+        });
         Ok(())
     };
     match target {
         Target::Local(store) => {
-            for event in store.read(&a.game, a.from).map_err(|e| rec(e.into()))? {
-                print(&event.map_err(|e| rec(e.into()))?)?;
+            let source = StoredGame::new(store, &a.game);
+            for event in store.read(&a.game, first).map_err(|e| rec(e.into()))? {
+                let event = event.map_err(|e| rec(e.into()))?;
+                let lines = if words { said.next(&event, &source).map_err(rec)? } else { vec![] };
+                print(&event, lines)?;
             }
         }
         Target::Remote(c) => {
-            let mut from = Some(a.from);
+            // The events read so far: the source a rewind folds again.
+            let mut seen: Vec<Event> = vec![];
+            let mut from = Some(first);
             while let Some(f) = from {
                 let page = c.get(&c.game(&a.game, &format!("/events?from={f}&limit=1000"))?)?;
                 for event in page["events"].as_array().into_iter().flatten() {
@@ -82,7 +103,11 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
                     let (event, _) = decode(&event.to_string()).map_err(|e| {
                         rec(RecordError::Broken { seq: event["seq"].as_u64().unwrap_or(0), why: e.to_string() })
                     })?;
-                    print(&event)?;
+                    let lines = if words { said.next(&event, &seen).map_err(rec)? } else { vec![] };
+                    print(&event, lines)?;
+                    if words {
+                        seen.push(event);
+                    }
                 }
                 from = page["next"].as_u64();
             }

@@ -46,6 +46,9 @@ fn text(s: &Shown) -> String {
         _ => "",
     };
     let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {}", s.seq, s.at, s.actor, s.action, steps(s));
+    for line in &s.recorded {
+        out += &format!("\n       {line}");
+    }
     match &s.said {
         Some(said) => said.iter().for_each(|line| out += &format!("\n       {line}")),
         None => s

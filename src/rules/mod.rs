@@ -280,6 +280,16 @@ impl Table {
         }
     }
 
+    /// What the ruleset recorded in words for the event at `seq`, beyond the
+    /// action itself (Riftbound: the scores it made, among them a final point
+    /// drawn as a card instead); `log` and `replay` show it under the event.
+    pub fn said(&self, seq: u64) -> Vec<String> {
+        match &self.state {
+            RulesetState::Riftbound(s) => s.said(seq),
+            _ => vec![],
+        }
+    }
+
     pub fn view(&self) -> View {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.view(),

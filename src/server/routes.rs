@@ -230,7 +230,7 @@ pub const ROUTES: &[Route] = &[
         who: Who::Reader,
         query: &[("from", "first seq shown (default 0)"), ("to", "last seq shown")],
         body: None,
-        ok: (200, "{events: [{seq, at, actor, kind, action, before, after, changes, rewound}...]}"),
+        ok: (200, "{events: [{seq, at, actor, kind, action, before, after, said?, changes, rewound}...]}"),
         errors: READ_ERRORS,
         handler: || get(views::replay),
     },
