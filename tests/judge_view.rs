@@ -95,5 +95,6 @@ fn doomtrooper_state_and_replay_read_as_a_judge_would_write_them() {
             .contains("Body Guard (seq 11) by Bob (p2), CHANGE COMBATANTS: the defender becomes Legionnaire Sergeant")
     );
     assert!(!replay.contains("state.combat"), "no state paths in the words");
+    assert_reads_as_words(&replay);
     check_snapshot("doomtrooper-replay.txt", &replay);
 }

@@ -336,14 +336,42 @@ pub fn describe(action: &Value) -> String {
     }
     for (k, v) in map {
         if !shown.contains(&k.as_str()) {
-            let v = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            words.push(format!("{k}={v}"));
+            words.push(format!("{k}={}", in_words(v)));
         }
     }
     words.join(" ")
+}
+
+/// Keys that name what an entry is about: said first, without their key.
+const NAME_KEYS: &[&str] = &["warrior", "unit", "combatant", "creature", "name", "attacker", "card", "player", "id"];
+
+/// A payload value as a judge reads it, not as JSON: lists joined with
+/// commas, an entry as "Max Steiner: rating 7", nothing as "none".
+fn in_words(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".into(),
+        Value::Array(items) if items.is_empty() => "none".into(),
+        Value::Array(items) => items.iter().map(in_words).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => {
+            let name = NAME_KEYS.iter().find_map(|k| map.get(*k).and_then(Value::as_str).map(|n| (*k, n)));
+            let rest: Vec<String> = map
+                .iter()
+                .filter(|(k, _)| name.is_none_or(|(n, _)| n != k.as_str()))
+                .map(|(k, v)| match v {
+                    // A nested list reads better in brackets than run into the entry.
+                    Value::Array(_) => format!("{k} [{}]", in_words(v)),
+                    _ => format!("{k} {}", in_words(v)),
+                })
+                .collect();
+            match name {
+                Some((_, n)) if rest.is_empty() => n.to_string(),
+                Some((_, n)) => format!("{n}: {}", rest.join(" ")),
+                None => format!("({})", rest.join(", ")),
+            }
+        }
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -363,5 +391,16 @@ mod tests {
         let h = "0".repeat(64);
         let note = describe(&json!({"type": "note", "concerns": {"seq": 4, "hash": h}, "text": "slow play"}));
         assert_eq!(note, "note about seq 4 text=slow play");
+    }
+
+    #[test]
+    fn payloads_read_as_words_not_json() {
+        let status = describe(&json!({"type": "resolve", "what": "status",
+            "status": [{"outcome": "unharmed", "warrior": "Max Steiner"}, {"outcome": "killed", "warrior": "Legionnaire"}]}));
+        assert_eq!(status, "resolve status status=Max Steiner: outcome unharmed, Legionnaire: outcome killed");
+        let warzone = describe(&json!({"type": "announce", "what": "warzone", "warzone": null}));
+        assert_eq!(warzone, "announce warzone warzone=none");
+        let counted = describe(&json!({"type": "resolve", "what": "results", "counted": [50, 52], "results": []}));
+        assert_eq!(counted, "resolve results counted=50, 52 results=none");
     }
 }
