@@ -196,8 +196,8 @@ fn loose_step<S: Source<Error = RecordError>>(
         serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
     match a {
         Adjudication::Note { concerns, text } => Ok(t.note(event.seq, &event.actor, concerns.seq, &text)),
-        Adjudication::Ruling(Ruling::Rewind { concerns, .. }) => {
-            let target = concerns.seq;
+        Adjudication::Ruling(rewind @ Ruling::Rewind { .. }) => {
+            let target = rewind.concerns().seq;
             let gone = skip.contains(&target) || rewound.iter().any(|(a, b)| (*a..=*b).contains(&target));
             if let Err(v) = t.check_judge(&event.actor) {
                 return Ok(Err(v));
@@ -209,7 +209,7 @@ fn loose_step<S: Source<Error = RecordError>>(
             match loose_fold(source, skip, target)? {
                 Loose::Folded { table: Some(earlier), .. } => {
                     rewound.push((target + 1, event.seq - 1));
-                    Ok(Ok(t.rewound_to(earlier)))
+                    Ok(Ok(t.rewound_to(earlier, event.seq, &event.actor, &rewind)))
                 }
                 Loose::Folded { table: None, .. } => Err(RecordError::Input("empty record".into())),
                 Loose::Illegal { violation, .. } => Ok(Err(violation)),

@@ -122,6 +122,8 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     assert!(classes[4].as_str().unwrap().contains("ruling"), "seq 4 is marked a ruling: {classes}");
     assert!(!classes[2].as_str().unwrap().contains("rewound"), "{classes}");
     assert_eq!(text(&c, "#position").await, "seq 4 (5 of 5)");
+    let adjudication = text(&c, "#adjudication").await;
+    assert!(adjudication.contains("ruling (seq 4) by Dana: rewind to after seq 2"), "{adjudication}");
     assert!(text(&c, "#event-tags").await.contains("ruling"));
 
     // Back one step: the rewound counter, with its step names from the rules.

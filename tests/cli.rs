@@ -376,6 +376,10 @@ fn state_shows_penalties_notes_and_priority_that_stand_across_a_rewind() {
     assert!(text.contains("order of priority: Bob (p2), Alice (p1)"), "{text}");
     assert!(text.contains("penalty (seq 4, about seq 3): warning for Bob (p2): game rule violation"), "{text}");
     assert!(text.contains("note (seq 5, about seq 3) by Alice (p1): p2 insisted"), "{text}");
+    // The rulings that stand: the penalty (listed as one) and the rewind.
+    let kinds: Vec<&str> = v["rulings"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["penalty", "rewind"], "{v}");
+    assert!(text.contains("ruling (seq 6) by Dana: rewind to after seq 2: Nullify is not legal here"), "{text}");
     let replay = String::from_utf8(arbiter(d, &["replay", "g"]).stdout).unwrap();
     let penalty_line = replay.lines().find(|l| l.contains("penalty")).expect("penalty in the replay");
     assert!(!penalty_line.contains("REWOUND"), "{penalty_line}");

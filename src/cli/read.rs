@@ -231,6 +231,9 @@ fn adjudication_text(v: &Value) -> String {
     if !judges.is_empty() {
         s += &format!("  judges: {}\n", judges.join(", "));
     }
+    for r in v["rulings"].as_array().into_iter().flatten().filter(|r| r["kind"] != "penalty") {
+        s += &format!("  ruling (seq {}) by {}: {}\n", r["seq"], text(&r["judge"]), ruling_words(r));
+    }
     for p in v["penalties"].as_array().into_iter().flatten() {
         s += &format!(
             "  penalty (seq {}, about seq {}): {} for {}: {}; fix: {} (judge {})\n",
@@ -248,6 +251,18 @@ fn adjudication_text(v: &Value) -> String {
         s += &format!("  note (seq {}, about seq {}) by {by}: {}\n", n["seq"], n["concerns"], text(&n["text"]));
     }
     s
+}
+
+/// "rewind to after seq 2: the counter was played from the wrong zone (Doomtrooper step 3)".
+fn ruling_words(r: &Value) -> String {
+    let what = match text(&r["kind"]) {
+        "rewind" => format!("rewind to after seq {}", r["concerns"]),
+        "decide" => format!("decides on seq {}", r["concerns"]),
+        "add_judge" => "adds a judge".to_string(),
+        other => format!("{other} about seq {}", r["concerns"]),
+    };
+    let rule = r["rule"].as_str().map(|x| format!(" ({x})")).unwrap_or_default();
+    format!("{what}: {}{rule}", text(&r["reason"]))
 }
 
 /// One line: the step, who may act, what is legal.

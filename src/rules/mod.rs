@@ -15,7 +15,7 @@ pub mod wtactics;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling};
+use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
 use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
@@ -88,6 +88,9 @@ pub struct Table {
     pub penalties: Vec<PenaltyRecord>,
     /// Notes by seats and judges.
     pub notes: Vec<NoteRecord>,
+    /// The rulings that stand: every rewind, penalty and judge added, and
+    /// each decision whose effect a later rewind did not take back.
+    pub rulings: Vec<RulingRecord>,
 }
 
 impl Table {
@@ -116,7 +119,7 @@ impl Table {
                 )));
             }
         };
-        Ok(Table { header: header.clone(), state, penalties: vec![], notes: vec![] })
+        Ok(Table { header: header.clone(), state, penalties: vec![], notes: vec![], rulings: vec![] })
     }
 
     /// The state after event `seq` by `actor`, or why it is illegal.
@@ -153,7 +156,13 @@ impl Table {
             RulesetState::Rawdeal(s) => RulesetState::Rawdeal(s.apply(seq, actor, action)?),
             RulesetState::Gurps(s) => RulesetState::Gurps(s.apply(seq, actor, action)?),
         };
-        Ok(Table { header: self.header.clone(), state, penalties: self.penalties.clone(), notes: self.notes.clone() })
+        Ok(Table {
+            header: self.header.clone(),
+            state,
+            penalties: self.penalties.clone(),
+            notes: self.notes.clone(),
+            rulings: self.rulings.clone(),
+        })
     }
 
     /// Refuses a ruling by anyone but a judge of the game.
@@ -234,14 +243,25 @@ impl Table {
             }
             Ruling::Rewind { .. } => return Err(Violation::new(&view, "a rewind", "a rewind is applied by the fold")),
         }
+        next.rulings.push(RulingRecord::new(seq, actor, ruling));
         Ok(next)
     }
 
     /// After a rewind: the combat as it was after an earlier event, with the
     /// judges, penalties and notes as they are now (a rewind does not undo
     /// the adjudication).
-    pub fn rewound_to(&self, earlier: Table) -> Table {
+    pub fn rewound_to(&self, earlier: Table, seq: u64, judge: &str, rewind: &Ruling) -> Table {
+        // The rulings since the target stand, except a decision: its effect
+        // was in the combat the rewind takes back.
+        let since: Vec<RulingRecord> = self
+            .rulings
+            .iter()
+            .filter(|r| !earlier.rulings.iter().any(|e| e.seq == r.seq) && r.kind != "decide")
+            .cloned()
+            .collect();
         let mut t = earlier;
+        t.rulings.extend(since);
+        t.rulings.push(RulingRecord::new(seq, judge, rewind));
         t.header.judges = self.header.judges.clone();
         t.state.set_judges(&t.header.judges);
         t.penalties = self.penalties.clone();
