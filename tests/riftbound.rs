@@ -247,8 +247,10 @@ fn a_teammate_left_at_the_battlefield_takes_control_without_scoring() {
     assert_eq!(s.scores["team1"], 1);
 }
 
-#[test]
-fn a_combat_that_no_longer_happens_leaves_the_battlefield_to_the_player_there() {
+/// Three players: p2 holds Altar, p3 holds Forge, and p1 moves two units to
+/// Tower and plays Portal in that showdown; everyone passed on it. Returns
+/// the game and Portal's seq.
+fn portal_in_the_tower_showdown() -> (Sim, u64) {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
     sim.act("p1", turn());
     sim.act("p2", turn());
@@ -261,6 +263,12 @@ fn a_combat_that_no_longer_happens_leaves_the_battlefield_to_the_player_there() 
     sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
     let portal = sim.act("p1", spell("action", "Portal"));
     sim.pass(&["p2", "p3", "p1"]);
+    (sim, portal)
+}
+
+#[test]
+fn a_combat_that_no_longer_happens_leaves_the_battlefield_to_the_player_there() {
+    let (mut sim, portal) = portal_in_the_tower_showdown();
     sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
     sim.pass(&["p2", "p3", "p1"]);
     sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
@@ -301,19 +309,8 @@ fn no_damage_step_when_one_side_has_no_units_left() {
 
 #[test]
 fn the_two_player_limit_and_the_turn_players_choice_of_pending_combats() {
-    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
-    sim.act("p1", turn());
-    sim.act("p2", turn());
-    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
-    sim.pass(&["p2", "p3", "p1"]);
-    sim.act("p3", turn());
-    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
-    sim.pass(&["p3", "p1", "p2"]);
-    sim.act("p1", turn());
-    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
     // In the Tower showdown, a card moves p1's units into both Altar and Forge.
-    let portal = sim.act("p1", spell("action", "Portal"));
-    sim.pass(&["p2", "p3", "p1"]);
+    let (mut sim, portal) = portal_in_the_tower_showdown();
     sim.refused("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Nowhere"}])));
     sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
     sim.pass(&["p2", "p3", "p1"]);
