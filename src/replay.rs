@@ -18,6 +18,8 @@ pub struct Shown {
     pub seq: u64,
     pub at: String,
     pub actor: String,
+    /// The actor by name ("Alice (p1)"); a judge as named.
+    pub by: String,
     /// "action", "pass", "ruling" or "note".
     pub kind: &'static str,
     /// The action in plain words.
@@ -76,6 +78,7 @@ where
             seq: event.seq,
             at: event.at.clone(),
             actor: event.actor.clone(),
+            by: after.header.name_of(&event.actor),
             kind,
             action: describe(&event.action),
             before: before.map(|b| b.view().step),
@@ -101,16 +104,43 @@ fn broken<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {
 #[derive(Default)]
 pub struct Said {
     folder: Folder,
+    /// The fold stopped at an illegal event: `log` still shows every event
+    /// (it is how a judge reads a broken record), only without words.
+    stopped: bool,
+}
+
+/// What `log` says of one event beyond the event itself.
+pub struct Logged {
+    /// The actor by name ("Alice (p1)"); a judge as named.
+    pub by: String,
+    /// The step the event was made at (none for event 0).
+    pub at: Option<StepRef>,
+    /// What the ruleset recorded in words for it.
+    pub recorded: Vec<String>,
 }
 
 impl Said {
-    /// Folds `event` (the next seq); `source` gives earlier events again for a rewind.
-    pub fn next<S>(&mut self, event: &Event, source: &S) -> Result<Vec<String>, RecordError>
+    /// Folds `event` (the next seq); `source` gives earlier events again for
+    /// a rewind. None from the first event the rules refuse on: the record
+    /// is broken there (`verify` says why), and the rest has no words.
+    pub fn next<S>(&mut self, event: &Event, source: &S) -> Result<Option<Logged>, RecordError>
     where
         S: Source + ?Sized,
         S::Error: Into<RecordError>,
     {
-        self.folder.push(event, source).map_err(broken)?;
-        Ok(self.folder.table().expect("a folded event leaves a state").said(event.seq))
+        if self.stopped {
+            return Ok(None);
+        }
+        let at = self.folder.table().map(|t| t.view().step);
+        match self.folder.push(event, source) {
+            Ok(()) => {}
+            Err(FoldError::Illegal { .. }) => {
+                self.stopped = true;
+                return Ok(None);
+            }
+            Err(e) => return Err(broken(e)),
+        }
+        let table = self.folder.table().expect("a folded event leaves a state");
+        Ok(Some(Logged { by: table.header.name_of(&event.actor), at, recorded: table.said(event.seq) }))
     }
 }

@@ -6,7 +6,7 @@ use arbiter::event::{ActionType, Event, decode};
 use arbiter::kernel::View;
 use arbiter::ops;
 use arbiter::record::{RecordError, StoredGame};
-use arbiter::replay::Said;
+use arbiter::replay::{Logged, Said};
 use arbiter::rules::describe;
 use arbiter::store::Store;
 use serde_json::{Value, json};
@@ -62,25 +62,20 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
     let first = if words { 0 } else { a.from };
     let mut said = Said::default();
     // With --hide-passes, a run of passes is held here until the next other event.
-    let mut run: Vec<Event> = Vec::new();
-    let mut print = |event: &Event, said: Vec<String>| -> anyhow::Result<()> {
+    let mut run: Vec<(Event, Option<Logged>)> = Vec::new();
+    let mut print = |event: &Event, logged: Option<Logged>| -> anyhow::Result<()> {
         if event.seq < a.from {
             return Ok(());
         }
         if a.hide_passes && words {
-            if event.action_type() == Some(ActionType::Pass) && said.is_empty() {
-                run.push(event.clone());
+            let recorded = logged.as_ref().is_some_and(|l| !l.recorded.is_empty());
+            if event.action_type() == Some(ActionType::Pass) && !recorded {
+                run.push((event.clone(), logged));
                 return Ok(());
             }
             flush_passes(&mut run);
         }
-        out.emit(serde_json::to_value(event)?, || {
-            let mut line = log_line(event);
-            for s in said {
-                line += &format!("\n{:>5}  {s}", "");
-            }
-            line
-        });
+        out.emit(serde_json::to_value(event)?, || log_line(event, logged.as_ref()));
         Ok(())
     };
     match target {
@@ -88,8 +83,8 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
             let source = StoredGame::new(store, &a.game);
             for event in store.read(&a.game, first).map_err(|e| rec(e.into()))? {
                 let event = event.map_err(|e| rec(e.into()))?;
-                let lines = if words { said.next(&event, &source).map_err(rec)? } else { vec![] };
-                print(&event, lines)?;
+                let logged = if words { said.next(&event, &source).map_err(rec)? } else { None };
+                print(&event, logged)?;
             }
         }
         Target::Remote(c) => {
@@ -103,8 +98,8 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
                     let (event, _) = decode(&event.to_string()).map_err(|e| {
                         rec(RecordError::Broken { seq: event["seq"].as_u64().unwrap_or(0), why: e.to_string() })
                     })?;
-                    let lines = if words { said.next(&event, &seen).map_err(rec)? } else { vec![] };
-                    print(&event, lines)?;
+                    let logged = if words { said.next(&event, &seen).map_err(rec)? } else { None };
+                    print(&event, logged)?;
                     if words {
                         seen.push(event);
                     }
@@ -117,21 +112,36 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints a held run of passes as one line ("4-6  ...  p1, p3, p2 pass") and empties it.
-fn flush_passes(run: &mut Vec<Event>) {
+/// Prints a held run of passes as one line ("4-6  ...  Alice (p1), Carol (p3) pass") and empties it.
+fn flush_passes(run: &mut Vec<(Event, Option<Logged>)>) {
     match run.as_slice() {
         [] => {}
-        [one] => println!("{}", log_line(one)),
-        [first, .., last] => {
-            let who: Vec<&str> = run.iter().map(|e| e.actor.as_str()).collect();
-            println!("{}", super::replay::passes_line(first.seq, last.seq, &first.at, &who));
+        [(one, logged)] => println!("{}", log_line(one, logged.as_ref())),
+        [(first, logged), .., (last, _)] => {
+            let who: Vec<&str> =
+                run.iter().map(|(e, l)| l.as_ref().map_or(e.actor.as_str(), |l| l.by.as_str())).collect();
+            let mut line = super::replay::passes_line(first.seq, last.seq, &first.at, &who);
+            if let Some(step) = logged.as_ref().and_then(|l| l.at.as_ref()) {
+                line += &format!("   [{}]", step.reference);
+            }
+            println!("{line}");
         }
     }
     run.clear();
 }
 
-fn log_line(event: &Event) -> String {
-    format!("{:>5}  {}  {:<10} {}", event.seq, event.at, event.actor, describe(&event.action))
+/// One event in words: seq, time, who by name, the action, the step it was
+/// made at, then what the ruleset recorded for it.
+fn log_line(event: &Event, logged: Option<&Logged>) -> String {
+    let by = logged.map_or(event.actor.as_str(), |l| l.by.as_str());
+    let mut line = format!("{:>5}  {}  {:<10} {}", event.seq, event.at, by, describe(&event.action));
+    if let Some(step) = logged.and_then(|l| l.at.as_ref()) {
+        line += &format!("   [{}]", step.reference);
+    }
+    for s in logged.map(|l| l.recorded.as_slice()).unwrap_or_default() {
+        line += &format!("\n{:>5}  {s}", "");
+    }
+    line
 }
 
 pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {

@@ -45,7 +45,7 @@ fn text(s: &Shown) -> String {
         "note" => "NOTE ",
         _ => "",
     };
-    let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {}", s.seq, s.at, s.actor, s.action, steps(s));
+    let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {}", s.seq, s.at, s.by, s.action, steps(s));
     for line in &s.recorded {
         out += &format!("\n       {line}");
     }
@@ -160,7 +160,7 @@ fn run_text(run: &[Shown]) -> String {
     if run.len() == 1 {
         return text(first);
     }
-    let who: Vec<&str> = run.iter().map(|s| s.actor.as_str()).collect();
+    let who: Vec<&str> = run.iter().map(|s| s.by.as_str()).collect();
     let before = first.before.as_ref().map_or("-".to_string(), |b| b.reference.clone());
     let line = passes_line(first.seq, last.seq, &first.at, &who);
     format!("{line}\n       {before} -> {}", last.after.reference)
