@@ -144,6 +144,9 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     let board = text(&c, "#board").await;
     assert!(board.contains("attacker · Ann (p1)") && board.contains("defender · Ben (p2)"), "the board: {board}");
     assert!(text(&c, "#teams").await.starts_with("Ann (p1), Ben (p2) · judges: Dana"));
+    // The reducer's state, for tools, is fetched when a reader opens it.
+    click(&c, "#raw summary").await;
+    wait_for(&c, "return document.getElementById('state').textContent.includes('\"attacker\"')", json!(true)).await;
     click(&c, "#forward").await;
     wait_for(&c, "return document.body.dataset.shownSeq", json!("2")).await;
 

@@ -162,7 +162,7 @@ pub const ROUTES: &[Route] = &[
         path: "/api/games/{game}/state",
         summary: "Where the game is after a seq: step, who may act, what is legal, the ruleset's state",
         who: Who::Reader,
-        query: &[("at", "the seq (default the head)")],
+        query: &[("at", "the seq (default the head)"), ("raw", "0: leave out the reducer's state (the board stays)")],
         body: None,
         ok: (200, "{game, seq, hash, ruleset, step, may_act, legal, awaiting_ruling, state}"),
         errors: READ_ERRORS,

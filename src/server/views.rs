@@ -43,8 +43,16 @@ pub async fn state(
 ) -> Result<Json<Value>, ApiError> {
     s.reader(&h, &q, &game)?;
     let at = query_num(&q, "at")?;
+    // `raw=0` leaves out the reducer's state: the page draws the board and
+    // asks for the raw state only when a reader opens it (on a long game
+    // the finished combats make it hundreds of kilobytes).
+    let raw = q.get("raw").is_none_or(|r| r != "0");
     let store = s.store();
-    Ok(Json(blocking(move || ops::state(store, &game, at)).await??))
+    let mut v = blocking(move || ops::state(store, &game, at)).await??;
+    if !raw {
+        v.as_object_mut().expect("an object").remove("state");
+    }
+    Ok(Json(v))
 }
 
 /// `GET /api/games/{game}/verify?head=HASH`.
