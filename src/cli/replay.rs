@@ -45,7 +45,15 @@ fn text(s: &Shown) -> String {
         "note" => "NOTE ",
         _ => "",
     };
-    let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {}", s.seq, s.at, s.by, s.action, steps(s));
+    let head = format!("{:>5}  {}  {:<10} {kind}{}{mark}", s.seq, s.at, s.by, s.action);
+    // Rulings stand out; a rewound event is struck (on a terminal).
+    let paint = super::board::Paint::for_stdout();
+    let head = match (s.kind, s.rewound) {
+        (_, true) => paint.struck(&head),
+        ("ruling", _) => paint.alert(&head),
+        _ => head,
+    };
+    let mut out = format!("{head}\n       {}", steps(s));
     for line in &s.recorded {
         out += &format!("\n       {line}");
     }
