@@ -251,17 +251,10 @@ pub fn board(state: &State, header: &Header) -> Board {
     }
 }
 
-/// The scoring sides in order: the seats, or in 2v2 the teams.
+/// The scoring sides in order: the seats, or in 2v2 the teams (outside 2v2
+/// each seat is a team of one, in seat order).
 fn sides(state: &State) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for seat in &state.seats {
-        let side = state.side(seat);
-        if !out.contains(&side) {
-            out.push(side);
-        }
-    }
-    out.sort_by_key(|s| state.scores.keys().position(|k| k == s));
-    out
+    state.teams.iter().filter_map(|t| t.first()).map(|seat| state.side(seat)).collect()
 }
 
 /// A scoring side by name: the player, or in 2v2 "team1 (Alice (p1), Carol (p3))".
@@ -452,6 +445,11 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
         {
             said.push(format!("{by} contests {}", a.name));
         }
+        // Contested cleared without a combat there: its conditions changed before it began.
+        let fought = before.combat.as_ref().is_some_and(|c| c.battlefield == a.name);
+        if b.contested_by.is_some() && a.contested_by.is_none() && !fought {
+            said.push(format!("{} is no longer contested: the combat there does not happen", a.name));
+        }
         if a.controller != b.controller {
             let was = b.controller.as_deref().unwrap_or("uncontrolled");
             said.push(match &a.controller {
@@ -462,11 +460,6 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
         if a.awaiting_ruling && !b.awaiting_ruling {
             let keeps = a.controller.as_deref().unwrap_or("its controller");
             said.push(format!("a judge rules whether {keeps} keeps {} or no one controls it", a.name));
-        }
-        // Contested cleared without a combat there: its conditions changed before it began.
-        let fought = before.combat.as_ref().is_some_and(|c| c.battlefield == a.name);
-        if b.contested_by.is_some() && a.contested_by.is_none() && !fought {
-            said.push(format!("{} is no longer contested: the combat there does not happen", a.name));
         }
     }
     // Combats: one becomes pending, one begins.
