@@ -141,9 +141,6 @@ pub struct ShowdownBoard {
     /// Where the showdown stands: "initial chain", "showdown window",
     /// "Chain open", "Chain resolving" or "invitation".
     pub stage: String,
-    /// Who may add to the Chain, or pass, now (initial chain: who orders
-    /// triggers; Chain open: who may react); none while it resolves.
-    pub to_act: Option<String>,
     /// The player invited, who accepts or declines.
     pub invited: Option<String>,
     /// The Chain, oldest first; it resolves newest first.
@@ -297,7 +294,9 @@ fn combat(state: &State, header: &Header) -> Option<CombatBoard> {
         }
         _ => return None,
     };
-    // "Sum Might for each side": the Might each unit has in this combat.
+    // "Sum Might for each side": the Might each unit has in this combat (a
+    // unit a card brought in after the Showdown Step began has none of its
+    // own in the state, so it counts at its Might).
     let might = |owner: &str| -> i64 {
         state
             .units
@@ -326,19 +325,15 @@ fn combat(state: &State, header: &Header) -> Option<CombatBoard> {
 fn showdown(state: &State, header: &Header) -> Option<ShowdownBoard> {
     let Phase::Showdown(sd) = &state.phase else { return None };
     let holder = |w: &crate::kernel::Window| w.holder().map(|h| header.name_of(h));
-    // In the initial chain the Attacker has Focus ("Player with Focus orders
-    // first"); the window is the round of triggers, and Focus is given by the
-    // window that follows it, which starts with the Attacker.
-    let (stage, focus, to_act, invited) = match &sd.stage {
-        Stage::InitialChain { window } => {
-            ("initial chain", sd.relevant.first().map(|p| header.name_of(p)), holder(window), None)
-        }
-        Stage::Focus { window } => ("showdown window", holder(window), holder(window), None),
-        Stage::Chain { window, focus } => ("Chain open", holder(focus), holder(window), None),
-        Stage::Resolving { focus, .. } => ("Chain resolving", holder(focus), None, None),
-        Stage::Invited { player, focus } => {
-            ("invitation", holder(focus), Some(header.name_of(player)), Some(header.name_of(player)))
-        }
+    // In the initial chain the Attacker has Focus ("Player who applied
+    // Contested status gets Focus first"; relevant is Attacker, Defender);
+    // its window is only the round of triggers, ordered by Focus.
+    let (stage, focus, invited) = match &sd.stage {
+        Stage::InitialChain { .. } => ("initial chain", sd.relevant.first().map(|p| header.name_of(p)), None),
+        Stage::Focus { window } => ("showdown window", holder(window), None),
+        Stage::Chain { focus, .. } => ("Chain open", holder(focus), None),
+        Stage::Resolving { focus, .. } => ("Chain resolving", holder(focus), None),
+        Stage::Invited { player, focus } => ("invitation", holder(focus), Some(header.name_of(player))),
     };
     Some(ShowdownBoard {
         battlefield: sd.battlefield.clone(),
@@ -346,7 +341,6 @@ fn showdown(state: &State, header: &Header) -> Option<ShowdownBoard> {
         relevant: sd.relevant.iter().map(|p| header.name_of(p)).collect(),
         focus,
         stage: stage.into(),
-        to_act,
         invited,
         chain: sd
             .chain
@@ -491,9 +485,10 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
                 a.defender_might
             ));
         }
-        let was_damage = !new && before.combat.as_ref().is_some_and(|b| b.assigning.is_some());
+        // The Combat Damage Step: who assigns, when that changes.
+        let assigned_before = if new { None } else { before.combat.as_ref().and_then(|b| b.assigning.as_ref()) };
         if let Some(who) = &a.assigning
-            && (!was_damage || before.combat.as_ref().and_then(|b| b.assigning.as_ref()) != Some(who))
+            && assigned_before != Some(who)
         {
             if a.attacker_assigned.is_empty() {
                 said.push(format!("Combat Damage Step: {who} assigns {} damage first", a.attacker_might));
