@@ -211,8 +211,28 @@ async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
         if r == "doomtrooper" {
             assert!(text(&c, "#strip").await.starts_with("points: Alice (p1) 2"), "{r}: the outcome strip");
         }
+        if r == "riftbound" {
+            assert!(
+                text(&c, "#strip").await.starts_with("scores: Alice (p1) 1 · Bob (p2) 1"),
+                "{r}: the outcome strip"
+            );
+            assert!(board.contains("controlled by Alice (p1)"), "{r}: {board}");
+        }
         std::fs::write(shots.join(format!("{r}-replay.png")), c.screenshot().await.unwrap()).unwrap();
     }
+    // Riftbound mid-combat: the battlefield fought over, the Chain and Focus.
+    c.goto(&format!("{}/games/riftbound/replay?seq=13", s.url)).await.unwrap();
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("13")).await;
+    let board = text(&c, "#board").await;
+    for words in [
+        "contested by Alice (p1)",
+        "The Chain (resolves newest first)",
+        "reaction Ward · resolves next",
+        "Might 6 in this combat",
+    ] {
+        assert!(board.contains(words), "{words:?} in {board}");
+    }
+    std::fs::write(shots.join("riftbound-replay-13.png"), c.screenshot().await.unwrap()).unwrap();
     c.close().await.unwrap();
 }
 

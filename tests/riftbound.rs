@@ -577,3 +577,200 @@ fn the_options_for_a_record_from_the_middle_of_a_match_are_checked() {
     assert!(team(json!({"a": 3})).is_err_and(|m| m.contains("team1, team2")));
     assert!(team(json!({"team2": 11})).is_err());
 }
+
+// ---------------------------------------------------------------------------
+// The board: what a judge draws, and what changed in its words.
+// ---------------------------------------------------------------------------
+
+fn board(sim: &Sim) -> arbiter::rules::riftbound::Board {
+    match sim.table.board() {
+        Some(arbiter::rules::Board::Riftbound(b)) => b,
+        other => panic!("not a Riftbound board: {other:?}"),
+    }
+}
+
+/// Acts, and returns what changed in the board's words, then what the ruleset recorded.
+#[track_caller]
+fn said(sim: &mut Sim, actor: &str, action: Value) -> Vec<String> {
+    let before = sim.table.board().unwrap();
+    let seq = sim.act(actor, action);
+    let mut lines = sim.table.board().unwrap().changes_since(&before);
+    lines.extend(sim.table.said(seq));
+    lines
+}
+
+#[test]
+fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
+    sim.act("p1", turn());
+    let lines = said(&mut sim, "p1", mv(json!([{"name": "Imp", "might": 1, "assault": [2]}]), "Altar"));
+    assert_eq!(
+        lines,
+        [
+            "Imp (Might 1, Assault 2) of Player p1 (p1) moves to Altar",
+            "Player p1 (p1) contests Altar",
+            "combat at Altar: Player p1 (p1) attacks with Imp 3 (Might 3), Player p2 (p2) defends with Wall 5 (Might 5)",
+            "initial chain: Player p1 (p1) has Focus and orders triggers first",
+        ]
+    );
+    let b = board(&sim);
+    let combat = b.combat.as_ref().unwrap();
+    assert_eq!((combat.step.as_str(), combat.attacker_might, combat.defender_might), ("Showdown Step", 3, 5));
+    let imp = b.battlefields[0].units.iter().find(|u| u.name == "Imp").unwrap();
+    assert_eq!((imp.might, imp.combat_might), (1, Some(3)), "Assault while attacking");
+    assert_eq!(b.battlefields[0].contested_by.as_deref(), Some("Player p1 (p1)"));
+    sim.pass(&["p1", "p2", "p1"]);
+    assert_eq!(
+        said(&mut sim, "p2", json!({"type": "pass"})),
+        ["Combat Damage Step: Player p1 (p1) assigns 3 damage first"]
+    );
+    assert_eq!(
+        said(&mut sim, "p1", damage(&[("Wall", 3)])),
+        ["Player p1 (p1) assigns Wall 3; Player p2 (p2) assigns 5 damage next"]
+    );
+    assert_eq!(
+        said(&mut sim, "p2", damage(&[("Imp", 5)])),
+        [
+            "Imp of Player p1 (p1) dies",
+            "the combat at Altar is over: only Player p2 (p2)'s units are left (Defenders keep control)"
+        ]
+    );
+    // Both sides remain: the Attackers are recalled to base.
+    sim.act("p1", mv(json!([unit("Giant", 9)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 9)]));
+    sim.act("p2", damage(&[("Giant", 5)]));
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Knight", 4), unit("Squire", 1)]), "Altar"));
+    sim.pass(&["p2", "p1", "p2", "p1"]);
+    sim.act("p2", damage(&[("Giant", 5)]));
+    let lines = said(&mut sim, "p1", damage(&[("Knight", 9)]));
+    assert_eq!(
+        lines,
+        [
+            "Knight of Player p2 (p2) dies",
+            "Squire of Player p2 (p2) is recalled to base",
+            "the combat at Altar is over: both sides have units left (Attackers Recalled to Base)",
+        ]
+    );
+    assert_eq!(board(&sim).base[0].name, "Squire");
+    let rows = arbiter::rules::riftbound::outcome(&board(&sim));
+    assert_eq!(rows[0], ("scores".into(), "Player p1 (p1) 1, Player p2 (p2) 1".into()), "the scores first");
+    assert!(rows.contains(&("control of Altar".into(), "Player p1 (p1)".into())), "{rows:?}");
+
+    // Neither side remains: a judge rules, and the board says so.
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 3)]));
+    let last = sim.events.len() as u64;
+    let lines = said(&mut sim, "p2", damage(&[("Brute", 3)]));
+    assert_eq!(
+        lines[2..],
+        [
+            "the combat at Altar is over: neither side has units left",
+            "a judge rules whether Player p2 (p2) keeps Altar or no one controls it"
+        ]
+    );
+    assert!(board(&sim).battlefields[0].awaiting_ruling);
+    let ruling = rule_control(&sim, last, None);
+    assert_eq!(said(&mut sim, "Dana", ruling), ["Altar is uncontrolled (was Player p2 (p2))"]);
+}
+
+#[test]
+fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
+    p2_holds_altar_ffa(&mut sim);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1"]);
+    assert_eq!(said(&mut sim, "p2", json!({"type": "pass"})), ["Player p1 (p1) has Focus"]);
+    assert_eq!(
+        said(&mut sim, "p1", json!({"type": "announce", "what": "invite", "player": "p3"})),
+        ["Player p3 (p3) is invited into the showdown"]
+    );
+    assert_eq!(board(&sim).showdown.unwrap().invited.as_deref(), Some("Player p3 (p3)"));
+    assert_eq!(
+        said(&mut sim, "p3", json!({"type": "announce", "what": "accept"})),
+        ["Player p3 (p3) joins the showdown", "Player p2 (p2) has Focus"]
+    );
+    assert_eq!(
+        said(&mut sim, "p2", spell("action", "Bolt")),
+        ["Bolt (seq 14, action) by Player p2 (p2) opens the Chain"]
+    );
+    let reaction = spell("reaction", "Ward");
+    assert_eq!(said(&mut sim, "p3", reaction), ["Ward (seq 15, reaction) by Player p3 (p3) goes on the Chain"]);
+    let s = board(&sim).showdown.unwrap();
+    assert_eq!((s.stage.as_str(), s.focus.as_deref()), ("Chain open", Some("Player p2 (p2)")));
+    let chain: Vec<(&str, &str)> = s.chain.iter().map(|i| (i.card.as_str(), i.player.as_str())).collect();
+    assert_eq!(chain, [("Bolt", "Player p2 (p2)"), ("Ward", "Player p3 (p3)")], "oldest first");
+    assert_eq!(s.relevant, ["Player p1 (p1)", "Player p2 (p2)", "Player p3 (p3)"]);
+
+    // Two pending combats; one that no longer happens is said so.
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
+    sim.act("p1", turn());
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
+    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
+    sim.pass(&["p3", "p1", "p2"]);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
+    let portal = sim.act("p1", spell("action", "Portal"));
+    sim.pass(&["p2", "p3", "p1"]);
+    let lines = said(
+        &mut sim,
+        "p1",
+        resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])),
+    );
+    assert_eq!(
+        lines[..3],
+        [
+            "Portal (seq 14) by Player p1 (p1) resolves",
+            "Imp of Player p1 (p1) moves to Altar",
+            "Rat of Player p1 (p1) moves to Forge"
+        ]
+    );
+    sim.pass(&["p2", "p3"]);
+    let lines = said(&mut sim, "p1", json!({"type": "pass"}));
+    assert_eq!(
+        lines,
+        [
+            "the showdown at Tower is over",
+            "combat pending at Altar: Player p1 (p1) attacks, Player p2 (p2) defends",
+            "combat pending at Forge: Player p1 (p1) attacks, Player p3 (p3) defends",
+        ]
+    );
+    assert_eq!(board(&sim).pending_combats.len(), 2);
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    let howl = sim.act("p1", trigger("Howl", "attack"));
+    sim.pass(&["p3", "p1"]);
+    sim.act("p1", resolve_item(howl, json!([{"unit": "Wall", "dies": true}])));
+    sim.pass(&["p1", "p3"]);
+    sim.act("p1", damage(&[("Golem", 1)]));
+    let lines = said(&mut sim, "p3", damage(&[("Rat", 3)]));
+    assert_eq!(
+        lines[2..],
+        [
+            "Altar is no longer contested: the combat there does not happen",
+            "Player p1 (p1) controls Altar (was Player p2 (p2))",
+            "p1 scores a point: conquered Altar (p1: 1 of 8)",
+        ]
+    );
+}
+
+#[test]
+fn in_2v2_the_board_scores_by_team_with_its_players() {
+    let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
+    sim.act("a", turn());
+    sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
+    sim.pass(&["a", "b", "c", "d"]);
+    let b = board(&sim);
+    assert_eq!(b.scores[0].player, "team1 (Player a (a), Player c (c))");
+    assert_eq!((b.scores[0].score, b.scores[1].score, b.victory_score), (1, 0, 11));
+    assert_eq!(b.battlefields.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["Altar", "Forge"]);
+}

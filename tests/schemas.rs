@@ -32,6 +32,35 @@ fn the_sample_games_validate_event_by_event() {
     }
 }
 
+/// A board is what `state --json` shows under `board`: for every ruleset
+/// with a board schema, the board after every event of its sample matches it.
+#[test]
+fn every_board_of_the_samples_validates_against_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    for ruleset in ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"] {
+        let path = repo_file("schemas").join(ruleset).join("board.schema.json");
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let validator = jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap();
+        let out = arbiter(dir.path(), &["demo", "--ruleset", ruleset, "--as", ruleset]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = arbiter(dir.path(), &["export", ruleset]);
+        let events: Vec<arbiter::event::Event> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| arbiter::event::decode(line).unwrap().0)
+            .collect();
+        let mut folder = arbiter::fold::Folder::new();
+        for event in &events {
+            folder.push(event, &events).unwrap_or_else(|e| panic!("{ruleset} seq {}: {e:?}", event.seq));
+            let board = serde_json::to_value(folder.table().unwrap().board()).unwrap();
+            assert!(board.is_object(), "{ruleset} has a board schema, so a board");
+            if let Err(e) = validator.validate(&board) {
+                panic!("{ruleset}: the board after seq {} does not match its schema: {e}\n{board}", event.seq);
+            }
+        }
+    }
+}
+
 #[test]
 fn the_schemas_refuse_what_the_reducer_refuses_to_parse() {
     let s: serde_json::Value =

@@ -58,6 +58,7 @@ impl RulesetState {
 #[serde(untagged)]
 pub enum Board {
     Doomtrooper(doomtrooper::Board),
+    Riftbound(riftbound::Board),
 }
 
 impl Board {
@@ -66,6 +67,7 @@ impl Board {
     pub fn outcome(&self) -> Vec<(String, String)> {
         match self {
             Board::Doomtrooper(b) => doomtrooper::outcome(b),
+            Board::Riftbound(b) => riftbound::outcome(b),
         }
     }
 
@@ -73,6 +75,9 @@ impl Board {
     pub fn changes_since(&self, before: &Board) -> Vec<String> {
         match (before, self) {
             (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
+            (Board::Riftbound(b), Board::Riftbound(a)) => riftbound::changes(b, a),
+            // Two boards of one game are of one ruleset.
+            _ => vec![],
         }
     }
 }
@@ -296,6 +301,7 @@ impl Table {
     pub fn board(&self) -> Option<Board> {
         match &self.state {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
+            RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, &self.header))),
             _ => None,
         }
     }

@@ -86,6 +86,9 @@ use crate::kernel::{self, Chain, ChainItem, Refusal, StepRef, View, Violation, W
 pub const NAME: &str = "riftbound";
 pub const VERSION: u64 = 1;
 
+mod board;
+pub use board::{Board, UnitLine, board, changes, outcome, stats};
+
 // ---------------------------------------------------------------------------
 // Payloads.
 // ---------------------------------------------------------------------------

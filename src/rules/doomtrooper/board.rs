@@ -311,7 +311,8 @@ fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
         let said_already =
             (what == "battle tactic" && announced("BATTLE TACTIC")) || (what == "warzone" && announced("WARZONE"));
         if old != new && !said_already {
-            said.push(format!("{what}: {new}"));
+            let sep = if what.ends_with("becomes") { " " } else { ": " };
+            said.push(format!("{what}{sep}{new}"));
         }
     };
     changed("the attacker becomes", &b.attacker.warrior, &a.attacker.warrior);
