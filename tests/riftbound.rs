@@ -774,3 +774,32 @@ fn in_2v2_the_board_scores_by_team_with_its_players() {
     assert_eq!((b.scores[0].score, b.scores[1].score, b.victory_score), (1, 0, 11));
     assert_eq!(b.battlefields.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["Altar", "Forge"]);
 }
+
+/// A card that moves a unit into the battlefield of the combat under way
+/// (here from base) used to crash the damage step (the unit had no Might
+/// for the combat). The text does not say whether such a unit attacks or
+/// defends (gap 11): the change is refused, nothing changes, and the combat
+/// goes on with the units it began with.
+#[test]
+fn a_unit_moved_into_the_combat_under_way_is_refused_not_guessed() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    sim.act("p1", turn());
+    // p1 keeps a unit at base, then attacks Altar.
+    sim.act("p1", json!({"type": "announce", "what": "move", "to": null, "units": [unit("Reserve", 2)]}));
+    sim.act("p1", mv(json!([unit("Brute", 4)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    // In the showdown a card would bring Reserve from base into the combat.
+    let call = sim.act("p1", spell("action", "Call to Arms"));
+    sim.pass(&["p2", "p1"]);
+    let v = sim.refused("p1", resolve_item(call, json!([{"unit": "Reserve", "to": "Altar"}])));
+    assert!(v.rule.contains("gap 11") && v.message.contains("record the move after the combat"), "{v}");
+    sim.act("p1", resolve_item(call, json!([])));
+    sim.pass(&["p2", "p1"]);
+    assert_eq!(sim.view().step.title, "Combat Damage Step");
+    sim.act("p1", damage(&[("Wall", 4)]));
+    sim.act("p2", damage(&[("Brute", 3)]));
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"), "only the attacker is left: conquered");
+    assert_eq!(s.units["Reserve"].at, None, "Reserve stayed at base");
+}

@@ -73,6 +73,12 @@
 //!     each team's players in the order the `teams` option lists them (first
 //!     of team 1, first of team 2, second of team 1, second of team 2). A
 //!     turn out of order is refused, naming who is next.
+//! 11. **A unit a card moves into the battlefield of the combat under way**:
+//!     Step 1 applies the combat modifiers (Assault, Shield) to the units
+//!     there as the combat begins; the keywords give them "while attacking"
+//!     and "while defending". Whether a unit that arrives later is attacking
+//!     or defending, and with what Might it fights, the text does not say:
+//!     such a change is refused (as in gap 9); record the move after the combat.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -1114,6 +1120,18 @@ impl State {
                     return refuse(
                         "gap 9 (module docs)",
                         "a card moving units to an uncontrolled battlefield during a showdown would open another showdown; the text does not say when: record the move after this showdown",
+                    );
+                }
+                if let Phase::Showdown(Showdown { battlefield, combat: Some(_), .. }) = &self.phase
+                    && battlefield == bf
+                    && self.units.get(&c.unit).is_some_and(|u| u.at.as_deref() != Some(bf.as_str()))
+                {
+                    return refuse(
+                        "gap 11 (module docs)",
+                        format!(
+                            "{} would join the combat at {bf} under way; the text applies Assault and Shield to the units there when the combat begins (625.2) and does not say whether a unit arriving later is attacking or defending: record the move after the combat",
+                            c.unit
+                        ),
                     );
                 }
                 if !opposing.is_empty() && self.battlefields[bf].contested_by.is_none() {
