@@ -17,6 +17,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
         ("doomtrooper/board.schema.json", serde_json::to_value(schema_for!(doomtrooper::Board)).expect("schema")),
         ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
+        ("wtactics/board.schema.json", serde_json::to_value(schema_for!(wtactics::Board)).expect("schema")),
         ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
         ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
         ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),

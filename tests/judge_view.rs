@@ -138,3 +138,35 @@ fn riftbound_state_and_replay_read_as_a_judge_would_write_them() {
     }
     check_snapshot("riftbound-replay.txt", &replay);
 }
+
+#[test]
+fn wtactics_state_and_replay_read_as_a_judge_would_write_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(d, &["demo", "--ruleset", "wtactics", "--as", "wt"]);
+    // Mid-attack: the Orc Raider's combat, Shield Wall played in it, the Troll's still to come.
+    let mid = stdout(d, &["state", "wt", "--at", "7"]);
+    assert_reads_as_words(&mid);
+    assert!(mid.contains("players: Alice (p1), Bob (p2)"), "{mid}");
+    assert!(mid.contains("attack 1: Alice (p1) attacks Bob (p2)"), "{mid}");
+    assert!(mid.contains("defended by    Pikeman ATK 3 DEF 2 and Archer ATK 2 DEF 1"), "{mid}");
+    assert!(mid.contains("chosen by Alice (p1); Response phases"), "{mid}");
+    assert!(mid.contains("Ability Shield Wall, in the combat of Orc Raider"), "{mid}");
+    assert!(mid.contains("enchanted: Bloodlust (Alice (p1))"), "{mid}");
+    check_snapshot("wtactics-state-7.txt", &mid);
+    // The attack over: the values as recorded (Knight's DEF 4 with Shield Wall), the dead, the piles.
+    let end = stdout(d, &["state", "wt"]);
+    assert_reads_as_words(&end);
+    assert!(end.contains("attack 1 (over)"), "{end}");
+    assert!(end.contains("Orc Raider's ATK 3 against Knight's DEF 4, Knight's ATK 2 against DEF 2: Orc Raider dies"));
+    assert!(end.contains("ruled at seq 13 by Dana"), "{end}");
+    assert!(end.contains("Alice (p1)     Orc Raider, Troll, Bloodlust"), "{end}");
+    assert!(end.contains("Bob (p2)       Pikeman, Ambush"), "{end}");
+    check_snapshot("wtactics-state.txt", &end);
+    let replay = stdout(d, &["replay", "wt", "--hide-passes"]);
+    assert!(replay.contains("Pikeman ATK 3 DEF 2 and Archer ATK 2 DEF 1 defend against Troll"), "{replay}");
+    assert!(replay.contains("the combat of Troll: awaiting a judge's ruling (several defenders)"), "{replay}");
+    assert!(replay.contains("to Bob (p2)'s discard pile: Pikeman, Ambush"), "{replay}");
+    assert!(!replay.contains("state.attack"), "no state paths in the words");
+    check_snapshot("wtactics-replay.txt", &replay);
+}

@@ -5,7 +5,7 @@
 
 use std::io::IsTerminal;
 
-use arbiter::rules::{doomtrooper, riftbound};
+use arbiter::rules::{doomtrooper, riftbound, wtactics};
 use crossterm::style::Stylize;
 use serde_json::Value;
 
@@ -41,6 +41,7 @@ pub fn text(ruleset: &str, board: &Value, paint: Paint) -> Option<String> {
     match ruleset {
         "doomtrooper" => serde_json::from_value(board.clone()).ok().map(|b| doomtrooper_text(&b, paint)),
         "riftbound" => serde_json::from_value(board.clone()).ok().map(|b| riftbound_text(&b, paint)),
+        "wtactics" => serde_json::from_value(board.clone()).ok().map(|b| wtactics_text(&b, paint)),
         _ => None,
     }
 }
@@ -225,6 +226,95 @@ fn riftbound_text(b: &riftbound::Board, paint: Paint) -> String {
         for s in &b.scoring {
             out += &format!("  {:>6}  {}\n", s.seq, s.said);
         }
+    }
+    out
+}
+
+/// "-" for an empty list.
+fn list(v: Vec<String>) -> String {
+    if v.is_empty() { "-".to_string() } else { v.join(", ") }
+}
+
+fn wtactics_text(b: &wtactics::Board, paint: Paint) -> String {
+    let mut out = String::new();
+    let row = |out: &mut String, label: &str, value: &str| *out += &format!("  {label:<14} {value}\n");
+    let lost: Vec<String> = b.influence_lost.iter().map(|i| format!("{} {}", i.player, i.lost)).collect();
+    out += &format!("{}  {}\n", paint.bold("influence lost"), lost.join(" · "));
+    match &b.turn {
+        Some(t) => {
+            let announced = if t.attackers_announced { "attackers announced" } else { "attackers not announced yet" };
+            out += &format!("turn {}: {} is the active player ({announced})\n", t.number, t.active);
+        }
+        None => out += "no turn yet\n",
+    }
+    if let Some(a) = &b.attack {
+        let over = if a.finished { " (over)" } else { "" };
+        out +=
+            &paint.bold(&format!("attack {}{over}: {} attacks {}", a.number, a.attacking_player, a.defending_player));
+        out += "\n";
+        let fighters = |v: &[wtactics::Fighter]| v.iter().map(wtactics::fighter).collect::<Vec<_>>().join(" and ");
+        for l in &a.attackers {
+            row(&mut out, "attacker", &wtactics::fighter(&l.attacker));
+            let defended_by = match (l.defenders.as_slice(), l.status.as_str()) {
+                (_, "defenders not declared yet") => "not declared yet".to_string(),
+                ([], _) => "no one".to_string(),
+                (ds, _) => fighters(ds),
+            };
+            row(&mut out, "defended by", &defended_by);
+            if let Some(d) = l.damage {
+                row(&mut out, "damage", &format!("{d}, undefended"));
+            }
+            let chosen = match l.chosen_by.as_deref() {
+                None => String::new(),
+                Some("the last left") => "the last left; ".to_string(),
+                Some(by) => format!("chosen by {by}; "),
+            };
+            let combat = match (&l.result, l.status.as_str()) {
+                (Some(r), _) => {
+                    let how = if r.ruling { "ruled" } else { "resolved" };
+                    format!("{chosen}{how} at seq {} by {}: {}", r.seq, r.recorded_by, wtactics::result_words(r))
+                }
+                (None, "undefended" | "defenders not declared yet") => String::new(),
+                (None, status) => format!("{chosen}{status}"),
+            };
+            if !combat.is_empty() {
+                row(&mut out, "combat", &combat);
+            }
+        }
+        if let Some(lost) = a.influence_lost {
+            row(&mut out, "influence", &format!("{} loses {lost}", a.defending_player));
+        }
+        if !a.responses.is_empty() {
+            out += "  responses\n";
+            let width = a.responses.iter().map(|r| r.player.chars().count()).max().unwrap_or(0);
+            for r in &a.responses {
+                out += &format!("  {:>6}  {:<width$}  {} {}, in {}\n", r.seq, r.player, r.kind, r.card, r.during);
+            }
+        }
+    }
+    if !b.creatures.is_empty() {
+        out += &paint.bold("creatures");
+        out += "\n";
+        let name = b.creatures.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
+        let player = b.creatures.iter().map(|c| c.player.chars().count()).max().unwrap_or(0);
+        for c in &b.creatures {
+            let mut line = format!("{:<name$}  {:<player$}  ATK {} DEF {}", c.name, c.player, c.atk, c.def);
+            if c.marked {
+                line += "  marked";
+            }
+            if !c.enchantments.is_empty() {
+                line += &format!("  enchanted: {}", c.enchantments.join(", "));
+            }
+            out += &match c.dead {
+                true => format!("  {}  [dead]\n", paint.struck(&line)),
+                false => format!("  {line}\n"),
+            };
+        }
+    }
+    out += &paint.bold("discard piles");
+    out += "\n";
+    for p in &b.discard_piles {
+        row(&mut out, &p.player, &list(p.cards.clone()));
     }
     out
 }

@@ -54,11 +54,15 @@ impl RulesetState {
 
 /// Each ruleset's board: the state as a judge would draw it (see `board`
 /// in each ruleset module). Rulesets without one yet show their raw state.
+// Boards are built one or two at a time (a state, a replay step), never
+// kept in bulk: their variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Board {
     Doomtrooper(doomtrooper::Board),
     Riftbound(riftbound::Board),
+    Wtactics(wtactics::Board),
 }
 
 impl Board {
@@ -68,6 +72,7 @@ impl Board {
         match self {
             Board::Doomtrooper(b) => doomtrooper::outcome(b),
             Board::Riftbound(b) => riftbound::outcome(b),
+            Board::Wtactics(b) => wtactics::outcome(b),
         }
     }
 
@@ -76,6 +81,7 @@ impl Board {
         match (before, self) {
             (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
             (Board::Riftbound(b), Board::Riftbound(a)) => riftbound::changes(b, a),
+            (Board::Wtactics(b), Board::Wtactics(a)) => wtactics::changes(b, a),
             // Two boards of one game are of one ruleset.
             _ => vec![],
         }
@@ -302,6 +308,7 @@ impl Table {
         match &self.state {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
             RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, &self.header))),
+            RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, &self.header))),
             _ => None,
         }
     }

@@ -58,6 +58,9 @@ use serde::{Deserialize, Serialize};
 use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, Window, refuse};
 
+mod board;
+pub use board::{Board, Fighter, board, changes, fighter, outcome, result_words};
+
 pub const NAME: &str = "wtactics";
 pub const VERSION: u64 = 1;
 
@@ -212,6 +215,29 @@ pub struct Attack {
     pub responses: Vec<(u64, String, PlayKind, String, Option<String>)>,
     /// Whose pick is next after `picker` (alternates).
     pub picks: u64,
+    /// II/III: the attackers no one defends (all of them when the defending
+    /// player allows the attacks; they leave `combats`); empty until then.
+    pub undefended: Vec<String>,
+    /// II: each undefended attacker's damage, as recorded.
+    pub damage: Vec<Damage>,
+    /// II, or a judge's ruling (gap 2): the influence this attack cost the defending player.
+    pub influence_lost: Option<i64>,
+    /// IV: each combat resolved, in the order resolved (kept for the board:
+    /// the values recorded are not the creatures' own when effects count).
+    pub results: Vec<CombatResult>,
+}
+
+/// IV: one combat as resolved: the values with all effects counted, and who died.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CombatResult {
+    pub seq: u64,
+    pub attacker: String,
+    pub values: Values,
+    pub defenders: Vec<Named>,
+    pub dead: Vec<String>,
+    /// Who recorded it; a judge's ruling when the attacker had several defenders (gap 1).
+    pub by: String,
+    pub ruling: bool,
 }
 
 /// The turn under way (gap 7).
@@ -236,6 +262,8 @@ pub struct State {
     /// None until the first turn begins.
     pub turn: Option<Turn>,
     pub attack: Option<Attack>,
+    /// The attack finished last, as it stood when it ended (the board shows it between attacks).
+    pub last_attack: Option<Attack>,
     pub attacks_finished: u64,
 }
 
@@ -256,6 +284,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         phase: Phase::Idle,
         turn: None,
         attack: None,
+        last_attack: None,
         attacks_finished: 0,
     })
 }
@@ -266,7 +295,7 @@ impl State {
         let discard: BTreeMap<&String, serde_json::Value> =
             self.discard.iter().map(|(k, v)| (k, crate::kernel::tail(v))).collect();
         serde_json::json!({"seats": self.seats, "judges": self.judges, "creatures": self.creatures, "discard": discard,
-            "influence_lost": self.influence_lost, "phase": self.phase, "turn": self.turn, "attack": self.attack, "attacks_finished": self.attacks_finished})
+            "influence_lost": self.influence_lost, "phase": self.phase, "turn": self.turn, "attack": self.attack, "last_attack": self.last_attack, "attacks_finished": self.attacks_finished})
     }
 }
 
@@ -364,6 +393,8 @@ impl State {
                     );
                 }
                 *self.influence_lost.entry(attack.passive.clone()).or_default() += total;
+                let a = self.attack.as_mut().expect("attack");
+                (a.damage, a.influence_lost) = (damage.clone(), Some(total));
                 self.finish_attack();
                 Ok(())
             }
@@ -377,7 +408,9 @@ impl State {
                 if *influence_lost < 0 {
                     return refuse("gap 2 (module docs)", "influence lost cannot be negative");
                 }
-                let passive = self.attack.as_ref().expect("attack").passive.clone();
+                let attack = self.attack.as_mut().expect("attack");
+                attack.influence_lost = Some(*influence_lost);
+                let passive = attack.passive.clone();
                 *self.influence_lost.entry(passive).or_default() += influence_lost;
                 self.next_pick();
                 Ok(())
@@ -426,7 +459,16 @@ impl State {
                         ),
                     );
                 }
-                self.end_combat(&attacker, &recorded);
+                let result = CombatResult {
+                    seq,
+                    attacker: attacker.clone(),
+                    values: *values,
+                    defenders: defenders.clone(),
+                    dead: recorded.iter().cloned().collect(),
+                    by: actor.to_string(),
+                    ruling: false,
+                };
+                self.end_combat(&attacker, &recorded, result);
                 Ok(())
             }
             (
@@ -449,7 +491,16 @@ impl State {
                         format!("only creatures of this combat can die in it: {in_combat:?}"),
                     );
                 }
-                self.end_combat(&attacker, &recorded);
+                let result = CombatResult {
+                    seq,
+                    attacker: attacker.clone(),
+                    values: *values,
+                    defenders: defenders.clone(),
+                    dead: recorded.iter().cloned().collect(),
+                    by: actor.to_string(),
+                    ruling: true,
+                };
+                self.end_combat(&attacker, &recorded, result);
                 Ok(())
             }
             _ => {
@@ -557,6 +608,10 @@ impl State {
             resolved: vec![],
             responses: vec![],
             picks: 0,
+            undefended: vec![],
+            damage: vec![],
+            influence_lost: None,
+            results: vec![],
         });
         self.phase = Phase::Responses { window: Window::new(vec![passive, actor.to_string()]) };
         Ok(())
@@ -603,6 +658,8 @@ impl State {
             );
         }
         if blocks.is_empty() {
+            let attack = self.attack.as_mut().expect("attack");
+            attack.undefended = attack.combats.iter().map(|(a, _)| a.clone()).collect();
             self.phase = Phase::Undefended;
             return Ok(());
         }
@@ -627,6 +684,7 @@ impl State {
         }
         // Attackers without defenders: the text is silent (gap 2).
         let unblocked = attack.combats.iter().any(|(_, d)| d.is_empty());
+        attack.undefended = attack.combats.iter().filter(|(_, d)| d.is_empty()).map(|(a, _)| a.clone()).collect();
         attack.combats.retain(|(_, d)| !d.is_empty());
         if unblocked {
             self.phase = Phase::UnblockedRuling;
@@ -710,7 +768,7 @@ impl State {
     /// "When combat is over place all dead Creatures into the discard piles,
     /// along with all Events that were used during the combat and also any
     /// Enchantments that were attached to the Creatures."
-    fn end_combat(&mut self, attacker: &str, dead: &BTreeSet<String>) {
+    fn end_combat(&mut self, attacker: &str, dead: &BTreeSet<String>, result: CombatResult) {
         for name in dead {
             let c = self.creatures.get_mut(name).expect("creature");
             c.dead = true;
@@ -727,16 +785,18 @@ impl State {
             }
         }
         attack.resolved.push(attacker.to_string());
+        attack.results.push(result);
         self.next_pick();
     }
 
     fn finish_attack(&mut self) {
         if let Some(attack) = self.attack.take() {
-            for (_, seat, kind, card, combat) in attack.responses {
-                if kind == PlayKind::Event && combat.is_none() {
-                    self.discard.entry(seat).or_default().push(card);
+            for (_, seat, kind, card, combat) in &attack.responses {
+                if *kind == PlayKind::Event && combat.is_none() {
+                    self.discard.entry(seat.clone()).or_default().push(card.clone());
                 }
             }
+            self.last_attack = Some(attack);
         }
         self.attacks_finished += 1;
         self.phase = Phase::Idle;
