@@ -135,6 +135,39 @@ pub struct NoteRecord {
     pub text: String,
 }
 
+/// A ruling as the state keeps it, for `state` to list the rulings that
+/// stand. (A penalty's own details are in `PenaltyRecord`.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RulingRecord {
+    pub seq: u64,
+    pub judge: String,
+    /// "rewind", "decide", "penalty" or "add_judge".
+    pub kind: String,
+    pub concerns: u64,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+impl RulingRecord {
+    pub fn new(seq: u64, judge: &str, ruling: &Ruling) -> RulingRecord {
+        let (kind, reason, rule) = match ruling {
+            Ruling::Rewind { reason, rule, .. } => ("rewind", reason, rule),
+            Ruling::Decide { reason, rule, .. } => ("decide", reason, rule),
+            Ruling::Penalty { reason, rule, .. } => ("penalty", reason, rule),
+            Ruling::AddJudge { reason, rule, .. } => ("add_judge", reason, rule),
+        };
+        RulingRecord {
+            seq,
+            judge: judge.to_string(),
+            kind: kind.into(),
+            concerns: ruling.concerns().seq,
+            reason: reason.clone(),
+            rule: rule.clone(),
+        }
+    }
+}
+
 /// A penalty as the state keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PenaltyRecord {

@@ -196,8 +196,8 @@ fn loose_step<S: Source<Error = RecordError>>(
         serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
     match a {
         Adjudication::Note { concerns, text } => Ok(t.note(event.seq, &event.actor, concerns.seq, &text)),
-        Adjudication::Ruling(Ruling::Rewind { concerns, .. }) => {
-            let target = concerns.seq;
+        Adjudication::Ruling(rewind @ Ruling::Rewind { .. }) => {
+            let target = rewind.concerns().seq;
             let gone = skip.contains(&target) || rewound.iter().any(|(a, b)| (*a..=*b).contains(&target));
             if let Err(v) = t.check_judge(&event.actor) {
                 return Ok(Err(v));
@@ -209,7 +209,7 @@ fn loose_step<S: Source<Error = RecordError>>(
             match loose_fold(source, skip, target)? {
                 Loose::Folded { table: Some(earlier), .. } => {
                     rewound.push((target + 1, event.seq - 1));
-                    Ok(Ok(t.rewound_to(earlier)))
+                    Ok(Ok(t.rewound_to(earlier, event.seq, &event.actor, &rewind)))
                 }
                 Loose::Folded { table: None, .. } => Err(RecordError::Input("empty record".into())),
                 Loose::Illegal { violation, .. } => Ok(Err(violation)),
@@ -249,10 +249,39 @@ pub struct Diff {
     /// The difference in the resulting state: the result (points, scores,
     /// control) first, then the rest of the outcome, then the rest.
     pub changes: Vec<Change>,
+    /// The outcome in the board's words where the records disagree (rows
+    /// of the final boards whose values differ), for people; `changes` has
+    /// every difference for tools. Empty when the ruleset has no board yet.
+    pub outcome: Vec<OutcomeRow>,
     /// Differences only in an event's seq (the records number their events
     /// differently after the divergence): counted, not listed in `changes`.
     pub renumbered: u64,
     pub agree: bool,
+}
+
+/// One row of the outcome where two records disagree. `None`: that record
+/// has no such row (e.g. a combat only one of them reached).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OutcomeRow {
+    pub what: String,
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+/// The rows of two outcomes that differ, in A's order, then B's extra rows.
+fn outcome_rows(a: &[(String, String)], b: &[(String, String)]) -> Vec<OutcomeRow> {
+    let find = |rows: &[(String, String)], what: &str| rows.iter().find(|(w, _)| w == what).map(|(_, v)| v.clone());
+    let mut rows: Vec<OutcomeRow> = a
+        .iter()
+        .map(|(what, v)| OutcomeRow { what: what.clone(), a: Some(v.clone()), b: find(b, what) })
+        .filter(|r| r.a != r.b)
+        .collect();
+    rows.extend(b.iter().filter(|(w, _)| find(a, w).is_none()).map(|(what, v)| OutcomeRow {
+        what: what.clone(),
+        a: None,
+        b: Some(v.clone()),
+    }));
+    rows
 }
 
 /// Events shown from the divergence on each side.
@@ -306,12 +335,17 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
     let Prefix { alignment, common, comparisons, a_len, b_len } = common_prefix(a, b)?;
     let a_from: Vec<Event> = a.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
     let b_from: Vec<Event> = b.events_from(common).take(SHOWN).collect::<Result<_, _>>()?;
-    let final_state = |r: &Record| -> Result<Value, RecordError> {
+    let final_table = |r: &Record| -> Result<Table, RecordError> {
         let (_, folder) = verify(r, None)?;
-        Ok(to_json(folder.table().expect("state")))
+        Ok(folder.table().expect("state").clone())
     };
+    let (table_a, table_b) = (final_table(a)?, final_table(b)?);
     let (renumbered, changes): (Vec<Change>, Vec<Change>) =
-        delta::diff(&final_state(a)?, &final_state(b)?).into_iter().partition(delta::is_renumbering);
+        delta::diff(&to_json(&table_a), &to_json(&table_b)).into_iter().partition(delta::is_renumbering);
+    let outcome = match (table_a.board(), table_b.board()) {
+        (Some(x), Some(y)) => outcome_rows(&x.outcome(), &y.outcome()),
+        _ => vec![],
+    };
     let agree = common == a_len && common == b_len;
     let renumbered = renumbered.len() as u64;
     Ok(Diff {
@@ -323,6 +357,7 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
         a_from,
         b_from,
         changes,
+        outcome,
         renumbered,
         agree,
     })

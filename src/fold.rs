@@ -148,9 +148,9 @@ impl Folder {
                 table: table.note(event.seq, &event.actor, concerns.seq, &text).map_err(illegal)?,
                 rewound: None,
             }),
-            Adjudication::Ruling(Ruling::Rewind { concerns, reason, .. }) => {
+            Adjudication::Ruling(ref rewind @ Ruling::Rewind { ref concerns, ref reason, .. }) => {
                 table.check_judge(&event.actor).map_err(illegal)?;
-                crate::event::check_name("reason", &reason)
+                crate::event::check_name("reason", reason)
                     .map_err(|m| illegal(Violation::new(&view, "a ruling gives a reason", m)))?;
                 let target = concerns.seq;
                 if self.in_rewound_range(target) {
@@ -176,7 +176,8 @@ impl Folder {
                     )));
                 }
                 let earlier = earlier.table.expect("a fold to a seq has a state");
-                Ok(Next { table: table.rewound_to(earlier), rewound: Some((target + 1, event.seq - 1)) })
+                let table = table.rewound_to(earlier, event.seq, &event.actor, rewind);
+                Ok(Next { table, rewound: Some((target + 1, event.seq - 1)) })
             }
             Adjudication::Ruling(ruling) => Ok(Next {
                 table: table.apply_ruling(event.seq, &event.actor, &ruling).map_err(illegal)?,

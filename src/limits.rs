@@ -72,3 +72,7 @@ pub const MAX_CACHED_GAMES: usize = 4096;
 /// tablet may run a little fast, but a time in the future would hold every
 /// later event's time there (times never go backwards).
 pub const MAX_CLOCK_SKEW_SECONDS: i64 = 120;
+
+/// Most games one live stream follows (`/api/stream?games=...`): a head
+/// judge's floor, not the whole store; each costs a watcher on the server.
+pub const MAX_FOLLOWED_GAMES: usize = 64;

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::delta::{self, Change};
-use crate::event::ActionType;
+use crate::event::{ActionType, Event};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, verify};
@@ -18,6 +18,8 @@ pub struct Shown {
     pub seq: u64,
     pub at: String,
     pub actor: String,
+    /// The actor by name ("Alice (p1)"); a judge as named.
+    pub by: String,
     /// "action", "pass", "ruling" or "note".
     pub kind: &'static str,
     /// The action in plain words.
@@ -25,6 +27,10 @@ pub struct Shown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<StepRef>,
     pub after: StepRef,
+    /// What the ruleset recorded in words for this event (a score, a final
+    /// point drawn as a card instead): see `Table::said`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<String>,
     /// What changed in the state (outcome first), as paths for tools.
     pub changes: Vec<Change>,
     /// What changed, in the board's words, for people (absent for a ruleset
@@ -49,10 +55,7 @@ where
             break;
         }
         let before = folder.table().cloned();
-        folder.push(&event, source).map_err(|e| match e {
-            FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
-            FoldError::Source(e) => e.into(),
-        })?;
+        folder.push(&event, source).map_err(broken)?;
         if event.seq < from {
             continue;
         }
@@ -75,14 +78,69 @@ where
             seq: event.seq,
             at: event.at.clone(),
             actor: event.actor.clone(),
+            by: after.header.name_of(&event.actor),
             kind,
             action: describe(&event.action),
             before: before.map(|b| b.view().step),
             after: after.view().step,
+            recorded: after.said(event.seq),
             changes,
             said,
             rewound: verified.is_rewound(event.seq),
         });
     }
     Ok(())
+}
+
+fn broken<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {
+    match e {
+        FoldError::Illegal { seq, violation } => RecordError::Broken { seq, why: violation.to_string() },
+        FoldError::Source(e) => e.into(),
+    }
+}
+
+/// The fold behind `log` in words: each event in turn, from seq 0, and what
+/// the ruleset recorded in words for it (see `Table::said`).
+#[derive(Default)]
+pub struct Said {
+    folder: Folder,
+    /// The fold stopped at an illegal event: `log` still shows every event
+    /// (it is how a judge reads a broken record), only without words.
+    stopped: bool,
+}
+
+/// What `log` says of one event beyond the event itself.
+pub struct Logged {
+    /// The actor by name ("Alice (p1)"); a judge as named.
+    pub by: String,
+    /// The step the event was made at (none for event 0).
+    pub at: Option<StepRef>,
+    /// What the ruleset recorded in words for it.
+    pub recorded: Vec<String>,
+}
+
+impl Said {
+    /// Folds `event` (the next seq); `source` gives earlier events again for
+    /// a rewind. None from the first event the rules refuse on: the record
+    /// is broken there (`verify` says why), and the rest has no words.
+    pub fn next<S>(&mut self, event: &Event, source: &S) -> Result<Option<Logged>, RecordError>
+    where
+        S: Source + ?Sized,
+        S::Error: Into<RecordError>,
+    {
+        if self.stopped {
+            return Ok(None);
+        }
+        let at = self.folder.table().map(|t| t.view().step);
+        match self.folder.push(event, source) {
+            Ok(()) => {}
+            Err(FoldError::Illegal { .. }) => {
+                self.stopped = true;
+                return Ok(None);
+            }
+            Err(e) => return Err(broken(e)),
+        }
+        let table = self.folder.table().expect("a folded event leaves a state");
+        Ok(Some(Logged { by: table.header.name_of(&event.actor), at, recorded: table.said(event.seq) }))
+    }
 }

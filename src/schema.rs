@@ -23,6 +23,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
         ("rawdeal/board.schema.json", serde_json::to_value(schema_for!(rawdeal::Board)).expect("schema")),
         ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),
+        ("riftbound/board.schema.json", serde_json::to_value(schema_for!(riftbound::Board)).expect("schema")),
         // Not a JSON Schema but written from the same types: the HTTP API.
         ("openapi.json", crate::server::routes::openapi()),
     ]

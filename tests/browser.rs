@@ -122,6 +122,8 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     assert!(classes[4].as_str().unwrap().contains("ruling"), "seq 4 is marked a ruling: {classes}");
     assert!(!classes[2].as_str().unwrap().contains("rewound"), "{classes}");
     assert_eq!(text(&c, "#position").await, "seq 4 (5 of 5)");
+    let adjudication = text(&c, "#adjudication").await;
+    assert!(adjudication.contains("ruling (seq 4) by Dana: rewind to after seq 2"), "{adjudication}");
     assert!(text(&c, "#event-tags").await.contains("ruling"));
 
     // Back one step: the rewound counter, with its step names from the rules.
@@ -137,9 +139,14 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     jump.send_keys("1").await.unwrap();
     click(&c, "#go").await;
     wait_for(&c, "return document.body.dataset.shownSeq", json!("1")).await;
-    assert_eq!(text(&c, "#state-may-act").await, "p1", "after the announcement, p1 picks the battle tactic");
-    assert!(text(&c, "#state-step").await.contains("BATTLE TACTIC"), "{}", text(&c, "#state-step").await);
-    assert!(text(&c, "#state").await.contains("\"attacker\""), "the ruleset's state is shown");
+    assert_eq!(text(&c, "#state-may-act").await, "Ann (p1)", "after the announcement, Ann picks the battle tactic");
+    assert_eq!(text(&c, "#state-step").await, "Doomtrooper step 2 (ANNOUNCE BATTLE TACTIC)", "the step, once");
+    let board = text(&c, "#board").await;
+    assert!(board.contains("attacker · Ann (p1)") && board.contains("defender · Ben (p2)"), "the board: {board}");
+    assert!(text(&c, "#teams").await.starts_with("Ann (p1), Ben (p2) · judges: Dana"));
+    // The reducer's state, for tools, is fetched when a reader opens it.
+    click(&c, "#raw summary").await;
+    wait_for(&c, "return document.getElementById('state').textContent.includes('\"attacker\"')", json!(true)).await;
     click(&c, "#forward").await;
     wait_for(&c, "return document.body.dataset.shownSeq", json!("2")).await;
 
@@ -159,5 +166,112 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     let a = text(&c, "#diff-a").await;
     let b = text(&c, "#diff-b").await;
     assert!(a.contains("Cancel") && b.contains("Nullify"), "A: {a}\nB: {b}");
+    c.close().await.unwrap();
+}
+
+/// The page's board for every ruleset's sample: the players' names, the
+/// step in the text's words and the outcome strip, with a screenshot of
+/// each written for people to look at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(&dir.path().join("store"));
+    let rulesets = ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"];
+    for r in rulesets {
+        let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .env("ARBITER_SERVER", &s.url)
+            .env("ARBITER_TOKEN", &s.organiser)
+            .args(["demo", "--ruleset", r, "--as", r])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{r}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+    c.set_window_size(1400, 1000).await.unwrap();
+    for r in rulesets {
+        let head = s.get(&format!("/api/games/{r}"), None).1["seq"].as_u64().unwrap();
+        let state = s.get(&format!("/api/games/{r}/state"), None).1;
+        c.goto(&format!("{}/games/{r}/replay", s.url)).await.unwrap();
+        wait_for(&c, "return document.body.dataset.shownSeq", json!(head.to_string())).await;
+        let seats = state["header"]["seats"].as_array().unwrap();
+        let teams = text(&c, "#teams").await;
+        for seat in seats {
+            let name = format!("{} ({})", seat["name"].as_str().unwrap(), seat["id"].as_str().unwrap());
+            assert!(teams.contains(&name), "{r}: {name} in {teams}");
+        }
+        assert_eq!(text(&c, "#state-step").await, state["step"]["reference"].as_str().unwrap(), "{r}");
+        let board = text(&c, "#board").await;
+        assert!(!board.trim().is_empty(), "{r}: a board is drawn");
+        if state["board"].is_object() {
+            assert!(!board.contains("{\""), "{r}: the board is drawn, not dumped: {board}");
+        }
+        if r == "doomtrooper" {
+            assert!(text(&c, "#strip").await.starts_with("points: Alice (p1) 2"), "{r}: the outcome strip");
+        }
+        if r == "riftbound" {
+            assert!(
+                text(&c, "#strip").await.starts_with("scores: Alice (p1) 1 · Bob (p2) 1"),
+                "{r}: the outcome strip"
+            );
+            assert!(board.contains("controlled by Alice (p1)"), "{r}: {board}");
+        }
+        std::fs::write(shots.join(format!("{r}-replay.png")), c.screenshot().await.unwrap()).unwrap();
+    }
+    // Riftbound mid-combat: the battlefield fought over, the Chain and Focus.
+    c.goto(&format!("{}/games/riftbound/replay?seq=13", s.url)).await.unwrap();
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("13")).await;
+    let board = text(&c, "#board").await;
+    for words in [
+        "contested by Alice (p1)",
+        "The Chain (resolves newest first)",
+        "reaction Ward · resolves next",
+        "Might 6 in this combat",
+    ] {
+        assert!(board.contains(words), "{words:?} in {board}");
+    }
+    std::fs::write(shots.join("riftbound-replay-13.png"), c.screenshot().await.unwrap()).unwrap();
+    c.close().await.unwrap();
+}
+
+/// A judge follows eight tables: the floor page holds one stream for all of
+/// them (a browser allows six connections per host), and each table's card
+/// follows its own game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_page_follows_eight_tables_over_one_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(&dir.path().join("store"));
+    let games: Vec<String> = (1..=8).map(|i| format!("t{i}")).collect();
+    let mut p1 = Vec::new();
+    for g in &games {
+        s.doomtrooper(g, "public");
+        p1.push(s.token(g, "seat", "p1"));
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+    c.goto(&format!("{}/follow?games={}", s.url, games.join(","))).await.unwrap();
+    wait_for(&c, "return document.getElementById('live').className", json!("on")).await;
+    wait_for(&c, "return document.querySelectorAll('.table').length", json!(8)).await;
+    for (i, g) in games.iter().enumerate() {
+        assert_eq!(s.append(g, &p1[i], "p1", combat("p2", "A", "D"), 1).0, 201);
+    }
+    for g in &games {
+        let script = format!("return document.querySelector('[data-game=\"{g}\"]').dataset.seq");
+        wait_for(&c, &script, json!("1")).await;
+    }
+    let last = text(&c, "[data-game=\"t8\"] .step").await;
+    assert!(last.contains("ANNOUNCE BATTLE TACTIC"), "{last}");
+    assert!(text(&c, "[data-game=\"t8\"] .may-act").await.contains("Ann (p1)"));
+    // Leaving the page gives the stream back (pagehide), and a replay page
+    // opened next goes live at once.
+    c.goto(&format!("{}/games/t1/replay", s.url)).await.unwrap();
+    wait_for(&c, "return document.getElementById('live').textContent", json!("live")).await;
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    c.goto(&format!("{}/follow?games={}", s.url, games.join(","))).await.unwrap();
+    wait_for(&c, "return document.querySelector('[data-game=\"t8\"]').dataset.seq", json!("1")).await;
+    std::fs::write(shots.join("floor.png"), c.screenshot().await.unwrap()).unwrap();
     c.close().await.unwrap();
 }

@@ -376,6 +376,10 @@ fn state_shows_penalties_notes_and_priority_that_stand_across_a_rewind() {
     assert!(text.contains("order of priority: Bob (p2), Alice (p1)"), "{text}");
     assert!(text.contains("penalty (seq 4, about seq 3): warning for Bob (p2): game rule violation"), "{text}");
     assert!(text.contains("note (seq 5, about seq 3) by Alice (p1): p2 insisted"), "{text}");
+    // The rulings that stand: the penalty (listed as one) and the rewind.
+    let kinds: Vec<&str> = v["rulings"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["penalty", "rewind"], "{v}");
+    assert!(text.contains("ruling (seq 6) by Dana: rewind to after seq 2: Nullify is not legal here"), "{text}");
     let replay = String::from_utf8(arbiter(d, &["replay", "g"]).stdout).unwrap();
     let penalty_line = replay.lines().find(|l| l.contains("penalty")).expect("penalty in the replay");
     assert!(!penalty_line.contains("REWOUND"), "{penalty_line}");
@@ -451,7 +455,7 @@ fn hide_passes_folds_each_run_of_passes_into_one_line() {
         let folded = String::from_utf8(out.stdout).unwrap();
         // Seqs 4-6 of the sample are three passes after Cancel (seq 3).
         let run = folded.lines().find(|l| l.trim_start().starts_with("4-6 ")).unwrap_or_else(|| panic!("{folded}"));
-        assert!(run.ends_with("p1, p3, p2 pass"), "{run}");
+        assert!(run.contains("Alice (p1), Carol (p3), Bob (p2) pass"), "{run}");
         assert!(!folded.lines().any(|l| l.trim_start().starts_with("5 ")), "seq 5 is folded into the run");
         assert!(folded.lines().any(|l| l.contains("counter \"Cancel\" -> seq 2")));
         assert!(folded.lines().count() < all.lines().count() / 2 + 20, "{verb}: passes are most of the sample");
@@ -495,4 +499,48 @@ fn a_batch_on_stdin_is_acknowledged_in_one_line_and_draws_no_bar_off_a_terminal(
         let out = arbiter(d, args);
         assert!(out.status.success() && out.stderr.is_empty(), "{args:?}");
     }
+}
+
+/// Issue 10: a Riftbound final point that becomes "draw a card instead" is
+/// said in words by `state`, `log` and `replay`, not only as `point: false`.
+#[test]
+fn a_final_point_drawn_as_a_card_is_said_in_state_log_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let new = [
+        "new",
+        "g",
+        "--ruleset",
+        "riftbound",
+        "--seat",
+        "p1=Alice",
+        "--seat",
+        "p2=Bob",
+        "--option",
+        "mode=1v1",
+        "--option",
+        r#"battlefields=["Altar","Forge"]"#,
+        "--option",
+        r#"scores={"p1":7}"#,
+    ];
+    assert!(arbiter(d, &new).status.success());
+    for (actor, action) in [
+        ("p1", r#"{"type":"announce","what":"turn"}"#),
+        ("p1", r#"{"type":"announce","what":"move","units":[{"name":"Imp","might":1}],"to":"Forge"}"#),
+        ("p1", r#"{"type":"pass"}"#),
+        ("p2", r#"{"type":"pass"}"#),
+    ] {
+        let out = arbiter(d, &["append", "g", "--actor", actor, action]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let said = "final point: p1 draws a card instead of scoring: conquered Forge, but not every battlefield this turn (p1: 7 of 8)";
+    let text = |args: &[&str]| String::from_utf8(arbiter(d, args).stdout).unwrap();
+    assert!(text(&["state", "g"]).contains(said), "{}", text(&["state", "g"]));
+    let log = text(&["log", "g"]);
+    let lines: Vec<&str> = log.lines().collect();
+    let at = lines.iter().position(|l| l.contains(said)).unwrap_or_else(|| panic!("{log}"));
+    assert!(lines[at - 1].starts_with("    4 ") && lines[at - 1].contains("Bob (p2)   pass"), "{log}");
+    assert!(text(&["log", "g", "--from", "4"]).contains(said));
+    assert!(!text(&["--json", "log", "g"]).contains(said), "--json log lines are the events alone");
+    assert!(text(&["replay", "g"]).contains(said), "{}", text(&["replay", "g"]));
 }

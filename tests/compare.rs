@@ -309,9 +309,14 @@ fn diff_shows_the_outcome_first_and_does_not_count_renumbering_as_a_difference()
         assert!(!["seq", "scope", "sub_scope", "target", "counters"].contains(&leaf), "renumbering listed: {p}");
     }
     assert!(v["renumbered"].as_u64().unwrap() > 0, "{v}");
+    // For people: the outcome in the board's words, then the two sides row by row.
+    let rows = v["outcome"].as_array().unwrap();
+    assert_eq!(rows[0]["what"], "points", "{rows:?}");
+    assert_ne!(rows[0]["a"], rows[0]["b"]);
     let text = String::from_utf8(arbiter(d, &["diff", "table", "judge"]).stdout).unwrap();
-    let outcome = text.find("state.points.p1").expect("points shown");
-    let events = text.find("A from seq").expect("events shown");
+    let outcome = text.find("  points\n    A: Alice (p1) ").expect("points shown in words");
+    let events = text.find("side by side").expect("events shown");
     assert!(outcome < events, "outcome before the events:\n{text}");
+    assert!(!text.contains("state.points"), "no state paths for people:\n{text}");
     assert!(text.contains("differ only by renumbering"), "{text}");
 }

@@ -238,7 +238,7 @@ fn riftbound_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
     let bfs = ["Altar", "Forge"];
     match &s.phase {
         Phase::Setup | Phase::Open | Phase::Over if pick.is_multiple_of(3) || s.turn.is_none() => {
-            (seat, json!({"type": "announce", "what": "turn"}))
+            (s.next_turn(), json!({"type": "announce", "what": "turn"}))
         }
         Phase::Setup | Phase::Open | Phase::Over => {
             let player = s.turn.as_ref().map(|t| t.player.clone()).unwrap_or(seat);
@@ -283,6 +283,13 @@ fn riftbound_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
             }
             _ => (holder, json!({"type": "pass"})),
         },
+        Phase::AwaitingControl { battlefield, controller } => {
+            let ruling = if pick.is_multiple_of(2) { Some(controller) } else { None };
+            (
+                "Dana".into(),
+                json!({"type": "resolve", "what": "control", "battlefield": battlefield, "controller": ruling}),
+            )
+        }
         Phase::Damage { battlefield, attacker, defender, assigning, .. } => {
             // A legal assignment: Tanks first, each lethal before the next, the rest on the last.
             let target = if assigning == attacker { defender } else { attacker };

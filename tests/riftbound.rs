@@ -37,8 +37,10 @@ fn damage(list: &[(&str, i64)]) -> Value {
     json!({"type": "resolve", "what": "damage", "assignments": list.iter().map(|(u, d)| json!({"unit": u, "damage": d})).collect::<Vec<_>>()})
 }
 
-/// p2 takes Altar without combat: a showdown in which all players are relevant, then control.
+/// p1 takes the first turn and does nothing; p2 takes Altar without combat:
+/// a showdown in which all players are relevant, then control.
 fn p2_holds_altar(sim: &mut Sim, units: Value) {
+    sim.act("p1", turn());
     sim.act("p2", turn());
     sim.act("p2", mv(units, "Altar"));
     assert_eq!(sim.view().step.title, "Showdown");
@@ -52,6 +54,7 @@ fn a_combat_walks_showdown_chain_damage_and_resolution() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 3), unit("Scout", 2)]));
     assert_eq!(sim.riftbound().scores["p2"], 1, "Conquer: gained control of a battlefield");
+    assert_eq!(sim.riftbound().scoring[0].said, "p2 scores a point: conquered Altar (p2: 1 of 8)");
     sim.act("p1", turn());
     sim.refused("p2", mv(json!([{"name": "Wall"}]), "Forge")); // not p2's turn
     sim.act("p1", mv(json!([{"name": "Brute", "might": 2, "assault": [1, 2]}]), "Altar"));
@@ -108,10 +111,12 @@ fn tank_units_take_lethal_damage_first() {
     sim.act("p1", mv(json!([unit("Brute", 4), unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     // Bulwark is a Tank with Might 1 + Shield 2 = 3 while defending.
-    let v = sim.refused("p1", damage(&[("Wall", 2), ("Bulwark", 3)]));
-    assert!(v.rule.contains("Tank"), "{v}");
-    sim.refused("p1", damage(&[("Bulwark", 2), ("Wall", 3)]));
-    sim.act("p1", damage(&[("Bulwark", 3), ("Wall", 2)]));
+    for list in [[("Bulwark", 2), ("Wall", 3)], [("Wall", 3), ("Bulwark", 2)]] {
+        let v = sim.refused("p1", damage(&list));
+        assert!(v.rule.contains("Tank") && v.message.contains("Wall gets damage while Tank Bulwark"), "{v}");
+    }
+    // The order of listing does not matter: the Tank has lethal damage.
+    sim.act("p1", damage(&[("Wall", 2), ("Bulwark", 3)]));
     assert!(sim.view().step.title.contains("Damage"));
 }
 
@@ -146,23 +151,145 @@ fn outcomes_conquer_and_recall() {
     assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
 }
 
-#[test]
-fn when_neither_side_remains_control_does_not_change() {
-    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
-    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+/// p2 holds Altar with a Wall; p1's Brute attacks it and both die: the seq of the last damage assignment.
+fn both_sides_die_at_altar(sim: &mut Sim) -> u64 {
+    p2_holds_altar(sim, json!([unit("Wall", 3)]));
     sim.act("p1", turn());
     sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 3)]));
-    sim.act("p2", damage(&[("Brute", 3)]));
+    sim.act("p2", damage(&[("Brute", 3)]))
+}
+
+fn rule_control(sim: &Sim, concerns: u64, controller: Option<&str>) -> Value {
+    json!({"type": "ruling", "kind": "decide", "concerns": {"seq": concerns, "hash": sim.events[concerns as usize].hash},
+        "reason": "all units died in the combat", "rule": "Riftbound 627, 179-181",
+        "decision": {"type": "resolve", "what": "control", "battlefield": "Altar", "controller": controller}})
+}
+
+#[test]
+fn when_neither_side_remains_a_judge_rules_who_controls() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    let last = both_sides_die_at_altar(&mut sim);
     let s = sim.riftbound();
     assert!(s.units.is_empty());
+    assert!(s.battlefields["Altar"].contested_by.is_none());
+    // "No control change" against "Lost if you have no Units there": the game waits for a judge.
+    let v = sim.view();
+    assert!(v.awaiting_ruling.as_deref().is_some_and(|r| r.contains("p2 or no one")), "{v:?}");
+    assert_eq!(v.may_act, vec!["Dana"]);
+    sim.refused("p2", turn());
+    let v = sim.refused("p2", rule_control(&sim, last, Some("p2")));
+    assert!(v.message.contains("not a judge"), "{v}");
+    sim.refused("p1", json!({"type": "resolve", "what": "control", "battlefield": "Altar", "controller": "p2"}));
+    let v = sim.refused("Dana", rule_control(&sim, last, Some("p1")));
+    assert!(v.message.contains("p2 (no control change) or no one"), "{v}");
+    // Control lost: p2 scores no Hold at its next turn.
+    let mut lost =
+        Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], json!({"mode": "1v1", "battlefields": ["Altar"]}));
+    let at = both_sides_die_at_altar(&mut lost);
+    lost.act("Dana", rule_control(&lost, at, None));
+    assert_eq!(lost.riftbound().battlefields["Altar"].controller, None);
+    assert_eq!(lost.riftbound().phase, Phase::Open);
+    lost.act("p2", turn());
+    assert_eq!(lost.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
+    // No control change: p2 keeps Altar and Holds it.
+    sim.act("Dana", rule_control(&sim, last, Some("p2")));
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
+    assert!(sim.view().awaiting_ruling.is_none());
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 2);
+}
+
+#[test]
+fn a_player_whose_last_unit_dies_loses_control() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    assert_eq!(sim.riftbound().scores["p2"], 1);
+    // p1 moves to the empty Forge; in that showdown, p1's Bolt kills the Wall at Altar.
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Forge"));
+    let bolt = sim.act("p1", spell("action", "Bolt"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", resolve_item(bolt, json!([{"unit": "Wall", "dies": true}])));
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller, None, "Lost if you have no Units there");
+    sim.pass(&["p2", "p1"]);
+    assert_eq!(sim.riftbound().battlefields["Forge"].controller.as_deref(), Some("p1"));
+    // Issue 10: p2 kept Altar with no units there and scored a Hold.
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 1);
+    // Moving the last units away loses control too.
+    sim.act("p1", turn());
+    assert_eq!(sim.riftbound().scores["p1"], 2, "conquered Forge, then held it");
+    sim.act("p1", json!({"type": "announce", "what": "move", "units": [{"name": "Imp"}], "to": null}));
+    assert_eq!(sim.riftbound().battlefields["Forge"].controller, None);
+}
+
+#[test]
+fn a_teammate_left_at_the_battlefield_takes_control_without_scoring() {
+    // Teams: a and c against b and d; turns a, b, c, d.
+    let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
+    sim.act("a", turn());
+    sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
+    sim.pass(&["a", "b", "c", "d"]);
+    sim.act("b", turn());
+    sim.act("c", turn());
+    sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
+    sim.act("c", mv(json!([unit("Imp", 1)]), "Forge"));
+    sim.pass(&["c"]);
+    let bolt = sim.act("d", spell("action", "Bolt"));
+    sim.pass(&["a", "b", "c", "d"]);
+    sim.act("d", resolve_item(bolt, json!([{"unit": "Knight", "dies": true}])));
+    // "Controlled - A player has Units there": c; a Conquer, but "Can't score
+    // Battlefields teammate controlled at Beginning Phase".
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("c"));
+    assert_eq!(s.scores["team1"], 1);
+}
+
+/// Three players: p2 holds Altar, p3 holds Forge, and p1 moves two units to
+/// Tower and plays Portal in that showdown; everyone passed on it. Returns
+/// the game and Portal's seq.
+fn portal_in_the_tower_showdown() -> (Sim, u64) {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
+    sim.act("p1", turn());
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
+    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
+    sim.pass(&["p3", "p1", "p2"]);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
+    let portal = sim.act("p1", spell("action", "Portal"));
+    sim.pass(&["p2", "p3", "p1"]);
+    (sim, portal)
+}
+
+#[test]
+fn a_combat_that_no_longer_happens_leaves_the_battlefield_to_the_player_there() {
+    let (mut sim, portal) = portal_in_the_tower_showdown();
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    // During the Forge combat, p1's trigger kills the Wall at Altar, whose combat is pending.
+    let howl = sim.act("p1", trigger("Howl", "attack"));
+    sim.pass(&["p3", "p1"]);
+    sim.act("p1", resolve_item(howl, json!([{"unit": "Wall", "dies": true}])));
     assert_eq!(
-        s.battlefields["Altar"].controller.as_deref(),
+        sim.riftbound().battlefields["Altar"].controller.as_deref(),
         Some("p2"),
-        "gap 5: the outcome table says no control change"
+        "Maintained while Contested by opponent"
     );
-    assert_eq!(s.scores["p1"], 0);
+    sim.pass(&["p1", "p3"]);
+    sim.act("p1", damage(&[("Golem", 1)]));
+    sim.act("p3", damage(&[("Rat", 3)]));
+    // The Altar combat does not happen; p2 has no units there, p1 has.
+    let s = sim.riftbound();
+    assert!(s.pending.is_empty());
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
+    assert_eq!(s.scores["p1"], 1, "gaining control is a Conquer");
+    assert_eq!(s.phase, Phase::Open);
 }
 
 #[test]
@@ -182,18 +309,8 @@ fn no_damage_step_when_one_side_has_no_units_left() {
 
 #[test]
 fn the_two_player_limit_and_the_turn_players_choice_of_pending_combats() {
-    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
-    sim.act("p2", turn());
-    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
-    sim.pass(&["p2", "p3", "p1"]);
-    sim.act("p3", turn());
-    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
-    sim.pass(&["p3", "p1", "p2"]);
-    sim.act("p1", turn());
-    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
     // In the Tower showdown, a card moves p1's units into both Altar and Forge.
-    let portal = sim.act("p1", spell("action", "Portal"));
-    sim.pass(&["p2", "p3", "p1"]);
+    let (mut sim, portal) = portal_in_the_tower_showdown();
     sim.refused("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Nowhere"}])));
     sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
     sim.pass(&["p2", "p3", "p1"]);
@@ -236,9 +353,11 @@ fn invited_players_join_the_showdown() {
 }
 
 fn p2_holds_altar_ffa(sim: &mut Sim) {
+    sim.act("p1", turn());
     sim.act("p2", turn());
     sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
 }
 
 #[test]
@@ -249,6 +368,7 @@ fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
     sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     for _ in 0..6 {
+        sim.act("p2", turn());
         sim.act("p1", turn());
     }
     assert_eq!(sim.riftbound().scores["p1"], 7);
@@ -269,6 +389,10 @@ fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
     let s = sim.riftbound();
     assert_eq!(s.scores["p1"], 7);
     assert!(!s.scoring.last().unwrap().point, "the final point by Conquer needs every battlefield");
+    assert_eq!(
+        s.scoring.last().unwrap().said,
+        "final point: p1 draws a card instead of scoring: conquered Forge, but not every battlefield this turn (p1: 7 of 8)"
+    );
     // Then conquers Altar too this turn: every battlefield conquered, the final point scores.
     sim.act("p1", mv(json!([unit("Titan", 30)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
@@ -288,6 +412,7 @@ fn hold_scores_the_final_point_and_modes_set_the_victory_score() {
     sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     for _ in 0..7 {
+        sim.act("p2", turn());
         sim.act("p1", turn());
     }
     assert_eq!(sim.riftbound().winner.as_deref(), Some("p1"));
@@ -307,10 +432,374 @@ fn team_mode_scores_per_team() {
     sim.pass(&["a", "b", "c", "d"]);
     assert_eq!(sim.riftbound().scores["team1"], 1, "a Conquer scores for the team");
     // A teammate's units at the same battlefield are not opposing: no combat.
+    sim.act("b", turn());
     sim.act("c", turn());
     sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
     assert_eq!(sim.riftbound().phase, Phase::Open);
     assert!(sim.riftbound().battlefields["Altar"].contested_by.is_none());
     // Hold at c's Beginning Phase does not score a battlefield a controls.
     assert_eq!(sim.riftbound().scores["team1"], 1);
+}
+
+#[test]
+fn turns_pass_in_seat_order() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
+    let v = sim.refused("p2", turn());
+    assert!(v.message.contains("p1's turn next"), "the first turn is the first seat's: {v}");
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p1", "p2", "p3"]);
+    assert_eq!(sim.riftbound().scores["p1"], 1);
+    // Issue 10: p1 announced three turns in a row and scored a Hold each time.
+    let v = sim.refused("p1", turn());
+    assert!(v.message.contains("p2's turn next"), "{v}");
+    sim.refused("p3", turn());
+    assert_eq!(sim.view().may_act, vec!["p1", "p2"], "p1 may still move; p2 may begin the next turn");
+    sim.act("p2", turn());
+    sim.act("p3", turn());
+    sim.act("p1", turn());
+    assert_eq!(sim.riftbound().scores["p1"], 2, "one Hold in p1's second turn");
+    sim.refused("p1", turn());
+}
+
+#[test]
+fn in_2v2_the_teams_alternate_in_the_order_the_header_gives() {
+    // Teams: a and b against c and d, so seat order would not alternate.
+    let options = json!({"mode": "2v2", "battlefields": ["Altar"], "teams": [["a", "b"], ["c", "d"]]});
+    let mut sim = Sim::ruleset("riftbound", &["a", "b", "c", "d"], &["Dana"], options);
+    for (who, wrong) in [("a", "b"), ("c", "b"), ("b", "d"), ("d", "a"), ("a", "c")] {
+        let v = sim.refused(wrong, turn());
+        assert!(v.message.contains(&format!("{who}'s turn next")), "{v}");
+        sim.act(who, turn());
+    }
+}
+
+/// Whether p1's 8 Might may be assigned so to p2's Golem (Might 3), Imp (5) and Rat (2).
+fn assignment_accepted(list: &[(&str, i64)]) -> bool {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Golem", 3), unit("Imp", 5), unit("Rat", 2)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Giant", 8)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.try_act("p1", damage(list)).is_ok()
+}
+
+#[test]
+fn the_order_of_listing_does_not_change_whether_an_assignment_is_legal() {
+    let cases: [(&[(&str, i64)], bool); 4] = [
+        // More than lethal on the Golem, then the rest on the Imp: "Lethal damage = damage ≥ Unit's Might".
+        (&[("Golem", 4), ("Imp", 4)], true),
+        (&[("Golem", 2), ("Imp", 6)], true),
+        (&[("Golem", 3), ("Imp", 5)], true),
+        // Two units short of lethal: damage moved on before one had lethal damage.
+        (&[("Golem", 2), ("Imp", 4), ("Rat", 2)], false),
+    ];
+    for (list, legal) in cases {
+        let mut reversed = list.to_vec();
+        reversed.reverse();
+        let mut rotated = list.to_vec();
+        rotated.rotate_left(1);
+        for order in [list.to_vec(), reversed, rotated] {
+            assert_eq!(assignment_accepted(&order), legal, "{order:?}");
+        }
+    }
+}
+
+/// Whether a 1v1 header with these options opens, or why not.
+fn opens(options: Value) -> Result<(), String> {
+    let mut h = header(&["p1", "p2"], &["Dana"]);
+    h["ruleset"] = json!("riftbound");
+    h["options"] = options;
+    let h: arbiter::event::Header = serde_json::from_value(h).unwrap();
+    arbiter::rules::Table::open(&h).map(|_| ()).map_err(|v| v.message)
+}
+
+#[test]
+fn a_game_recorded_from_the_middle_of_a_match_starts_with_its_scores_and_control() {
+    let options = json!({"mode": "1v1", "battlefields": ["Altar", "Forge"], "scores": {"p1": 7, "p2": 5},
+        "control": {"Altar": "p2"}, "units": {"Altar": {"p2": [{"name": "Wall", "might": 3, "tank": true}]}}, "first_turn": "p2"});
+    let mut sim = Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], options);
+    let s = sim.riftbound();
+    assert_eq!((s.scores["p1"], s.scores["p2"]), (7, 5));
+    assert_eq!(s.units["Wall"].at.as_deref(), Some("Altar"));
+    let v = sim.refused("p1", turn());
+    assert!(v.message.contains("p2's turn next"), "{v}");
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 6, "Hold of Altar");
+    // The Wall is there: p1's move into Altar is a combat.
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Giant", 5)]), "Altar"));
+    assert_eq!(sim.view().step.title, "Showdown Step: Initial Chain");
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 5)]));
+    sim.act("p2", damage(&[("Giant", 3)]));
+    // One point from victory, p1 conquers Altar but not Forge: a card instead.
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
+    assert_eq!(s.scores["p1"], 7);
+    assert!(!s.scoring.last().unwrap().point);
+}
+
+#[test]
+fn the_options_for_a_record_from_the_middle_of_a_match_are_checked() {
+    let base = |extra: Value| {
+        let mut o = json!({"mode": "1v1", "battlefields": ["Altar", "Forge"]});
+        o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        o
+    };
+    let wall = json!({"Altar": {"p1": [{"name": "Wall", "might": 3}]}});
+    assert_eq!(opens(base(json!({"scores": {"p1": 7}, "control": {"Altar": "p1"}, "units": wall}))), Ok(()));
+    for (extra, why) in [
+        (json!({"scores": {"p1": 8}}), "8 wins the game"),
+        (json!({"scores": {"p9": 1}}), "p9 is not a seat"),
+        (json!({"scores": {"p1": -1}}), "scores"),
+        (json!({"control": {"Tower": "p1"}, "units": wall}), "Tower is not a battlefield"),
+        (json!({"control": {"Altar": "p9"}}), "p9 is not a seat"),
+        (json!({"control": {"Altar": "p1"}}), "Lost if you have no Units there"),
+        (json!({"units": wall}), "Altar is uncontrolled"),
+        (json!({"control": {"Altar": "p2"}, "units": wall}), "would be a combat"),
+        (json!({"control": {"Altar": "p1"}, "units": {"Altar": {"p1": [{"name": "Wall"}]}}}), "give its Might"),
+        (json!({"first_turn": "p3"}), "p3 is not a seat"),
+    ] {
+        let got = opens(base(extra.clone()));
+        assert!(got.as_ref().is_err_and(|m| m.contains(why)), "{extra}: {got:?}");
+    }
+    // In 2v2 the scores are the teams'.
+    let team = |scores: Value| {
+        let mut h = header(&["a", "b", "c", "d"], &["Dana"]);
+        h["ruleset"] = json!("riftbound");
+        h["options"] =
+            json!({"mode": "2v2", "battlefields": ["Altar"], "teams": [["a", "c"], ["b", "d"]], "scores": scores});
+        let h: arbiter::event::Header = serde_json::from_value(h).unwrap();
+        arbiter::rules::Table::open(&h).map(|_| ()).map_err(|v| v.message)
+    };
+    assert_eq!(team(json!({"team1": 10, "team2": 4})), Ok(()));
+    assert!(team(json!({"a": 3})).is_err_and(|m| m.contains("team1, team2")));
+    assert!(team(json!({"team2": 11})).is_err());
+}
+
+// ---------------------------------------------------------------------------
+// The board: what a judge draws, and what changed in its words.
+// ---------------------------------------------------------------------------
+
+fn board(sim: &Sim) -> arbiter::rules::riftbound::Board {
+    match sim.table.board() {
+        Some(arbiter::rules::Board::Riftbound(b)) => b,
+        other => panic!("not a Riftbound board: {other:?}"),
+    }
+}
+
+/// Acts, and returns what changed in the board's words, then what the ruleset recorded.
+#[track_caller]
+fn said(sim: &mut Sim, actor: &str, action: Value) -> Vec<String> {
+    let before = sim.table.board().unwrap();
+    let seq = sim.act(actor, action);
+    let mut lines = sim.table.board().unwrap().changes_since(&before);
+    lines.extend(sim.table.said(seq));
+    lines
+}
+
+#[test]
+fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
+    sim.act("p1", turn());
+    let lines = said(&mut sim, "p1", mv(json!([{"name": "Imp", "might": 1, "assault": [2]}]), "Altar"));
+    assert_eq!(
+        lines,
+        [
+            "Imp (Might 1, Assault 2) of Player p1 (p1) moves to Altar",
+            "Player p1 (p1) contests Altar",
+            "combat at Altar: Player p1 (p1) attacks with Imp 3 (Might 3), Player p2 (p2) defends with Wall 5 (Might 5)",
+            "initial chain: Player p1 (p1) has Focus and orders triggers first",
+        ]
+    );
+    let b = board(&sim);
+    let combat = b.combat.as_ref().unwrap();
+    assert_eq!((combat.step.as_str(), combat.attacker_might, combat.defender_might), ("Showdown Step", 3, 5));
+    let imp = b.battlefields[0].units.iter().find(|u| u.name == "Imp").unwrap();
+    assert_eq!((imp.might, imp.combat_might), (1, Some(3)), "Assault while attacking");
+    assert_eq!(b.battlefields[0].contested_by.as_deref(), Some("Player p1 (p1)"));
+    sim.pass(&["p1", "p2", "p1"]);
+    assert_eq!(
+        said(&mut sim, "p2", json!({"type": "pass"})),
+        ["Combat Damage Step: Player p1 (p1) assigns 3 damage first"]
+    );
+    assert_eq!(
+        said(&mut sim, "p1", damage(&[("Wall", 3)])),
+        ["Player p1 (p1) assigns Wall 3; Player p2 (p2) assigns 5 damage next"]
+    );
+    assert_eq!(
+        said(&mut sim, "p2", damage(&[("Imp", 5)])),
+        [
+            "Imp of Player p1 (p1) dies",
+            "the combat at Altar is over: only Player p2 (p2)'s units are left (Defenders keep control)"
+        ]
+    );
+    // Both sides remain: the Attackers are recalled to base.
+    sim.act("p1", mv(json!([unit("Giant", 9)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 9)]));
+    sim.act("p2", damage(&[("Giant", 5)]));
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Knight", 4), unit("Squire", 1)]), "Altar"));
+    sim.pass(&["p2", "p1", "p2", "p1"]);
+    sim.act("p2", damage(&[("Giant", 5)]));
+    let lines = said(&mut sim, "p1", damage(&[("Knight", 9)]));
+    assert_eq!(
+        lines,
+        [
+            "Knight of Player p2 (p2) dies",
+            "Squire of Player p2 (p2) is recalled to base",
+            "the combat at Altar is over: both sides have units left (Attackers Recalled to Base)",
+        ]
+    );
+    assert_eq!(board(&sim).base[0].name, "Squire");
+    let rows = arbiter::rules::riftbound::outcome(&board(&sim));
+    assert_eq!(rows[0], ("scores".into(), "Player p1 (p1) 1, Player p2 (p2) 1".into()), "the scores first");
+    assert!(rows.contains(&("control of Altar".into(), "Player p1 (p1)".into())), "{rows:?}");
+
+    // Neither side remains: a judge rules, and the board says so.
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 3)]));
+    let last = sim.events.len() as u64;
+    let lines = said(&mut sim, "p2", damage(&[("Brute", 3)]));
+    assert_eq!(
+        lines[2..],
+        [
+            "the combat at Altar is over: neither side has units left",
+            "a judge rules whether Player p2 (p2) keeps Altar or no one controls it"
+        ]
+    );
+    assert!(board(&sim).battlefields[0].awaiting_ruling);
+    let ruling = rule_control(&sim, last, None);
+    assert_eq!(said(&mut sim, "Dana", ruling), ["Altar is uncontrolled (was Player p2 (p2))"]);
+}
+
+#[test]
+fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
+    p2_holds_altar_ffa(&mut sim);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1"]);
+    assert_eq!(said(&mut sim, "p2", json!({"type": "pass"})), ["Player p1 (p1) has Focus"]);
+    assert_eq!(
+        said(&mut sim, "p1", json!({"type": "announce", "what": "invite", "player": "p3"})),
+        ["Player p3 (p3) is invited into the showdown"]
+    );
+    assert_eq!(board(&sim).showdown.unwrap().invited.as_deref(), Some("Player p3 (p3)"));
+    assert_eq!(
+        said(&mut sim, "p3", json!({"type": "announce", "what": "accept"})),
+        ["Player p3 (p3) joins the showdown", "Player p2 (p2) has Focus"]
+    );
+    assert_eq!(
+        said(&mut sim, "p2", spell("action", "Bolt")),
+        ["Bolt (seq 14, action) by Player p2 (p2) opens the Chain"]
+    );
+    let reaction = spell("reaction", "Ward");
+    assert_eq!(said(&mut sim, "p3", reaction), ["Ward (seq 15, reaction) by Player p3 (p3) goes on the Chain"]);
+    let s = board(&sim).showdown.unwrap();
+    assert_eq!((s.stage.as_str(), s.focus.as_deref()), ("Chain open", Some("Player p2 (p2)")));
+    let chain: Vec<(&str, &str)> = s.chain.iter().map(|i| (i.card.as_str(), i.player.as_str())).collect();
+    assert_eq!(chain, [("Bolt", "Player p2 (p2)"), ("Ward", "Player p3 (p3)")], "oldest first");
+    assert_eq!(s.relevant, ["Player p1 (p1)", "Player p2 (p2)", "Player p3 (p3)"]);
+
+    // Two pending combats; one that no longer happens is said so.
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
+    sim.act("p1", turn());
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p2", "p3", "p1"]);
+    sim.act("p3", turn());
+    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
+    sim.pass(&["p3", "p1", "p2"]);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
+    let portal = sim.act("p1", spell("action", "Portal"));
+    sim.pass(&["p2", "p3", "p1"]);
+    let lines = said(
+        &mut sim,
+        "p1",
+        resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])),
+    );
+    assert_eq!(
+        lines[..3],
+        [
+            "Portal (seq 14) by Player p1 (p1) resolves",
+            "Imp of Player p1 (p1) moves to Altar",
+            "Rat of Player p1 (p1) moves to Forge"
+        ]
+    );
+    sim.pass(&["p2", "p3"]);
+    let lines = said(&mut sim, "p1", json!({"type": "pass"}));
+    assert_eq!(
+        lines,
+        [
+            "the showdown at Tower is over",
+            "combat pending at Altar: Player p1 (p1) attacks, Player p2 (p2) defends",
+            "combat pending at Forge: Player p1 (p1) attacks, Player p3 (p3) defends",
+        ]
+    );
+    assert_eq!(board(&sim).pending_combats.len(), 2);
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    let howl = sim.act("p1", trigger("Howl", "attack"));
+    sim.pass(&["p3", "p1"]);
+    sim.act("p1", resolve_item(howl, json!([{"unit": "Wall", "dies": true}])));
+    sim.pass(&["p1", "p3"]);
+    sim.act("p1", damage(&[("Golem", 1)]));
+    let lines = said(&mut sim, "p3", damage(&[("Rat", 3)]));
+    assert_eq!(
+        lines[2..],
+        [
+            "Altar is no longer contested: the combat there does not happen",
+            "Player p1 (p1) controls Altar (was Player p2 (p2))",
+            "p1 scores a point: conquered Altar (p1: 1 of 8)",
+        ]
+    );
+}
+
+#[test]
+fn in_2v2_the_board_scores_by_team_with_its_players() {
+    let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
+    sim.act("a", turn());
+    sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
+    sim.pass(&["a", "b", "c", "d"]);
+    let b = board(&sim);
+    assert_eq!(b.scores[0].player, "team1 (Player a (a), Player c (c))");
+    assert_eq!((b.scores[0].score, b.scores[1].score, b.victory_score), (1, 0, 11));
+    assert_eq!(b.battlefields.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["Altar", "Forge"]);
+}
+
+/// A card that moves a unit into the battlefield of the combat under way
+/// (here from base) used to crash the damage step (the unit had no Might
+/// for the combat). The text does not say whether such a unit attacks or
+/// defends (gap 11): the change is refused, nothing changes, and the combat
+/// goes on with the units it began with.
+#[test]
+fn a_unit_moved_into_the_combat_under_way_is_refused_not_guessed() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
+    sim.act("p1", turn());
+    // p1 keeps a unit at base, then attacks Altar.
+    sim.act("p1", json!({"type": "announce", "what": "move", "to": null, "units": [unit("Reserve", 2)]}));
+    sim.act("p1", mv(json!([unit("Brute", 4)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    // In the showdown a card would bring Reserve from base into the combat.
+    let call = sim.act("p1", spell("action", "Call to Arms"));
+    sim.pass(&["p2", "p1"]);
+    let v = sim.refused("p1", resolve_item(call, json!([{"unit": "Reserve", "to": "Altar"}])));
+    assert!(v.rule.contains("gap 11") && v.message.contains("record the move after the combat"), "{v}");
+    sim.act("p1", resolve_item(call, json!([])));
+    sim.pass(&["p2", "p1"]);
+    assert_eq!(sim.view().step.title, "Combat Damage Step");
+    sim.act("p1", damage(&[("Wall", 4)]));
+    sim.act("p2", damage(&[("Brute", 3)]));
+    let s = sim.riftbound();
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"), "only the attacker is left: conquered");
+    assert_eq!(s.units["Reserve"].at, None, "Reserve stayed at base");
 }

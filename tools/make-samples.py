@@ -113,11 +113,12 @@ act("Dana", type="resolve", what="combat", attacker={"atk": 5, "def": 5},
     defenders=[{"name": "Pikeman", "atk": 3, "def": 2}, {"name": "Archer", "atk": 2, "def": 1}], dead=["Pikeman", "Troll"])
 write("wtactics")
 
-# Riftbound 1v1: p2 takes the Altar without combat; p1 contests it: triggers,
+# Riftbound 1v1: p1's turn passes; p2 takes the Altar without combat; p1 contests it: triggers,
 # a spell and a reaction on the chain, damage with a Tank, and a conquest.
 act("organiser", type="open", ruleset="riftbound", ruleset_version=1,
     seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["Dana"],
     options={"mode": "1v1", "battlefields": ["Altar", "Forge"]})
+act("p1", type="announce", what="turn")                                               # turns pass in seat order
 act("p2", type="announce", what="turn")
 act("p2", type="announce", what="move", to="Altar", units=[
     {"name": "Stone Golem", "might": 3, "tank": True}, {"name": "Acolyte", "might": 2, "shield": [1]}])

@@ -6,7 +6,7 @@
 
 use std::io::IsTerminal;
 
-use arbiter::rules::{doomtrooper, gurps, rawdeal, wtactics};
+use arbiter::rules::{doomtrooper, gurps, rawdeal, riftbound, wtactics};
 use crossterm::style::Stylize;
 use serde_json::Value;
 
@@ -41,6 +41,7 @@ impl Paint {
 pub fn text(ruleset: &str, board: &Value, paint: Paint) -> Option<String> {
     match ruleset {
         "doomtrooper" => serde_json::from_value(board.clone()).ok().map(|b| doomtrooper_text(&b, paint)),
+        "riftbound" => serde_json::from_value(board.clone()).ok().map(|b| riftbound_text(&b, paint)),
         "wtactics" => serde_json::from_value(board.clone()).ok().map(|b| wtactics_text(&b, paint)),
         "rawdeal" => serde_json::from_value(board.clone()).ok().map(|b| rawdeal_text(&b, paint)),
         "gurps" => serde_json::from_value(board.clone()).ok().map(|b| gurps_text(&b, paint)),
@@ -118,6 +119,115 @@ fn doomtrooper_text(b: &doomtrooper::Board, paint: Paint) -> String {
                 Some(by) => format!("  {}  [countered by {by}]\n", paint.struck(&line)),
                 None => format!("  {line}\n"),
             };
+        }
+    }
+    out
+}
+
+/// Riftbound: the scores, the turn, the combat and showdown under way (the
+/// Chain, Focus), then each battlefield with its controller and units, base,
+/// trash and every score recorded.
+fn riftbound_text(b: &riftbound::Board, paint: Paint) -> String {
+    let mut out = String::new();
+    let scores: Vec<String> = b.scores.iter().map(|s| format!("{} {}", s.player, s.score)).collect();
+    out += &format!("{}  {}  (victory at {})\n", paint.bold("scores"), scores.join(" · "), b.victory_score);
+    if let Some(w) = &b.winner {
+        out += &format!("{}\n", paint.alert(&format!("{w} wins")));
+    }
+    match &b.turn {
+        Some(t) if t.conquered.is_empty() => out += &format!("turn {}: {}\n", t.number, t.player),
+        Some(t) => {
+            out += &format!("turn {}: {} (conquered this turn: {})\n", t.number, t.player, t.conquered.join(", "))
+        }
+        None => out += "no turn yet\n",
+    }
+    for p in &b.pending_combats {
+        out += &format!("combat pending at {}: {} attacks, {} defends\n", p.battlefield, p.attacker, p.defender);
+    }
+    let row = |out: &mut String, label: &str, value: &str| *out += &format!("  {label:<13} {value}\n");
+    // A combat's showdown is its first step: one block with the combat.
+    if let Some(c) = &b.combat {
+        out += &paint.bold(&format!("combat at {}: {} attacks, {} defends", c.battlefield, c.attacker, c.defender));
+        out += "\n";
+        row(&mut out, "step", &c.step);
+        row(
+            &mut out,
+            "Might summed",
+            &format!("{} {} · {} {}", c.attacker, c.attacker_might, c.defender, c.defender_might),
+        );
+        if !c.attacker_assigned.is_empty() {
+            let list: Vec<String> = c.attacker_assigned.iter().map(|a| format!("{} {}", a.unit, a.damage)).collect();
+            row(&mut out, "assigned", &format!("{}: {}", c.attacker, list.join(", ")));
+        }
+        if let Some(who) = &c.assigning {
+            row(&mut out, "assigns now", who);
+        }
+    }
+    if let Some(s) = &b.showdown {
+        if !s.combat {
+            out += &paint.bold(&format!("showdown at {} (no combat)", s.battlefield));
+            out += "\n";
+        }
+        row(&mut out, "showdown", &s.stage);
+        row(&mut out, "relevant", &s.relevant.join(", "));
+        row(&mut out, "Focus", s.focus.as_deref().unwrap_or("-"));
+        if let Some(p) = &s.invited {
+            row(&mut out, "invited", p);
+        }
+        if s.chain.is_empty() {
+            row(&mut out, "the Chain", "empty");
+        } else {
+            row(&mut out, "the Chain", "oldest first; resolves newest first");
+            let width = s.chain.iter().map(|i| i.player.chars().count()).max().unwrap_or(0);
+            for i in &s.chain {
+                out += &format!("  {:>6}  {:<width$}  {} {}\n", i.seq, i.player, i.kind, i.card);
+            }
+        }
+    }
+    let all: Vec<&riftbound::UnitLine> = b.battlefields.iter().flat_map(|bf| &bf.units).chain(&b.base).collect();
+    let pw = all.iter().map(|u| u.player.chars().count()).max().unwrap_or(0);
+    let nw = all.iter().map(|u| u.name.chars().count()).max().unwrap_or(0);
+    let unit = |u: &riftbound::UnitLine| {
+        let mut line = format!("    {:<pw$}  {:<nw$}  {}", u.player, u.name, riftbound::stats(u));
+        if let Some(m) = u.combat_might.filter(|m| *m != u.might) {
+            line += &format!("; Might {m} in this combat");
+        }
+        if u.damage > 0 {
+            line += &format!("; damage {}", u.damage);
+        }
+        line + "\n"
+    };
+    for bf in &b.battlefields {
+        let mut facts = vec![match &bf.controller {
+            Some(c) => format!("controlled by {c}"),
+            None => "uncontrolled".into(),
+        }];
+        if let Some(by) = &bf.contested_by {
+            facts.push(format!("contested by {by}"));
+        }
+        if bf.scored_this_turn {
+            facts.push("scored this turn".into());
+        }
+        out += &format!("{}  {}\n", paint.bold(&bf.name), facts.join(", "));
+        if bf.awaiting_ruling {
+            out += &format!("    {}\n", paint.alert("neither side has units left: a judge rules who controls it"));
+        }
+        if bf.units.is_empty() {
+            out += "    no units\n";
+        }
+        bf.units.iter().for_each(|u| out += &unit(u));
+    }
+    if !b.base.is_empty() {
+        out += &format!("{}\n", paint.bold("base"));
+        b.base.iter().for_each(|u| out += &unit(u));
+    }
+    if !b.trash.is_empty() {
+        out += &format!("{}  {}\n", paint.bold("trash"), b.trash.join(", "));
+    }
+    if !b.scoring.is_empty() {
+        out += &format!("{}\n", paint.bold("scoring"));
+        for s in &b.scoring {
+            out += &format!("  {:>6}  {}\n", s.seq, s.said);
         }
     }
     out

@@ -31,22 +31,43 @@ pub fn run(a: RecordArg, b: RecordArg, out: &Output) -> anyhow::Result<ExitCode>
         }
         let mut s =
             format!("the records differ from seq {} ({how}; {} and {} events)\n", d.common, d.a_events, d.b_events);
-        // The outcome first: it is what a dispute is about.
+        // The outcome first: it is what a dispute is about. In the board's
+        // words where the ruleset has a board, else as state paths.
         let line = |c: &Change| format!("  {}: {} -> {}\n", c.path, show(&c.before), show(&c.after));
         let (outcome, rest): (Vec<&Change>, Vec<&Change>) = d.changes.iter().partition(|c| is_outcome(&c.path));
-        if outcome.is_empty() {
+        if !d.outcome.is_empty() {
+            s += "outcome:\n";
+            let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not reached)".into());
+            for r in &d.outcome {
+                s += &format!("  {}\n    A: {}\n    B: {}\n", r.what, side(&r.a), side(&r.b));
+            }
+        } else if outcome.is_empty() {
             s += "outcome: the same\n";
         } else {
             s += "outcome (A -> B):\n";
             outcome.iter().for_each(|c| s += &line(c));
         }
-        for (name, events) in [("A", &d.a_from), ("B", &d.b_from)] {
-            s += &format!("{name} from seq {}:\n", d.common);
-            for e in events {
-                s += &format!("  {:>5} {:<10} {}\n", e.seq, e.actor, describe(&e.action));
-            }
+        // Where the records part: the two sides' events, row by row.
+        s += &format!("from seq {}, side by side (* where they differ):\n", d.common);
+        let words = |e: Option<&arbiter::event::Event>| e.map(|e| format!("{} {}", e.actor, describe(&e.action)));
+        let width =
+            d.a_from.iter().map(|e| words(Some(e)).unwrap_or_default().chars().count()).max().unwrap_or(0).min(60);
+        for i in 0..d.a_from.len().max(d.b_from.len()) {
+            let (ea, eb) = (d.a_from.get(i), d.b_from.get(i));
+            let differs = match (ea, eb) {
+                (Some(x), Some(y)) => x.actor != y.actor || x.action != y.action,
+                _ => true,
+            };
+            let seq = ea.or(eb).map(|e| e.seq).unwrap_or_default();
+            let (a, b) = (words(ea).unwrap_or_else(|| "-".into()), words(eb).unwrap_or_else(|| "-".into()));
+            s += &format!("{} {seq:>5}  A: {a:<width$}  B: {b}\n", if differs { "*" } else { " " });
         }
-        if !rest.is_empty() {
+        if d.outcome.is_empty() {
+            // Without a board, the rest of the state is the only detail.
+        } else {
+            s += &format!("({} other differences in the state: --json lists them)\n", d.changes.len());
+        }
+        if !rest.is_empty() && d.outcome.is_empty() {
             s += "the rest of the state (A -> B):\n";
             rest.iter().for_each(|c| s += &line(c));
         }

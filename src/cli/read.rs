@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use arbiter::event::{ActionType, Event, decode};
 use arbiter::kernel::View;
 use arbiter::ops;
-use arbiter::record::RecordError;
+use arbiter::record::{RecordError, StoredGame};
+use arbiter::replay::{Logged, Said};
 use arbiter::rules::describe;
 use arbiter::store::Store;
 use serde_json::{Value, json};
@@ -54,27 +55,42 @@ pub fn games(target: &Target, out: &Output) -> anyhow::Result<ExitCode> {
 }
 
 pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    // In words, each event is followed by what the ruleset recorded for it
+    // (a score, a final point drawn as a card instead), which needs the fold
+    // from seq 0. The JSON lines are the events alone.
+    let words = !out.json;
+    let first = if words { 0 } else { a.from };
+    let mut said = Said::default();
     // With --hide-passes, a run of passes is held here until the next other event.
-    let mut run: Vec<Event> = Vec::new();
-    let mut print = |event: &Event| -> anyhow::Result<()> {
-        if a.hide_passes && !out.json {
-            if event.action_type() == Some(ActionType::Pass) {
-                run.push(event.clone());
+    let mut run: Vec<(Event, Option<Logged>)> = Vec::new();
+    let mut print = |event: &Event, logged: Option<Logged>| -> anyhow::Result<()> {
+        if event.seq < a.from {
+            return Ok(());
+        }
+        if a.hide_passes && words {
+            let recorded = logged.as_ref().is_some_and(|l| !l.recorded.is_empty());
+            if event.action_type() == Some(ActionType::Pass) && !recorded {
+                run.push((event.clone(), logged));
                 return Ok(());
             }
             flush_passes(&mut run);
         }
-        out.emit(serde_json::to_value(event)?, || log_line(event));
+        out.emit(serde_json::to_value(event)?, || log_line(event, logged.as_ref()));
         Ok(())
     };
     match target {
         Target::Local(store) => {
-            for event in store.read(&a.game, a.from).map_err(|e| rec(e.into()))? {
-                print(&event.map_err(|e| rec(e.into()))?)?;
+            let source = StoredGame::new(store, &a.game);
+            for event in store.read(&a.game, first).map_err(|e| rec(e.into()))? {
+                let event = event.map_err(|e| rec(e.into()))?;
+                let logged = if words { said.next(&event, &source).map_err(rec)? } else { None };
+                print(&event, logged)?;
             }
         }
         Target::Remote(c) => {
-            let mut from = Some(a.from);
+            // The events read so far: the source a rewind folds again.
+            let mut seen: Vec<Event> = vec![];
+            let mut from = Some(first);
             while let Some(f) = from {
                 let page = c.get(&c.game(&a.game, &format!("/events?from={f}&limit=1000"))?)?;
                 for event in page["events"].as_array().into_iter().flatten() {
@@ -82,7 +98,11 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
                     let (event, _) = decode(&event.to_string()).map_err(|e| {
                         rec(RecordError::Broken { seq: event["seq"].as_u64().unwrap_or(0), why: e.to_string() })
                     })?;
-                    print(&event)?;
+                    let logged = if words { said.next(&event, &seen).map_err(rec)? } else { None };
+                    print(&event, logged)?;
+                    if words {
+                        seen.push(event);
+                    }
                 }
                 from = page["next"].as_u64();
             }
@@ -92,21 +112,36 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints a held run of passes as one line ("4-6  ...  p1, p3, p2 pass") and empties it.
-fn flush_passes(run: &mut Vec<Event>) {
+/// Prints a held run of passes as one line ("4-6  ...  Alice (p1), Carol (p3) pass") and empties it.
+fn flush_passes(run: &mut Vec<(Event, Option<Logged>)>) {
     match run.as_slice() {
         [] => {}
-        [one] => println!("{}", log_line(one)),
-        [first, .., last] => {
-            let who: Vec<&str> = run.iter().map(|e| e.actor.as_str()).collect();
-            println!("{}", super::replay::passes_line(first.seq, last.seq, &first.at, &who));
+        [(one, logged)] => println!("{}", log_line(one, logged.as_ref())),
+        [(first, logged), .., (last, _)] => {
+            let who: Vec<&str> =
+                run.iter().map(|(e, l)| l.as_ref().map_or(e.actor.as_str(), |l| l.by.as_str())).collect();
+            let mut line = super::replay::passes_line(first.seq, last.seq, &first.at, &who);
+            if let Some(step) = logged.as_ref().and_then(|l| l.at.as_ref()) {
+                line += &format!("   [{}]", step.reference);
+            }
+            println!("{line}");
         }
     }
     run.clear();
 }
 
-fn log_line(event: &Event) -> String {
-    format!("{:>5}  {}  {:<10} {}", event.seq, event.at, event.actor, describe(&event.action))
+/// One event in words: seq, time, who by name, the action, the step it was
+/// made at, then what the ruleset recorded for it.
+fn log_line(event: &Event, logged: Option<&Logged>) -> String {
+    let by = logged.map_or(event.actor.as_str(), |l| l.by.as_str());
+    let mut line = format!("{:>5}  {}  {:<10} {}", event.seq, event.at, by, describe(&event.action));
+    if let Some(step) = logged.and_then(|l| l.at.as_ref()) {
+        line += &format!("   [{}]", step.reference);
+    }
+    for s in logged.map(|l| l.recorded.as_slice()).unwrap_or_default() {
+        line += &format!("\n{:>5}  {s}", "");
+    }
+    line
 }
 
 pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
@@ -206,6 +241,9 @@ fn adjudication_text(v: &Value) -> String {
     if !judges.is_empty() {
         s += &format!("  judges: {}\n", judges.join(", "));
     }
+    for r in v["rulings"].as_array().into_iter().flatten().filter(|r| r["kind"] != "penalty") {
+        s += &format!("  ruling (seq {}) by {}: {}\n", r["seq"], text(&r["judge"]), ruling_words(r));
+    }
     for p in v["penalties"].as_array().into_iter().flatten() {
         s += &format!(
             "  penalty (seq {}, about seq {}): {} for {}: {}; fix: {} (judge {})\n",
@@ -223,6 +261,18 @@ fn adjudication_text(v: &Value) -> String {
         s += &format!("  note (seq {}, about seq {}) by {by}: {}\n", n["seq"], n["concerns"], text(&n["text"]));
     }
     s
+}
+
+/// "rewind to after seq 2: the counter was played from the wrong zone (Doomtrooper step 3)".
+fn ruling_words(r: &Value) -> String {
+    let what = match text(&r["kind"]) {
+        "rewind" => format!("rewind to after seq {}", r["concerns"]),
+        "decide" => format!("decides on seq {}", r["concerns"]),
+        "add_judge" => "adds a judge".to_string(),
+        other => format!("{other} about seq {}", r["concerns"]),
+    };
+    let rule = r["rule"].as_str().map(|x| format!(" ({x})")).unwrap_or_default();
+    format!("{what}: {}{rule}", text(&r["reason"]))
 }
 
 /// One line: the step, who may act, what is legal.

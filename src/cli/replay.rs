@@ -45,15 +45,28 @@ fn text(s: &Shown) -> String {
         "note" => "NOTE ",
         _ => "",
     };
-    let mut out = format!("{:>5}  {}  {:<10} {kind}{}{mark}\n       {}", s.seq, s.at, s.actor, s.action, steps(s));
-    match &s.said {
-        Some(said) => said.iter().for_each(|line| out += &format!("\n       {line}")),
-        None => s
-            .changes
-            .iter()
-            .for_each(|c| out += &format!("\n       {}: {} -> {}", c.path, show(&c.before), show(&c.after))),
-    }
-    out
+    let head = format!("{:>5}  {}  {:<10} {kind}{}{mark}", s.seq, s.at, s.by, s.action);
+    // Rulings stand out; a rewound event is struck (on a terminal).
+    let paint = super::board::Paint::for_stdout();
+    let head = match (s.kind, s.rewound) {
+        (_, true) => paint.struck(&head),
+        ("ruling", _) => paint.alert(&head),
+        _ => head,
+    };
+    format!("{head}\n       {}", steps(s)) + &what_changed(s)
+}
+
+/// What the event changed, one line each: in the board's words, then what
+/// the ruleset recorded (a score follows the combat that made it); without a
+/// board, the recorded words, then the state paths.
+fn what_changed(s: &Shown) -> String {
+    let paths: Vec<String> =
+        s.changes.iter().map(|c| format!("{}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
+    let lines = match &s.said {
+        Some(said) => said.iter().chain(&s.recorded).cloned().collect::<Vec<_>>(),
+        None => s.recorded.iter().cloned().chain(paths).collect(),
+    };
+    lines.iter().map(|line| format!("\n       {line}")).collect()
 }
 
 pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
@@ -157,15 +170,12 @@ fn run_text(run: &[Shown]) -> String {
     if run.len() == 1 {
         return text(first);
     }
-    let who: Vec<&str> = run.iter().map(|s| s.actor.as_str()).collect();
+    let who: Vec<&str> = run.iter().map(|s| s.by.as_str()).collect();
     let before = first.before.as_ref().map_or("-".to_string(), |b| b.reference.clone());
     let line = passes_line(first.seq, last.seq, &first.at, &who);
-    let mut out = format!("{line}\n       {before} -> {}", last.after.reference);
-    // Passes close windows and so move the game on: what they changed is still said.
-    for said in run.iter().flat_map(|s| s.said.iter().flatten()) {
-        out += &format!("\n       {said}");
-    }
-    out
+    // A pass can end a showdown: what the passes changed is said under the run.
+    let changed: String = run.iter().map(what_changed).collect();
+    format!("{line}\n       {before} -> {}{changed}", last.after.reference)
 }
 
 /// One line for a run of passes, shared with `log --hide-passes`.

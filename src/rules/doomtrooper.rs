@@ -95,7 +95,7 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Window, refuse};
 
 mod board;
-pub use board::{Board, board, changes};
+pub use board::{Board, board, changes, outcome};
 
 pub const NAME: &str = "doomtrooper";
 pub const VERSION: u64 = 1;

@@ -51,7 +51,7 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
 mod board;
-pub use board::{Board, Combatant as ChartLine, board, changes, maneuver_name};
+pub use board::{Board, Combatant as ChartLine, board, changes, maneuver_name, outcome};
 
 pub const NAME: &str = "gurps";
 pub const VERSION: u64 = 1;

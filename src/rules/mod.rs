@@ -15,7 +15,7 @@ pub mod wtactics;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling};
+use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
 use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
@@ -61,20 +61,34 @@ impl RulesetState {
 #[serde(untagged)]
 pub enum Board {
     Doomtrooper(doomtrooper::Board),
+    Riftbound(riftbound::Board),
     Wtactics(wtactics::Board),
     Rawdeal(rawdeal::Board),
     Gurps(gurps::Board),
 }
 
 impl Board {
+    /// The outcome in the board's words, as (label, value) rows, the result
+    /// (points, scores, control) first: what `diff` compares first.
+    pub fn outcome(&self) -> Vec<(String, String)> {
+        match self {
+            Board::Doomtrooper(b) => doomtrooper::outcome(b),
+            Board::Riftbound(b) => riftbound::outcome(b),
+            Board::Wtactics(b) => wtactics::outcome(b),
+            Board::Rawdeal(b) => rawdeal::outcome(b),
+            Board::Gurps(b) => gurps::outcome(b),
+        }
+    }
+
     /// What changed from `before` to `self`, in the board's words.
     pub fn changes_since(&self, before: &Board) -> Vec<String> {
         match (before, self) {
             (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
+            (Board::Riftbound(b), Board::Riftbound(a)) => riftbound::changes(b, a),
             (Board::Wtactics(b), Board::Wtactics(a)) => wtactics::changes(b, a),
             (Board::Rawdeal(b), Board::Rawdeal(a)) => rawdeal::changes(b, a),
             (Board::Gurps(b), Board::Gurps(a)) => gurps::changes(b, a),
-            // One game's boards are of one ruleset.
+            // Two boards of one game are of one ruleset.
             _ => vec![],
         }
     }
@@ -91,6 +105,9 @@ pub struct Table {
     pub penalties: Vec<PenaltyRecord>,
     /// Notes by seats and judges.
     pub notes: Vec<NoteRecord>,
+    /// The rulings that stand: every rewind, penalty and judge added, and
+    /// each decision whose effect a later rewind did not take back.
+    pub rulings: Vec<RulingRecord>,
 }
 
 impl Table {
@@ -119,7 +136,7 @@ impl Table {
                 )));
             }
         };
-        Ok(Table { header: header.clone(), state, penalties: vec![], notes: vec![] })
+        Ok(Table { header: header.clone(), state, penalties: vec![], notes: vec![], rulings: vec![] })
     }
 
     /// The state after event `seq` by `actor`, or why it is illegal.
@@ -156,7 +173,13 @@ impl Table {
             RulesetState::Rawdeal(s) => RulesetState::Rawdeal(s.apply(seq, actor, action)?),
             RulesetState::Gurps(s) => RulesetState::Gurps(s.apply(seq, actor, action)?),
         };
-        Ok(Table { header: self.header.clone(), state, penalties: self.penalties.clone(), notes: self.notes.clone() })
+        Ok(Table {
+            header: self.header.clone(),
+            state,
+            penalties: self.penalties.clone(),
+            notes: self.notes.clone(),
+            rulings: self.rulings.clone(),
+        })
     }
 
     /// Refuses a ruling by anyone but a judge of the game.
@@ -237,14 +260,25 @@ impl Table {
             }
             Ruling::Rewind { .. } => return Err(Violation::new(&view, "a rewind", "a rewind is applied by the fold")),
         }
+        next.rulings.push(RulingRecord::new(seq, actor, ruling));
         Ok(next)
     }
 
     /// After a rewind: the combat as it was after an earlier event, with the
     /// judges, penalties and notes as they are now (a rewind does not undo
     /// the adjudication).
-    pub fn rewound_to(&self, earlier: Table) -> Table {
+    pub fn rewound_to(&self, earlier: Table, seq: u64, judge: &str, rewind: &Ruling) -> Table {
+        // The rulings since the target stand, except a decision: its effect
+        // was in the combat the rewind takes back.
+        let since: Vec<RulingRecord> = self
+            .rulings
+            .iter()
+            .filter(|r| !earlier.rulings.iter().any(|e| e.seq == r.seq) && r.kind != "decide")
+            .cloned()
+            .collect();
         let mut t = earlier;
+        t.rulings.extend(since);
+        t.rulings.push(RulingRecord::new(seq, judge, rewind));
         t.header.judges = self.header.judges.clone();
         t.state.set_judges(&t.header.judges);
         t.penalties = self.penalties.clone();
@@ -279,10 +313,20 @@ impl Table {
     pub fn board(&self) -> Option<Board> {
         match &self.state {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
+            RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, &self.header))),
             RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, &self.header))),
             RulesetState::Rawdeal(s) => Some(Board::Rawdeal(rawdeal::board(s, &self.header))),
             RulesetState::Gurps(s) => Some(Board::Gurps(gurps::board(s, &self.header))),
-            _ => None,
+        }
+    }
+
+    /// What the ruleset recorded in words for the event at `seq`, beyond the
+    /// action itself (Riftbound: the scores it made, among them a final point
+    /// drawn as a card instead); `log` and `replay` show it under the event.
+    pub fn said(&self, seq: u64) -> Vec<String> {
+        match &self.state {
+            RulesetState::Riftbound(s) => s.said(seq),
+            _ => vec![],
         }
     }
 
@@ -332,14 +376,42 @@ pub fn describe(action: &Value) -> String {
     }
     for (k, v) in map {
         if !shown.contains(&k.as_str()) {
-            let v = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            words.push(format!("{k}={v}"));
+            words.push(format!("{k}={}", in_words(v)));
         }
     }
     words.join(" ")
+}
+
+/// Keys that name what an entry is about: said first, without their key.
+const NAME_KEYS: &[&str] = &["warrior", "unit", "combatant", "creature", "name", "attacker", "card", "player", "id"];
+
+/// A payload value as a judge reads it, not as JSON: lists joined with
+/// commas, an entry as "Max Steiner: rating 7", nothing as "none".
+fn in_words(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".into(),
+        Value::Array(items) if items.is_empty() => "none".into(),
+        Value::Array(items) => items.iter().map(in_words).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => {
+            let name = NAME_KEYS.iter().find_map(|k| map.get(*k).and_then(Value::as_str).map(|n| (*k, n)));
+            let rest: Vec<String> = map
+                .iter()
+                .filter(|(k, _)| name.is_none_or(|(n, _)| n != k.as_str()))
+                .map(|(k, v)| match v {
+                    // A nested list reads better in brackets than run into the entry.
+                    Value::Array(_) => format!("{k} [{}]", in_words(v)),
+                    _ => format!("{k} {}", in_words(v)),
+                })
+                .collect();
+            match name {
+                Some((_, n)) if rest.is_empty() => n.to_string(),
+                Some((_, n)) => format!("{n}: {}", rest.join(" ")),
+                None => format!("({})", rest.join(", ")),
+            }
+        }
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -359,5 +431,16 @@ mod tests {
         let h = "0".repeat(64);
         let note = describe(&json!({"type": "note", "concerns": {"seq": 4, "hash": h}, "text": "slow play"}));
         assert_eq!(note, "note about seq 4 text=slow play");
+    }
+
+    #[test]
+    fn payloads_read_as_words_not_json() {
+        let status = describe(&json!({"type": "resolve", "what": "status",
+            "status": [{"outcome": "unharmed", "warrior": "Max Steiner"}, {"outcome": "killed", "warrior": "Legionnaire"}]}));
+        assert_eq!(status, "resolve status status=Max Steiner: outcome unharmed, Legionnaire: outcome killed");
+        let warzone = describe(&json!({"type": "announce", "what": "warzone", "warzone": null}));
+        assert_eq!(warzone, "announce warzone warzone=none");
+        let counted = describe(&json!({"type": "resolve", "what": "results", "counted": [50, 52], "results": []}));
+        assert_eq!(counted, "resolve results counted=50, 52 results=none");
     }
 }

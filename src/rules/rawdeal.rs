@@ -54,7 +54,7 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
 mod board;
-pub use board::{Board, BreakdownLine, Pile, board, changes, values};
+pub use board::{Board, BreakdownLine, Pile, board, changes, outcome, values};
 
 pub const NAME: &str = "rawdeal";
 pub const VERSION: u64 = 1;

@@ -7,14 +7,24 @@
 //! | Step 1: Showdown (625) | roles (who applied Contested is the Attacker, with Focus); Assault X / Shield X add to Might while attacking / defending, instances stack; the initial chain of "when I attack" / "when I defend" triggers; then the showdown window |
 //! | Showdown Rules (545-553) | the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; a card opens a Chain, on which Reactions may be added; items resolve newest first; Focus passes when the Chain resolves; the showdown ends when all relevant players pass in sequence |
 //! | Without Combat | units moving to an uncontrolled battlefield: all players relevant, no damage, then the mover controls it |
-//! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next |
-//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table; Contested cleared; all damage cleared |
-//! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
+//! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next; the amounts are checked whatever the order of listing (gap 6) |
+//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table (Neither: a judge rules on control, gap 5); Contested cleared; all damage cleared |
+//! | Battlefield Control (179-181) | control is lost with a player's last units there, maintained while contested; a player left alone there controls it (gap 5) |
+//! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead, said in words in the score); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
 //!
 //! # Header options
 //! `mode` (`1v1`, `ffa3`, `ffa4`, `2v2`), `battlefields` (their names) and,
 //! for 2v2, `teams` (two lists of two seats). Scores are per player, or per
 //! team in 2v2.
+//!
+//! A game recorded from the middle of a match starts between two turns, with
+//! `scores` (`{"p1":3,"p2":5}`; in 2v2 `{"team1":3}`; each below the victory
+//! score), `control` (`{"Altar":"p1"}`), the `units` at controlled
+//! battlefields (`{"Altar":{"p1":[{"name":"Wall","might":3}]}}`, as a move
+//! gives them; a controller has units there and no opposing units are, since
+//! "Uncontrolled - No player has Units there" and opposing units would be a
+//! combat) and `first_turn` (the seat whose turn the record begins with;
+//! default: the first in turn order).
 //!
 //! # Gaps in the text, and what the reducer does there
 //! 1. **Card effects**: the text names no card, so a chain item's effect is
@@ -27,13 +37,28 @@
 //! 4. **Order of the initial chain**: the Attacker (Focus) puts "when I
 //!    attack" triggers first, then the Defender "when I defend" triggers,
 //!    round by round until both pass ("Player with Focus orders first").
-//! 5. **"Neither side remains: no control change"** against "control is lost
-//!    if you have no units there": the outcome table (and the FAQ "What if
-//!    all Units die in Combat? No control change occurs") is followed; the
-//!    battlefield keeps its controller. Control is lost when a player moves
-//!    its last units away.
-//! 6. **Over-assigned damage**: the text forbids moving on before a unit has
-//!    lethal damage; it does not forbid more than lethal, so that is allowed.
+//! 5. **Control when units leave or die.** Outside combat the control rules
+//!    apply: control is "Lost if you have no Units there", unless the
+//!    battlefield is contested ("Maintained while Contested by opponent");
+//!    then a battlefield where one player still has units is that player's
+//!    ("Controlled - A player has Units there (outside Combat)"), which is
+//!    gaining control, a Conquer (630.1, with its limits), and one where no
+//!    one has units is uncontrolled ("Uncontrolled - No player has Units
+//!    there"). After a combat that leaves neither side, the text gives two
+//!    answers: the outcome table ("Neither | No control change", and the FAQ
+//!    "What if all Units die in Combat? No control change occurs") against
+//!    "Lost if you have no Units there". The reducer does not choose: the
+//!    game waits for a judge's ruling (`decide` with `resolve` `control`):
+//!    the controller before the combat keeps it, or no one controls it.
+//! 6. **Over-assigned damage, and the order of listing**: the text forbids
+//!    moving on before a unit has lethal damage, and defines "Lethal damage
+//!    = damage ≥ Unit's Might": more than Might is lethal damage, so a unit
+//!    may get more before damage moves on. An assignment is the amounts each
+//!    unit gets, whatever order they are listed in: it is legal when some
+//!    order of reaching the units keeps the rule (at most one unit, the last
+//!    reached, gets less than lethal; Tanks reach lethal before any other
+//!    unit gets damage). So 4 and 4 on units of Might 3 and 5 is legal
+//!    listed either way, and 2-1-1-1 is refused listed any way.
 //! 7. **Damage already on a unit** (from a chain item) counts towards lethal.
 //! 8. **A Conquer that cannot score the final point** still uses the
 //!    battlefield's one score of the turn.
@@ -42,6 +67,18 @@
 //!    give: such a change is refused; record the move after the showdown.
 //!    Moves by a card into an opponent's battlefield contest it, and the
 //!    combat is pending until the next Cleanup.
+//! 10. **Turn order**: the text refers to "Section 5: Turn Structure", which
+//!     it does not include. Turns pass in the header's seat order, starting
+//!     with the first seat (or `first_turn`); in 2v2 the teams alternate,
+//!     each team's players in the order the `teams` option lists them (first
+//!     of team 1, first of team 2, second of team 1, second of team 2). A
+//!     turn out of order is refused, naming who is next.
+//! 11. **A unit a card moves into the battlefield of the combat under way**:
+//!     Step 1 applies the combat modifiers (Assault, Shield) to the units
+//!     there as the combat begins; the keywords give them "while attacking"
+//!     and "while defending". Whether a unit that arrives later is attacking
+//!     or defending, and with what Might it fights, the text does not say:
+//!     such a change is refused (as in gap 9); record the move after the combat.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -54,6 +91,9 @@ use crate::kernel::{self, Chain, ChainItem, Refusal, StepRef, View, Violation, W
 
 pub const NAME: &str = "riftbound";
 pub const VERSION: u64 = 1;
+
+mod board;
+pub use board::{Board, UnitLine, board, changes, outcome, stats};
 
 // ---------------------------------------------------------------------------
 // Payloads.
@@ -144,8 +184,16 @@ pub enum Resolve {
         #[serde(default)]
         changes: Vec<UnitChange>,
     },
-    /// Combat damage: the Attacker's assignment, then the Defender's, in assignment order.
+    /// Combat damage: the Attacker's assignment, then the Defender's: the
+    /// amount each unit gets, in any order (gap 6).
     Damage { assignments: Vec<Assignment> },
+    /// A judge rules who controls a battlefield the text leaves open (gap 5):
+    /// the controller before the combat, or no one (`controller` null).
+    Control {
+        battlefield: String,
+        #[serde(default)]
+        controller: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -238,7 +286,7 @@ pub struct Showdown {
 pub enum Phase {
     /// No turn has begun.
     Setup,
-    /// The turn player may move units or end nothing; a player may begin a turn.
+    /// The turn player may move units; the next player in turn order may begin the next turn.
     Open,
     /// Several combats are pending: the turn player chooses.
     ChooseCombat,
@@ -250,6 +298,12 @@ pub enum Phase {
         defender: String,
         assigning: String,
         first: Option<Vec<Assignment>>,
+    },
+    /// Neither side has units left after a combat, and the text gives two
+    /// answers (gap 5): a judge rules whether `controller` keeps `battlefield`.
+    AwaitingControl {
+        battlefield: String,
+        controller: String,
     },
     /// A side reached the victory score.
     Over,
@@ -263,6 +317,8 @@ pub struct Score {
     pub how: String,
     /// False when the final point could not be scored and the player draws a card instead.
     pub point: bool,
+    /// The score in words, as `state`, `log` and `replay` show it.
+    pub said: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -288,6 +344,8 @@ pub struct State {
     /// Each unit's Might in the combat under way (with Assault or Shield).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub combat_might: BTreeMap<String, i64>,
+    /// Who takes the record's first turn: the first in turn order, or the header's `first_turn`.
+    pub first_turn: String,
 }
 
 pub fn open(header: &Header) -> Result<State, String> {
@@ -329,7 +387,8 @@ pub fn open(header: &Header) -> Result<State, String> {
     for n in &names {
         check_name("battlefield", n)?;
     }
-    if let Some(k) = header.options.keys().find(|k| !["mode", "battlefields", "teams"].contains(&k.as_str())) {
+    const OPTIONS: [&str; 7] = ["mode", "battlefields", "teams", "scores", "control", "units", "first_turn"];
+    if let Some(k) = header.options.keys().find(|k| !OPTIONS.contains(&k.as_str())) {
         return Err(format!("unknown Riftbound option {k:?}"));
     }
     let mut state = State {
@@ -348,8 +407,11 @@ pub fn open(header: &Header) -> Result<State, String> {
         phase: Phase::Setup,
         winner: None,
         combat_might: BTreeMap::new(),
+        first_turn: String::new(),
     };
     state.scores = state.seats.iter().map(|s| (state.side(s), 0)).collect();
+    state.first_turn = state.turn_order()[0].clone();
+    state.set_where_the_match_stands(header)?;
     Ok(state)
 }
 
@@ -360,8 +422,115 @@ impl State {
         serde_json::json!({"seats": self.seats, "judges": self.judges, "mode": self.mode, "victory_score": self.victory_score,
             "teams": self.teams, "battlefields": self.battlefields, "units": self.units, "trash": tail(&self.trash),
             "scores": self.scores, "scoring": tail(&self.scoring), "turn": self.turn, "pending": self.pending,
-            "phase": self.phase, "winner": self.winner, "combat_might": self.combat_might})
+            "phase": self.phase, "winner": self.winner, "combat_might": self.combat_might, "first_turn": self.first_turn})
     }
+
+    /// A game recorded from the middle of a match, between two turns: the
+    /// header's `scores` (by seat, or by team in 2v2), `control` (battlefield
+    /// to seat), `units` at controlled battlefields (battlefield to seat to
+    /// units, as a move gives them) and `first_turn`.
+    fn set_where_the_match_stands(&mut self, header: &Header) -> Result<(), String> {
+        let opt = |k: &str| header.options.get(k).cloned();
+        if let Some(v) = opt("scores") {
+            let scores: BTreeMap<String, u64> = serde_json::from_value(v)
+                .map_err(|e| format!("scores: a score for each {}, e.g. {{\"p1\":3}}: {e}", self.side_word()))?;
+            for (side, score) in scores {
+                if !self.scores.contains_key(&side) {
+                    return Err(format!("scores: {side} is not a {} of this game", self.side_word()));
+                }
+                if score >= self.victory_score {
+                    return Err(format!("scores: {side} has {score}, but {} wins the game", self.victory_score));
+                }
+                self.scores.insert(side, score);
+            }
+        }
+        if let Some(v) = opt("control") {
+            let control: BTreeMap<String, String> = serde_json::from_value(v).map_err(|e| {
+                format!("control: a seat for each controlled battlefield, e.g. {{\"Altar\":\"p1\"}}: {e}")
+            })?;
+            for (bf, seat) in control {
+                if !self.seats.contains(&seat) {
+                    return Err(format!("control: {seat} is not a seat"));
+                }
+                let b =
+                    self.battlefields.get_mut(&bf).ok_or(format!("control: {bf} is not a battlefield of this game"))?;
+                b.controller = Some(seat);
+            }
+        }
+        if let Some(v) = opt("units") {
+            let units: BTreeMap<String, BTreeMap<String, Vec<UnitSpec>>> = serde_json::from_value(v).map_err(|e| {
+                format!("units: the units at each controlled battlefield by seat, e.g. {{\"Altar\":{{\"p1\":[{{\"name\":\"Wall\",\"might\":3}}]}}}}: {e}")
+            })?;
+            for (bf, by_seat) in units {
+                let b = self.battlefields.get(&bf).ok_or(format!("units: {bf} is not a battlefield of this game"))?;
+                // "Uncontrolled - No player has Units there"; opposing units would be a combat.
+                let Some(controller) = b.controller.clone() else {
+                    return Err(format!(
+                        "units: {bf} is uncontrolled, so no player has units there (give its control)"
+                    ));
+                };
+                for (seat, specs) in by_seat {
+                    if !self.seats.contains(&seat) {
+                        return Err(format!("units: {seat} is not a seat"));
+                    }
+                    if self.side(&seat) != self.side(&controller) {
+                        return Err(format!(
+                            "units: {seat}'s units at {controller}'s {bf} would be a combat: start the record between turns"
+                        ));
+                    }
+                    for spec in specs {
+                        if self.units.contains_key(&spec.name) {
+                            return Err(format!("units: {} is named twice", spec.name));
+                        }
+                        let unit = new_unit(&spec, &seat, Some(bf.clone())).map_err(|m| format!("units: {m}"))?;
+                        self.units.insert(spec.name.clone(), unit);
+                    }
+                }
+            }
+        }
+        for (bf, b) in &self.battlefields {
+            if let Some(c) = &b.controller
+                && !self.occupants(bf).contains(c)
+            {
+                return Err(format!(
+                    "control: {c} controls {bf}, so has units there (\"Lost if you have no Units there\"): give them in option units"
+                ));
+            }
+        }
+        if let Some(v) = opt("first_turn") {
+            let seat: String = serde_json::from_value(v).map_err(|e| format!("first_turn: a seat: {e}"))?;
+            if !self.seats.contains(&seat) {
+                return Err(format!("first_turn: {seat} is not a seat"));
+            }
+            self.first_turn = seat;
+        }
+        Ok(())
+    }
+
+    /// What `scores` is kept by: a seat, or a team in 2v2.
+    fn side_word(&self) -> &'static str {
+        if self.mode == "2v2" { "team (team1, team2)" } else { "seat" }
+    }
+}
+
+/// A unit at its first mention, with the Might and keywords the table gives.
+fn new_unit(spec: &UnitSpec, owner: &str, at: Option<String>) -> Result<Unit, String> {
+    check_name("unit", &spec.name)?;
+    let Some(might) = spec.might else {
+        return Err(format!("{} is new: give its Might", spec.name));
+    };
+    if might < 0 || spec.assault.iter().chain(&spec.shield).any(|x| *x < 0) {
+        return Err("Might, Assault and Shield are not negative".into());
+    }
+    Ok(Unit {
+        owner: owner.to_string(),
+        might,
+        assault: spec.assault.clone(),
+        shield: spec.shield.clone(),
+        tank: spec.tank,
+        at,
+        damage: 0,
+    })
 }
 
 const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
@@ -370,6 +539,7 @@ const RULE_CHAIN: &str =
 const RULE_DAMAGE: &str = "626: Units with Tank must receive lethal damage first; must assign lethal damage (damage >= Might) to a Unit before moving to the next";
 const RULE_LIMIT: &str =
     "Two-Player Limit: Battlefields with Pending/In-Progress Combat are invalid destinations for others";
+const RULE_NEITHER: &str = "gap 5 (module docs): after a combat that leaves neither side, \"Neither | No control change\" against \"Lost if you have no Units there\": a judge rules";
 
 impl State {
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
@@ -430,6 +600,29 @@ impl State {
             }
             (Phase::Showdown(sd), _) => self.showdown(seq, actor, judge, sd, action),
             (
+                Phase::AwaitingControl { battlefield, controller },
+                Action::Resolve(Resolve::Control { battlefield: ruled, controller: ruling }),
+            ) => {
+                if !judge {
+                    return refuse(
+                        RULE_NEITHER,
+                        format!("{actor} is not a judge: a judge rules who controls {battlefield}"),
+                    );
+                }
+                if *ruled != battlefield {
+                    return refuse(RULE_NEITHER, format!("the ruling is about {battlefield}, not {ruled}"));
+                }
+                if ruling.as_ref().is_some_and(|r| *r != controller) {
+                    return refuse(
+                        RULE_NEITHER,
+                        format!("the text's two answers are {controller} (no control change) or no one (control lost)"),
+                    );
+                }
+                self.battlefields.get_mut(&battlefield).expect("bf").controller = ruling.clone();
+                self.cleanup(seq);
+                Ok(())
+            }
+            (
                 Phase::Damage { battlefield, attacker, defender, assigning, first },
                 Action::Resolve(Resolve::Damage { assignments }),
             ) => {
@@ -471,9 +664,31 @@ impl State {
         }
     }
 
+    /// The order turns pass in (gap 10): seat order; in 2v2 the teams alternate.
+    pub fn turn_order(&self) -> Vec<String> {
+        if self.mode == "2v2" {
+            (0..2).flat_map(|i| self.teams.iter().map(move |t| t[i].clone())).collect()
+        } else {
+            self.seats.clone()
+        }
+    }
+
+    /// The player whose turn comes next.
+    pub fn next_turn(&self) -> String {
+        let order = self.turn_order();
+        match self.turn_player() {
+            None => self.first_turn.clone(),
+            Some(p) => rotate_after(&order, p)[0].clone(),
+        }
+    }
+
     fn begin_turn(&mut self, seq: u64, actor: &str) -> Result<(), Refusal> {
-        if !self.seats.iter().any(|s| s == actor) {
-            return refuse("a turn belongs to a player", format!("{actor} is not a player"));
+        let next = self.next_turn();
+        if actor != next {
+            return refuse(
+                "gap 10 (module docs): turns pass in seat order (2v2: the teams alternate)",
+                format!("it is {next}'s turn next, not {actor}'s (turn order: {})", self.turn_order().join(", ")),
+            );
         }
         let number = self.turn.as_ref().map_or(1, |t| t.number + 1);
         for bf in self.battlefields.values_mut() {
@@ -549,27 +764,11 @@ impl State {
                 }
                 Some(_) => {}
                 None => {
-                    let Some(might) = spec.might else {
-                        return refuse(RULE, format!("{} is new: give its Might", spec.name));
-                    };
-                    if might < 0 || spec.assault.iter().chain(&spec.shield).any(|x| *x < 0) {
-                        return refuse(RULE, "Might, Assault and Shield are not negative");
-                    }
                     if self.trash.contains(&spec.name) {
                         return refuse(RULE, format!("{} is dead", spec.name));
                     }
-                    self.units.insert(
-                        spec.name.clone(),
-                        Unit {
-                            owner: actor.to_string(),
-                            might,
-                            assault: spec.assault.clone(),
-                            shield: spec.shield.clone(),
-                            tank: spec.tank,
-                            at: None,
-                            damage: 0,
-                        },
-                    );
+                    let unit = new_unit(spec, actor, None).or_else(|m| refuse(RULE, m))?;
+                    self.units.insert(spec.name.clone(), unit);
                 }
             }
         }
@@ -577,9 +776,11 @@ impl State {
         for spec in units {
             self.units.get_mut(&spec.name).expect("unit").at = to.map(str::to_string);
         }
-        // Control is lost where a player has no units left (outside combat).
         for bf in from {
-            self.update_control(&bf);
+            self.settle_control(seq, &bf);
+        }
+        if self.phase == Phase::Over {
+            return Ok(());
         }
         if let Some(bf) = to {
             let b = &self.battlefields[bf];
@@ -623,20 +824,31 @@ impl State {
         Some((attacker, defender))
     }
 
-    fn update_control(&mut self, bf: &str) {
+    /// Units left or died at `bf` outside combat (gap 5): control is "Lost
+    /// if you have no Units there", but "Maintained while Contested by
+    /// opponent"; a player who still has units there controls it
+    /// ("Controlled - A player has Units there"), which is a Conquer; with
+    /// no one there it is uncontrolled.
+    fn settle_control(&mut self, seq: u64, bf: &str) {
+        let b = &self.battlefields[bf];
+        let Some(controller) = b.controller.clone() else { return };
         let occupants = self.occupants(bf);
-        let b = self.battlefields.get_mut(bf).expect("bf");
-        if b.contested_by.is_none()
-            && let Some(c) = &b.controller
-            && !occupants.contains(c)
-        {
-            b.controller = None;
+        if b.contested_by.is_some() || occupants.contains(&controller) {
+            return;
+        }
+        // Outside a contest at most one player's units are left: an opponent's
+        // arrival contests a battlefield, and only the controller's teammate
+        // (2v2) shares it uncontested.
+        let remaining = occupants.into_iter().next();
+        self.battlefields.get_mut(bf).expect("bf").controller = remaining.clone();
+        if let Some(player) = remaining {
+            self.conquer(seq, &player, bf);
         }
     }
 
     /// A Cleanup with an empty Chain: pending combats are found; one starts,
     /// or the turn player chooses.
-    fn cleanup(&mut self, _seq: u64) {
+    fn cleanup(&mut self, seq: u64) {
         let mut pending: Vec<String> = self.pending.clone();
         for (name, b) in &self.battlefields {
             if b.contested_by.is_some() && !pending.contains(name) {
@@ -645,12 +857,21 @@ impl State {
         }
         // "If conditions change before steps begin, Combat doesn't happen."
         let still: Vec<String> = pending.into_iter().filter(|bf| self.combat_players(bf).is_some()).collect();
-        for (name, b) in self.battlefields.iter_mut() {
-            if b.contested_by.is_some() && !still.contains(name) {
-                b.contested_by = None;
-            }
-        }
+        let dropped: Vec<String> = self
+            .battlefields
+            .iter()
+            .filter(|(name, b)| b.contested_by.is_some() && !still.contains(name))
+            .map(|(name, _)| name.clone())
+            .collect();
         self.pending = still;
+        for bf in dropped {
+            self.battlefields.get_mut(&bf).expect("bf").contested_by = None;
+            // The defender's units are gone: control is no longer maintained.
+            self.settle_control(seq, &bf);
+        }
+        if self.phase == Phase::Over {
+            return;
+        }
         self.phase = match self.pending.len() {
             0 => Phase::Open,
             1 => {
@@ -836,7 +1057,11 @@ impl State {
                         format!("{} (who played it) or a judge records how {} resolves", newest.seat, newest.card),
                     );
                 }
-                self.apply_changes(changes)?;
+                self.apply_changes(seq, changes)?;
+                if self.phase == Phase::Over {
+                    // A Conquer elsewhere won the game (gap 5).
+                    return Ok(());
+                }
                 sd.chain.pop();
                 if sd.chain.is_empty() {
                     if then_focus {
@@ -859,12 +1084,19 @@ impl State {
         Ok(())
     }
 
-    fn apply_changes(&mut self, changes: &[UnitChange]) -> Result<(), Refusal> {
+    fn apply_changes(&mut self, seq: u64, changes: &[UnitChange]) -> Result<(), Refusal> {
         const RULE: &str = "gap 1 (module docs): the table records what a chain item did";
+        // Battlefields units left or died at.
+        let mut left = BTreeSet::new();
         for c in changes {
-            let Some(owner) = self.units.get(&c.unit).map(|u| u.owner.clone()) else {
+            let Some((owner, at)) = self.units.get(&c.unit).map(|u| (u.owner.clone(), u.at.clone())) else {
                 return refuse(RULE, format!("{} is not a unit in play", c.unit));
             };
+            if (c.dies || c.to_base || c.to.is_some())
+                && let Some(at) = at
+            {
+                left.insert(at);
+            }
             if let Some(bf) = &c.to {
                 if !self.battlefields.contains_key(bf) {
                     return refuse(RULE, format!("{bf} is not a battlefield of this game"));
@@ -888,6 +1120,18 @@ impl State {
                     return refuse(
                         "gap 9 (module docs)",
                         "a card moving units to an uncontrolled battlefield during a showdown would open another showdown; the text does not say when: record the move after this showdown",
+                    );
+                }
+                if let Phase::Showdown(Showdown { battlefield, combat: Some(_), .. }) = &self.phase
+                    && battlefield == bf
+                    && self.units.get(&c.unit).is_some_and(|u| u.at.as_deref() != Some(bf.as_str()))
+                {
+                    return refuse(
+                        "gap 11 (module docs)",
+                        format!(
+                            "{} would join the combat at {bf} under way; the text applies Assault and Shield to the units there when the combat begins (625.2) and does not say whether a unit arriving later is attacking or defending: record the move after the combat",
+                            c.unit
+                        ),
                     );
                 }
                 if !opposing.is_empty() && self.battlefields[bf].contested_by.is_none() {
@@ -919,6 +1163,9 @@ impl State {
                 self.combat_might.remove(&c.unit);
                 self.trash.push(c.unit.clone());
             }
+        }
+        for bf in left {
+            self.settle_control(seq, &bf);
         }
         Ok(())
     }
@@ -959,7 +1206,11 @@ impl State {
     }
 
     /// The whole of a side's Might goes to the other side's units: Tanks
-    /// first, each unit lethal before the next.
+    /// first, each unit lethal before the next. The amounts are checked as a
+    /// set, so the order of listing does not matter (gap 6): the assignment
+    /// is legal when the units can be reached in some order that keeps the
+    /// rule, that is, when at most one unit (the last reached) gets less than
+    /// lethal, and no unit without Tank gets damage while a Tank has less.
     fn check_assignment(&self, bf: &str, by: &str, target: &str, list: &[Assignment]) -> Result<(), Refusal> {
         let total: i64 = self
             .units
@@ -978,43 +1229,39 @@ impl State {
                 ),
             );
         }
-        let mut seen = BTreeSet::new();
-        let mut tanks_left: BTreeSet<&String> = targets.iter().filter(|(_, u)| u.tank).map(|(n, _)| *n).collect();
-        for (i, a) in list.iter().enumerate() {
+        let mut damage: BTreeMap<&String, i64> = BTreeMap::new();
+        for a in list {
             if !targets.contains_key(&a.unit) {
                 return refuse(RULE_DAMAGE, format!("{} is not a unit of {target} at {bf}", a.unit));
             }
-            if !seen.insert(&a.unit) {
+            if damage.insert(&a.unit, a.damage).is_some() {
                 return refuse(RULE_DAMAGE, format!("{} is listed twice: assign its damage at once", a.unit));
             }
-            let lethal = self.lethal(&a.unit);
-            let last = i + 1 == list.len();
-            if !targets[&a.unit].tank && !tanks_left.is_empty() {
-                return refuse(
-                    "Tank: must be assigned lethal damage first",
-                    format!(
-                        "{} gets damage while Tank {} has not been assigned lethal damage",
-                        a.unit,
-                        tanks_left.iter().next().expect("tank")
-                    ),
-                );
-            }
-            if a.damage < lethal && !last {
-                return refuse(
-                    RULE_DAMAGE,
-                    format!(
-                        "{} gets {} but lethal is {}: damage moves on to {} before {} has lethal damage",
-                        a.unit,
-                        a.damage,
-                        lethal,
-                        list[i + 1].unit,
-                        a.unit
-                    ),
-                );
-            }
-            if a.damage >= lethal {
-                tanks_left.remove(&a.unit);
-            }
+        }
+        let short: Vec<String> = damage
+            .iter()
+            .filter(|(u, d)| **d < self.lethal(u))
+            .map(|(u, d)| format!("{u} gets {d} but lethal is {}", self.lethal(u)))
+            .collect();
+        if short.len() > 1 {
+            return refuse(
+                RULE_DAMAGE,
+                format!(
+                    "{}: damage moves on from a unit only once it has lethal damage, so only the last unit reached may get less",
+                    short.join(", ")
+                ),
+            );
+        }
+        if let Some(hit) = damage.keys().find(|u| !targets[*u].tank)
+            && let Some(tank) = targets
+                .iter()
+                .find(|(u, t)| t.tank && damage.get(*u).copied().unwrap_or(0) < self.lethal(u))
+                .map(|(u, _)| u)
+        {
+            return refuse(
+                "Tank: must be assigned lethal damage first",
+                format!("{hit} gets damage while Tank {tank} has less than lethal damage"),
+            );
         }
         Ok(())
     }
@@ -1052,15 +1299,19 @@ impl State {
             }
             // Only Defenders: Defenders keep control.
             (false, true) => self.battlefields.get_mut(bf).expect("bf").controller = Some(defender.to_string()),
-            // Neither: No control change (gap 5).
-            (false, false) => {}
+            // Neither: "No control change" against "Lost if you have no Units there" (gap 5).
+            (false, false) => {
+                if let Some(controller) = self.battlefields[bf].controller.clone() {
+                    self.phase = Phase::AwaitingControl { battlefield: bf.to_string(), controller };
+                }
+            }
         }
         self.battlefields.get_mut(bf).expect("bf").contested_by = None;
         for u in self.units.values_mut() {
             u.damage = 0;
         }
         self.combat_might.clear();
-        if self.phase != Phase::Over {
+        if !matches!(self.phase, Phase::Over | Phase::AwaitingControl { .. }) {
             self.cleanup(seq);
         }
     }
@@ -1092,20 +1343,37 @@ impl State {
         let conquered_all =
             self.turn.as_ref().is_some_and(|t| self.battlefields.keys().all(|b| t.conquered.contains(b)));
         let point = !final_point || how == "hold" || conquered_all;
+        let score = if point { current + 1 } else { current };
+        let tally = format!("{side}: {score} of {}", self.victory_score);
+        let done = if how == "hold" { "held" } else { "conquered" };
+        let said = if point {
+            format!("{player} scores a point: {done} {bf} ({tally})")
+        } else {
+            // "Conquer but not all: Draw a card instead".
+            format!(
+                "final point: {player} draws a card instead of scoring: conquered {bf}, but not every battlefield this turn ({tally})"
+            )
+        };
         self.scoring.push(Score {
             seq,
             player: player.to_string(),
             battlefield: bf.to_string(),
             how: how.to_string(),
             point,
+            said,
         });
         if point {
-            self.scores.insert(side.clone(), current + 1);
-            if current + 1 >= self.victory_score {
+            self.scores.insert(side.clone(), score);
+            if score >= self.victory_score {
                 self.winner = Some(side);
                 self.phase = Phase::Over;
             }
         }
+    }
+
+    /// The scores the event at `seq` made, in words.
+    pub fn said(&self, seq: u64) -> Vec<String> {
+        self.scoring.iter().filter(|s| s.seq == seq).map(|s| s.said.clone()).collect()
     }
 
     pub fn view(&self) -> View {
@@ -1117,8 +1385,16 @@ impl State {
         let one = |s: &str| vec![s.to_string()];
         let holder = |w: &Window| w.holder().map(|h| vec![h.to_string()]).unwrap_or_default();
         let (step, may_act, legal) = match &self.phase {
-            Phase::Setup => (step("5", "turn structure"), self.seats.clone(), vec![ActionType::Announce]),
-            Phase::Open => (step("5", "turn structure"), self.seats.clone(), vec![ActionType::Announce]),
+            Phase::Setup => (step("5", "turn structure"), one(&self.next_turn()), vec![ActionType::Announce]),
+            Phase::Open => {
+                // The turn player moves; the next player may begin the next turn.
+                let mut who = self.turn_player().map(one).unwrap_or_default();
+                let next = self.next_turn();
+                if !who.contains(&next) {
+                    who.push(next);
+                }
+                (step("5", "turn structure"), who, vec![ActionType::Announce])
+            }
             Phase::ChooseCombat => (
                 step("620-621", "Pending Combat"),
                 self.turn_player().map(one).unwrap_or_default(),
@@ -1151,6 +1427,16 @@ impl State {
                 let mut who = one(assigning);
                 who.extend(self.judges.iter().cloned());
                 (step("626", "Combat Damage Step"), who, vec![ActionType::Resolve])
+            }
+            Phase::AwaitingControl { battlefield, controller } => {
+                return View {
+                    step: step("627", "Resolution Step: control"),
+                    may_act: self.judges.clone(),
+                    legal: vec![ActionType::Resolve],
+                    awaiting_ruling: Some(format!(
+                        "neither side has units left at {battlefield}: the outcome table says \"No control change\" ({controller} keeps it), the control rules say control is \"Lost if you have no Units there\": a judge rules who controls {battlefield}, {controller} or no one"
+                    )),
+                };
             }
             Phase::Over => (step("629-633", "Victory"), vec![], vec![]),
         };

@@ -59,7 +59,7 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, Window, refuse};
 
 mod board;
-pub use board::{Board, Fighter, board, changes, fighter, result_words};
+pub use board::{Board, Fighter, board, changes, fighter, outcome, result_words};
 
 pub const NAME: &str = "wtactics";
 pub const VERSION: u64 = 1;

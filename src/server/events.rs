@@ -17,7 +17,7 @@ use super::routes::{json_body, query_num};
 use super::{ApiError, Shared, blocking};
 use crate::access::Grant;
 use crate::event::Event;
-use crate::limits::{MAX_BATCH_EVENTS, MAX_PAGE_EVENTS};
+use crate::limits::{MAX_BATCH_EVENTS, MAX_FOLLOWED_GAMES, MAX_PAGE_EVENTS};
 use crate::ops;
 use crate::record::{RecordError, Recorder, Submission, canonical_bytes};
 
@@ -208,6 +208,45 @@ pub async fn stream(
         Some((Ok(SseEvent::default().id(event.seq.to_string()).event("event").data(data)), f))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// `GET /api/stream?games=a,b,c`: one live stream for many games, so a
+/// judge following a floor of tables holds one connection, not one per
+/// table (a browser allows six per host). Only events stored after the
+/// stream opens are sent; each message is `{"game", "event"}`. A client
+/// that reconnects reads the games' state again instead of resuming.
+pub async fn stream_many(
+    State(s): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let games: Vec<String> =
+        q.get("games").map(|g| g.split(',').filter(|g| !g.is_empty()).map(String::from).collect()).unwrap_or_default();
+    if games.is_empty() || games.len() > MAX_FOLLOWED_GAMES {
+        return Err(ApiError::input(format!("games: name 1 to {MAX_FOLLOWED_GAMES} games, separated by commas")));
+    }
+    let mut follows = Vec::new();
+    for game in games {
+        s.reader(&headers, &q, &game)?;
+        let Some(head) = s.store().head(&game).map_err(RecordError::from)? else {
+            return Err(RecordError::NoSuchGame(game).into());
+        };
+        let slot = s.slot(&game)?;
+        let follow = Follow {
+            s: s.clone(),
+            game,
+            next: head.seq + 1,
+            buf: VecDeque::new(),
+            head: slot.head.subscribe(),
+            closing: s.closing(),
+        };
+        follows.push(Box::pin(futures_util::stream::unfold(follow, |mut f| async move {
+            let event = f.next_event().await?;
+            let data = json!({"game": f.game, "event": event}).to_string();
+            Some((Ok(SseEvent::default().event("event").data(data)), f))
+        })));
+    }
+    Ok(Sse::new(futures_util::stream::select_all(follows)).keep_alive(KeepAlive::default()))
 }
 
 /// A live stream's place in its game.

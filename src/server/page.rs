@@ -7,11 +7,17 @@ use axum::response::{Html, IntoResponse, Response};
 
 const REPLAY: &str = include_str!("replay.html");
 const INDEX: &str = include_str!("index.html");
+const FOLLOW: &str = include_str!("follow.html");
 
 /// `GET /games/{game}/replay`: the page finds its game in its own path, so
 /// it is the same bytes for every game.
 pub async fn replay() -> Response {
     page(REPLAY)
+}
+
+/// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
+pub async fn follow() -> Response {
+    page(FOLLOW)
 }
 
 /// `GET /`

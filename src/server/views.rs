@@ -18,6 +18,7 @@ use crate::compare::{self, Record};
 use crate::ops;
 use crate::record::{RecordError, StoredGame, Submission, canonical_bytes};
 use crate::replay::replay as replay_record;
+use crate::rules::describe;
 
 type Q = Query<HashMap<String, String>>;
 
@@ -42,8 +43,16 @@ pub async fn state(
 ) -> Result<Json<Value>, ApiError> {
     s.reader(&h, &q, &game)?;
     let at = query_num(&q, "at")?;
+    // `raw=0` leaves out the reducer's state: the page draws the board and
+    // asks for the raw state only when a reader opens it (on a long game
+    // the finished combats make it hundreds of kilobytes).
+    let raw = q.get("raw").is_none_or(|r| r != "0");
     let store = s.store();
-    Ok(Json(blocking(move || ops::state(store, &game, at)).await??))
+    let mut v = blocking(move || ops::state(store, &game, at)).await??;
+    if !raw {
+        v.as_object_mut().expect("an object").remove("state");
+    }
+    Ok(Json(v))
 }
 
 /// `GET /api/games/{game}/verify?head=HASH`.
@@ -142,7 +151,14 @@ pub async fn diff(State(s): State<Shared>, h: HeaderMap, Query(q): Q) -> Result<
         compare::diff(&Record::Stored(StoredGame::new(store, &a)), &Record::Stored(StoredGame::new(store, &b)))
     })
     .await??;
-    Ok(Json(json!(d)))
+    // The events from the divergence in words too, for the page's side-by-side rows.
+    let words = |events: &[crate::event::Event]| -> Vec<Value> {
+        events.iter().map(|e| json!({"seq": e.seq, "actor": e.actor, "action": describe(&e.action)})).collect()
+    };
+    let mut body = json!(d);
+    body["a_words"] = json!(words(&d.a_from));
+    body["b_words"] = json!(words(&d.b_from));
+    Ok(Json(body))
 }
 
 /// `GET /api/games/{game}/replay?from=N&to=M`: each event in plain words,

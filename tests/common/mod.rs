@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use arbiter::event::{Draft, Event, parse_time, seal};
+use arbiter::event::{ActionType, Draft, Event, parse_time, seal};
 use arbiter::fold::{FoldError, Folder};
 use arbiter::kernel::{View, Violation};
 use arbiter::rules::doomtrooper;
@@ -50,8 +50,8 @@ pub fn assert_schema_valid_for(ruleset: &str, event: &Event) {
 }
 
 /// Asserts that the board after an event validates against its committed
-/// schema (`schemas/<ruleset>/board.schema.json`), and that what changed can
-/// be said in its words.
+/// schema (`schemas/<ruleset>/board.schema.json`), and that what changed and
+/// the outcome can be said in its words.
 pub fn assert_board_valid(before: &Table, after: &Table, seq: u64) {
     let Some(board) = after.board() else { return };
     let ruleset = &after.header.ruleset;
@@ -62,6 +62,7 @@ pub fn assert_board_valid(before: &Table, after: &Table, seq: u64) {
     if let Some(b) = before.board() {
         board.changes_since(&b);
     }
+    board.outcome();
 }
 
 pub fn assert_schema_valid(event: &Event) {
@@ -288,4 +289,25 @@ pub fn sample() -> &'static str {
 
 pub fn repo_file(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// The view is complete and honest: of `actors`, exactly those in `may_act`
+/// get one of the `candidates` accepted, and exactly the `legal` types are
+/// accepted from someone. Tries each without committing it.
+pub fn assert_view_is_what_the_reducer_accepts(sim: &Sim, actors: &[&str], candidates: &[(ActionType, Value)]) {
+    use std::collections::BTreeSet;
+    let seq = sim.events.len() as u64;
+    let (mut accepted, mut types) = (BTreeSet::new(), BTreeSet::new());
+    for actor in actors {
+        for (kind, action) in candidates {
+            if sim.table.apply(seq, actor, action).is_ok() {
+                accepted.insert(actor.to_string());
+                types.insert(kind.name());
+            }
+        }
+    }
+    let view = sim.view();
+    let at = &view.step.reference;
+    assert_eq!(accepted, view.may_act.iter().cloned().collect::<BTreeSet<_>>(), "who may act at {at}");
+    assert_eq!(types, view.legal.iter().map(|t| t.name()).collect::<BTreeSet<_>>(), "what is legal at {at}");
 }

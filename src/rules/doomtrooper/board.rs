@@ -311,7 +311,8 @@ fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
         let said_already =
             (what == "battle tactic" && announced("BATTLE TACTIC")) || (what == "warzone" && announced("WARZONE"));
         if old != new && !said_already {
-            said.push(format!("{what}: {new}"));
+            let sep = if what.ends_with("becomes") { " " } else { ": " };
+            said.push(format!("{what}{sep}{new}"));
         }
     };
     changed("the attacker becomes", &b.attacker.warrior, &a.attacker.warrior);
@@ -371,4 +372,40 @@ fn effect_sentence(e: &EffectLine, c: &CombatBoard) -> String {
         (None, None) if e.card.is_some() => format!("{card} by {}, {}", e.player, e.what),
         (None, None) => format!("{} by {}", e.what, e.player),
     }
+}
+
+/// The outcome as a judge compares two records of it: (label, value) rows,
+/// the points first.
+pub fn outcome(b: &Board) -> Vec<(String, String)> {
+    let list = |v: Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+    let mut rows =
+        vec![("points".to_string(), list(b.points.iter().map(|p| format!("{} {}", p.player, p.points)).collect()))];
+    rows.push(("combats finished".into(), b.combats_finished.to_string()));
+    // The combat under way, or the last one finished: labelled without its
+    // number, so two records at different combats line up row by row.
+    if let Some(c) = &b.combat {
+        let state = if c.finished { "finished" } else { "under way" };
+        let who = format!(
+            "{} of {} attacks {} of {}",
+            c.attacker.warrior, c.attacker.player, c.defender.warrior, c.defender.player
+        );
+        rows.push(("last combat".into(), format!("combat {} ({state}): {who}", c.number)));
+        let parts = std::iter::once(("", &c.first_combat)).chain(c.second_combat.iter().map(|d| ("second combat ", d)));
+        for (part, d) in parts {
+            rows.push((
+                format!("{part}results"),
+                list(d.results.iter().map(|r| format!("{} {}", r.warrior, r.outcome)).collect()),
+            ));
+            rows.push((
+                format!("{part}status"),
+                list(d.status.iter().map(|r| format!("{} {}", r.warrior, r.outcome)).collect()),
+            ));
+            rows.push((
+                format!("{part}points awarded"),
+                list(d.points.iter().map(|p| format!("{} {}", p.player, p.points)).collect()),
+            ));
+        }
+        rows.push(("ended by".into(), c.ended_by.clone().unwrap_or_else(|| "-".into())));
+    }
+    rows
 }

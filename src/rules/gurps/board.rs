@@ -258,3 +258,29 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
     }
     said
 }
+
+/// The outcome as a judge compares two records of it: (label, value) rows,
+/// who is out of the fight first, then where the combat stands and each
+/// character's maneuver.
+pub fn outcome(b: &Board) -> Vec<(String, String)> {
+    let list = |v: Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+    let mut rows = vec![];
+    if let Some(c) = &b.combat {
+        rows.push((
+            "inactive".to_string(),
+            list(c.sequence.iter().filter(|x| !x.active).map(|x| x.name.clone()).collect()),
+        ));
+    }
+    rows.push(("combats ended".into(), b.combats_ended.to_string()));
+    rows.push(("time".into(), b.time.clone()));
+    if let Some(c) = &b.combat {
+        rows.push(("turn sequence".into(), list(c.sequence.iter().map(|x| x.name.clone()).collect())));
+        rows.push(("second".into(), c.second.to_string()));
+        rows.push(("turn".into(), c.turn.clone().unwrap_or_else(|| "-".into())));
+        for x in &c.sequence {
+            rows.push((format!("maneuver of {}", x.name), x.maneuver.clone().unwrap_or_else(|| "-".into())));
+        }
+    }
+    rows.push(("latest entry".into(), b.latest.as_ref().map_or("-".into(), |e| e.text.clone())));
+    rows
+}

@@ -358,3 +358,33 @@ fn breakdown_changes(b: &BreakdownLine, a: &BreakdownLine, said: &mut Vec<String
         said.push(format!("{card}: {r}; a judge rules"));
     }
 }
+
+/// The outcome as a judge compares two records of it: (label, value) rows,
+/// the areas first (where the cards ended up), then the last play sequence.
+pub fn outcome(b: &Board) -> Vec<(String, String)> {
+    let list = |v: &[String]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+    let mut rows: Vec<(String, String)> =
+        b.ring_area.iter().map(|p| (format!("Ring Area of {}", p.player), list(&p.cards))).collect();
+    for a in &b.areas {
+        rows.extend(a.piles.iter().map(|p| (format!("{} of {}", a.area, p.player), list(&p.cards))));
+    }
+    rows.push(("breakdowns ended".into(), b.breakdowns_ended.to_string()));
+    // Labelled without the seq it began at, so two records line up row by row.
+    if let Some(s) = &b.sequence {
+        let lines: Vec<String> = s
+            .breakdowns
+            .iter()
+            .map(|l| {
+                let state = match (&l.outcome, &l.step) {
+                    (Some(o), _) => o.clone(),
+                    (None, Some(step)) => format!("at {step}"),
+                    (None, None) => "under way".into(),
+                };
+                format!("{} by {}: {state}; {}", name(l), l.player, values(l))
+            })
+            .collect();
+        let state = if s.finished { "finished" } else { "under way" };
+        rows.push((format!("last play sequence ({state})"), lines.join(" | ")));
+    }
+    rows
+}

@@ -433,3 +433,39 @@ fn attack_changes(b: &AttackBoard, a: &AttackBoard, said: &mut Vec<String>, begi
         }
     }
 }
+
+/// The outcome as a judge compares two records of it: (label, value) rows,
+/// the influence lost first, then the dead, the piles and the last attack.
+pub fn outcome(b: &Board) -> Vec<(String, String)> {
+    let list = |v: Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+    let mut rows = vec![
+        (
+            "influence lost".to_string(),
+            list(b.influence_lost.iter().map(|i| format!("{} {}", i.player, i.lost)).collect()),
+        ),
+        ("attacks finished".into(), b.attacks_finished.to_string()),
+        (
+            "dead".into(),
+            list(b.creatures.iter().filter(|c| c.dead).map(|c| format!("{} of {}", c.name, c.player)).collect()),
+        ),
+    ];
+    for pile in &b.discard_piles {
+        rows.push((format!("discard pile of {}", pile.player), list(pile.cards.clone())));
+    }
+    if let Some(a) = &b.attack {
+        let state = if a.finished { "finished" } else { "under way" };
+        let attackers: Vec<String> = a
+            .attackers
+            .iter()
+            .map(|l| {
+                let result = l.result.as_ref().map(|r| format!(", dead: {}", list(r.dead.clone()))).unwrap_or_default();
+                format!("{} ({}){result}", l.attacker.name, l.status)
+            })
+            .collect();
+        rows.push((
+            "last attack".into(),
+            format!("attack {} ({state}) by {}: {}", a.number, a.attacking_player, attackers.join("; ")),
+        ));
+    }
+    rows
+}
