@@ -53,7 +53,7 @@ impl RulesetState {
 }
 
 /// Each ruleset's board: the state as a judge would draw it (see `board`
-/// in each ruleset module). Rulesets without one yet show their raw state.
+/// in each ruleset module).
 // Boards are built one or two at a time (a state, a replay step), never
 // kept in bulk: their variants' sizes do not matter.
 #[allow(clippy::large_enum_variant)]
@@ -309,7 +309,8 @@ impl Table {
         }
     }
 
-    /// The board, in the players' names.
+    /// The board, in the players' names. Every ruleset has one; the Option
+    /// stays so that a ruleset can be added before its board.
     pub fn board(&self) -> Option<Board> {
         match &self.state {
             RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
