@@ -205,9 +205,11 @@ async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
         assert_eq!(text(&c, "#state-step").await, state["step"]["reference"].as_str().unwrap(), "{r}");
         let board = text(&c, "#board").await;
         assert!(!board.trim().is_empty(), "{r}: a board is drawn");
-        if state["board"].is_object() {
-            assert!(!board.contains("{\""), "{r}: the board is drawn, not dumped: {board}");
-        }
+        assert!(state["board"].is_object(), "{r}: every ruleset has a board");
+        assert!(!board.contains("{\""), "{r}: the board is drawn, not dumped: {board}");
+        // Each ruleset's own drawing, not the generic table.
+        let drawn = c.execute("return document.getElementById('board').dataset.drawn", vec![]).await.unwrap();
+        assert_eq!(drawn, json!(r), "{r}: drawn by its own panel");
         if r == "doomtrooper" {
             assert!(text(&c, "#strip").await.starts_with("points: Alice (p1) 2"), "{r}: the outcome strip");
         }
