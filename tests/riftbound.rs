@@ -710,18 +710,7 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
     assert_eq!(s.relevant, ["Player p1 (p1)", "Player p2 (p2)", "Player p3 (p3)"]);
 
     // Two pending combats; one that no longer happens is said so.
-    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
-    sim.act("p1", turn());
-    sim.act("p2", turn());
-    sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
-    sim.pass(&["p2", "p3", "p1"]);
-    sim.act("p3", turn());
-    sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
-    sim.pass(&["p3", "p1", "p2"]);
-    sim.act("p1", turn());
-    sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
-    let portal = sim.act("p1", spell("action", "Portal"));
-    sim.pass(&["p2", "p3", "p1"]);
+    let (mut sim, portal) = portal_in_the_tower_showdown();
     let lines = said(
         &mut sim,
         "p1",

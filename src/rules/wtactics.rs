@@ -240,6 +240,28 @@ pub struct CombatResult {
     pub ruling: bool,
 }
 
+impl CombatResult {
+    fn new(
+        seq: u64,
+        attacker: &str,
+        values: &Values,
+        defenders: &[Named],
+        dead: &BTreeSet<String>,
+        by: &str,
+        ruling: bool,
+    ) -> CombatResult {
+        CombatResult {
+            seq,
+            attacker: attacker.to_string(),
+            values: *values,
+            defenders: defenders.to_vec(),
+            dead: dead.iter().cloned().collect(),
+            by: by.to_string(),
+            ruling,
+        }
+    }
+}
+
 /// The turn under way (gap 7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
@@ -459,15 +481,7 @@ impl State {
                         ),
                     );
                 }
-                let result = CombatResult {
-                    seq,
-                    attacker: attacker.clone(),
-                    values: *values,
-                    defenders: defenders.clone(),
-                    dead: recorded.iter().cloned().collect(),
-                    by: actor.to_string(),
-                    ruling: false,
-                };
+                let result = CombatResult::new(seq, &attacker, values, defenders, &recorded, actor, false);
                 self.end_combat(&attacker, &recorded, result);
                 Ok(())
             }
@@ -491,15 +505,7 @@ impl State {
                         format!("only creatures of this combat can die in it: {in_combat:?}"),
                     );
                 }
-                let result = CombatResult {
-                    seq,
-                    attacker: attacker.clone(),
-                    values: *values,
-                    defenders: defenders.clone(),
-                    dead: recorded.iter().cloned().collect(),
-                    by: actor.to_string(),
-                    ruling: true,
-                };
+                let result = CombatResult::new(seq, &attacker, values, defenders, &recorded, actor, true);
                 self.end_combat(&attacker, &recorded, result);
                 Ok(())
             }
