@@ -73,7 +73,11 @@ fn assert_reads_as_words(text: &str) {
 fn doomtrooper_state_and_replay_read_as_a_judge_would_write_them() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    stdout(d, &["demo", "--ruleset", "doomtrooper", "--as", "dt"]);
+    // The demo's own report is in words too: names, the step, the board.
+    let demo = stdout(d, &["demo", "--ruleset", "doomtrooper", "--as", "dt"]);
+    assert!(demo.contains("now: Doomtrooper step 1; may act: Alice (p1), Bob (p2), Carol (p3)"), "{demo}");
+    assert!(demo.contains("points  Alice (p1) 2 · Bob (p2) 0 · Carol (p3) 0"), "{demo}");
+    assert!(!demo.contains("{\""), "no JSON in the demo's report:\n{demo}");
     // Mid-combat: Shield of Faith countered by Cancel, the step, who acts.
     let mid = stdout(d, &["state", "dt", "--at", "53"]);
     assert_reads_as_words(&mid);

@@ -15,7 +15,6 @@ use arbiter::store::Store;
 use serde_json::json;
 
 use super::new::str;
-use super::read::view_text;
 use super::remote::Client;
 use super::{Output, Target, append, rec};
 
@@ -105,18 +104,22 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
         println!("recorded the {} sample as game {name:?} in {place}; its log:", a.ruleset);
         println!("{:>4}  {:<10} {}", 0, first.actor, describe(&serde_json::to_value(&header)?));
         for event in &events {
-            println!("{:>4}  {:<10} {}", event.seq, event.actor, describe(&event.action));
+            println!("{:>4}  {:<10} {}", event.seq, header.name_of(&event.actor), describe(&event.action));
         }
     }
     let view: View = serde_json::from_value(state.clone())?;
     out.emit(json!({"game": name, "events": verified["events"], "head": verified["head"], "step": state["step"], "state": state["state"]}), || {
-        let points = ["points", "scores", "influence_lost"]
-            .iter()
-            .find_map(|k| state["state"].get(*k).map(|v| format!("{k}: {v}\n")))
-            .unwrap_or_default();
+        let who: Vec<String> = view.may_act.iter().map(|id| header.name_of(id)).collect();
+        let legal: Vec<&str> = view.legal.iter().map(|t| t.name()).collect();
+        // The board as `state` draws it: where the game ended, in words.
+        let board = super::board::text(&a.ruleset, &state["board"], super::board::Paint::for_stdout()).unwrap_or_default();
         format!(
-            "verified: {} events, hashes, links and rules; head {}\nnow: {}\n{points}next: arbiter state {name} | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
-            verified["events"], str(&verified["head"]), view_text(&view)
+            "verified: {} events, hashes, links and rules; head {}\nnow: {}; may act: {}; legal: {}\n\n{board}\nnext: arbiter state {name} | arbiter replay {name} --hide-passes | arbiter export {name} -o {name}.jsonl | tools/verify-with-jq.sh {name}.jsonl",
+            verified["events"],
+            str(&verified["head"]),
+            view.step.reference,
+            who.join(", "),
+            legal.join(", ")
         )
     });
     Ok(ExitCode::SUCCESS)
