@@ -90,6 +90,9 @@ pub struct WhatIf {
     pub illegal: Option<(u64, Violation)>,
     /// Otherwise, how the final state changes (outcome first).
     pub changes: Vec<Change>,
+    /// The same in the board's words: the outcome rows that differ, the
+    /// record as it stands (`a`) against the what-if (`b`).
+    pub outcome: Vec<OutcomeRow>,
     pub skipped: Vec<u64>,
     pub appended: u64,
 }
@@ -111,11 +114,18 @@ where
     })?;
     let original = original.table().cloned().ok_or_else(|| RecordError::Broken { seq: 0, why: "empty".into() })?;
     let result = |table: Option<Table>, illegal: Option<(u64, Violation)>| -> Result<WhatIf, RecordError> {
-        let changes = match (&illegal, table) {
-            (None, Some(t)) => delta::diff(&to_json(&original), &to_json(&t)),
-            _ => vec![],
+        let (changes, outcome) = match (&illegal, table) {
+            (None, Some(t)) => {
+                let outcome = match (original.board(), t.board()) {
+                    (Some(x), Some(y)) => outcome_rows(&x.outcome(), &y.outcome()),
+                    _ => vec![],
+                };
+                (delta::diff(&to_json(&original), &to_json(&t)), outcome)
+            }
+            _ => (vec![], vec![]),
         };
-        Ok(WhatIf { illegal, changes, skipped: skip.iter().copied().collect(), appended: then.len() as u64 })
+        let skipped = skip.iter().copied().collect();
+        Ok(WhatIf { illegal, changes, outcome, skipped, appended: then.len() as u64 })
     };
     let (mut table, last) = match loose_fold(source, skip, u64::MAX)? {
         Loose::Folded { table, last } => (table, last),

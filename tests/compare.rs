@@ -270,6 +270,9 @@ fn judges_verbs_fill_in_the_hash() {
     assert_eq!(events.len(), 10);
     assert_eq!(events[5]["action"]["concerns"]["hash"], events[4]["hash"]);
     ok(&arbiter(d, &["verify", "w"]));
+    // Without the rewind, the decision stands: the what-if says so in the board's words.
+    let text = ok(&arbiter(d, &["whatif", "w", "--skip", "9"]));
+    assert!(text.contains("the outcome changes:\n  influence lost\n    recorded: Alice (p1) 0, Bob (p2) 0\n    what if:  Alice (p1) 0, Bob (p2) 5"), "{text}");
     // A seq past the head is a bad argument (exit 2), not a refusal.
     assert_eq!(arbiter(d, &["rewind", "w", "--judge", "Eve", "--to", "99", "--reason", "r"]).status.code(), Some(2));
 }

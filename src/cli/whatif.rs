@@ -42,11 +42,20 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
     out.emit(serde_json::to_value(&w)?, || match &w.illegal {
         Some((seq, v)) => format!("what if: seq {seq} becomes illegal: {v}"),
         None if w.changes.is_empty() => "what if: every event stays legal and the outcome does not change".to_string(),
-        None => {
-            let lines: Vec<String> =
-                w.changes.iter().map(|c| format!("  {}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
-            format!("what if: every event stays legal; the state changes:\n{}", lines.join("\n"))
+        // In the board's words: each outcome row as recorded and as it would be.
+        None if !w.outcome.is_empty() => {
+            let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not reached)".into());
+            let lines: Vec<String> = w
+                .outcome
+                .iter()
+                .map(|r| format!("  {}\n    recorded: {}\n    what if:  {}", r.what, side(&r.a), side(&r.b)))
+                .collect();
+            format!("what if: every event stays legal; the outcome changes:\n{}", lines.join("\n"))
         }
+        None => format!(
+            "what if: every event stays legal and the board's outcome is the same; the state differs in {} places (--json lists them)",
+            w.changes.len()
+        ),
     });
     Ok(ExitCode::SUCCESS)
 }
