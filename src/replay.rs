@@ -49,6 +49,8 @@ where
 {
     let (_, verified) = verify(source, None)?;
     let mut folder = Folder::new();
+    // The board after one event is the board before the next: drawn once.
+    let mut last_board = None;
     for event in source.events_from(0) {
         let event = event.map_err(Into::into)?;
         if to.is_some_and(|t| event.seq > t) {
@@ -64,10 +66,13 @@ where
             Some(b) => delta::diff(&b.live_json(), &after.live_json()),
             None => vec![],
         };
-        let said = match (before.as_ref().and_then(|b| b.board()), after.board()) {
-            (Some(b), Some(a)) => Some(a.changes_since(&b)),
+        let board_before = last_board.take().or_else(|| before.as_ref().and_then(|b| b.board()));
+        let board_after = after.board();
+        let said = match (&board_before, &board_after) {
+            (Some(b), Some(a)) => Some(a.changes_since(b)),
             _ => None,
         };
+        last_board = board_after;
         let kind = match event.action_type() {
             Some(ActionType::Ruling) => "ruling",
             Some(ActionType::Note) => "note",
