@@ -37,10 +37,7 @@ pub fn run(a: RecordArg, b: RecordArg, out: &Output) -> anyhow::Result<ExitCode>
         let (outcome, rest): (Vec<&Change>, Vec<&Change>) = d.changes.iter().partition(|c| is_outcome(&c.path));
         if !d.outcome.is_empty() {
             s += "outcome:\n";
-            let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not reached)".into());
-            for r in &d.outcome {
-                s += &format!("  {}\n    A: {}\n    B: {}\n", r.what, side(&r.a), side(&r.b));
-            }
+            s += &super::outcome_text(&d.outcome, "A:", "B:");
         } else if outcome.is_empty() {
             s += "outcome: the same\n";
         } else {

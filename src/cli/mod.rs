@@ -229,17 +229,33 @@ fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
 /// values, so `new --help` lists them.
 pub fn rulesets() -> clap::builder::PossibleValuesParser {
     use arbiter::rules::RULESETS;
-    const DOCUMENTS: &[(&str, &str)] = &[
-        ("doomtrooper", "Doomtrooper: the Mother of all combat breakdowns"),
-        ("wtactics", "WTactics: combat"),
-        ("riftbound", "Riftbound: combat and showdowns"),
-        ("rawdeal", "Raw Deal: the timing breakdown"),
-        ("gurps", "GURPS: the combat turn sequence"),
-    ];
     clap::builder::PossibleValuesParser::new(RULESETS.iter().map(|(name, _)| {
-        let document = DOCUMENTS.iter().find(|(n, _)| n == name).map(|(_, d)| *d).unwrap_or(name);
-        clap::builder::PossibleValue::new(*name).help(document)
+        let help = match DOCUMENTS.iter().find(|(n, _, _)| n == name) {
+            Some((_, title, document)) => format!("{title}: {document}"),
+            None => name.to_string(),
+        };
+        clap::builder::PossibleValue::new(*name).help(help)
     }))
+}
+
+/// Each ruleset: its name, as its players write it, and the document it follows.
+const DOCUMENTS: &[(&str, &str, &str)] = &[
+    ("doomtrooper", "Doomtrooper", "the Mother of all combat breakdowns"),
+    ("wtactics", "WTactics", "combat"),
+    ("riftbound", "Riftbound", "combat and showdowns"),
+    ("rawdeal", "Raw Deal", "the timing breakdown"),
+    ("gurps", "GURPS", "the combat turn sequence"),
+];
+
+/// The ruleset's name as its players write it ("Raw Deal").
+pub fn ruleset_title(name: &str) -> &str {
+    DOCUMENTS.iter().find(|(n, _, _)| *n == name).map_or(name, |(_, title, _)| title)
+}
+
+/// The rows of an outcome where two records disagree, each side labelled.
+pub fn outcome_text(rows: &[arbiter::compare::OutcomeRow], a: &str, b: &str) -> String {
+    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not reached)".into());
+    rows.iter().map(|r| format!("  {}\n    {a} {}\n    {b} {}\n", r.what, side(&r.a), side(&r.b))).collect()
 }
 
 /// Library errors keep their type, so `main` can map them to exit codes.

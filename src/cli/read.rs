@@ -170,7 +170,7 @@ pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCo
 /// the adjudication that stands.
 fn state_text(game: &str, v: &Value, paint: Paint) -> String {
     let h = &v["header"];
-    let mut title = vec![format!("{game}: {}", ruleset_title(text(&v["ruleset"])))];
+    let mut title = vec![format!("{game}: {}", super::ruleset_title(text(&v["ruleset"])))];
     if let Some(t) = h["tournament"].as_str() {
         title.push(t.to_string());
     }
@@ -202,18 +202,6 @@ fn state_text(game: &str, v: &Value, paint: Paint) -> String {
         None => s += &serde_json::to_string_pretty(&v["state"]).unwrap_or_default(),
     }
     s.trim_end().to_string()
-}
-
-/// The ruleset's name as its players write it.
-fn ruleset_title(name: &str) -> &str {
-    match name {
-        "doomtrooper" => "Doomtrooper",
-        "wtactics" => "WTactics",
-        "riftbound" => "Riftbound",
-        "rawdeal" => "Raw Deal",
-        "gurps" => "GURPS",
-        other => other,
-    }
 }
 
 /// A seat by name and id ("Alice (p1)"), from the header in a `state` answer.

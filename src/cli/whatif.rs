@@ -44,13 +44,8 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         None if w.changes.is_empty() => "what if: every event stays legal and the outcome does not change".to_string(),
         // In the board's words: each outcome row as recorded and as it would be.
         None if !w.outcome.is_empty() => {
-            let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not reached)".into());
-            let lines: Vec<String> = w
-                .outcome
-                .iter()
-                .map(|r| format!("  {}\n    recorded: {}\n    what if:  {}", r.what, side(&r.a), side(&r.b)))
-                .collect();
-            format!("what if: every event stays legal; the outcome changes:\n{}", lines.join("\n"))
+            let rows = super::outcome_text(&w.outcome, "recorded:", "what if: ");
+            format!("what if: every event stays legal; the outcome changes:\n{}", rows.trim_end())
         }
         None => format!(
             "what if: every event stays legal and the board's outcome is the same; the state differs in {} places (--json lists them)",

@@ -1200,6 +1200,18 @@ impl State {
         Ok(())
     }
 
+    /// "Sum Might for each side" (626.1): `owner`'s units at `bf`, each with
+    /// the Might it has in this combat (with Assault or Shield). A unit can
+    /// only be there with its combat Might: a card that would bring one in
+    /// during the combat is refused (gap 11).
+    pub fn side_might(&self, bf: &str, owner: &str) -> i64 {
+        self.units
+            .iter()
+            .filter(|(_, u)| u.owner == owner && u.at.as_deref() == Some(bf))
+            .map(|(n, u)| self.combat_might.get(n).copied().unwrap_or(u.might))
+            .sum()
+    }
+
     fn lethal(&self, unit: &str) -> i64 {
         let might = self.combat_might.get(unit).copied().unwrap_or(self.units[unit].might);
         (might - self.units[unit].damage).max(0)
@@ -1212,12 +1224,7 @@ impl State {
     /// rule, that is, when at most one unit (the last reached) gets less than
     /// lethal, and no unit without Tank gets damage while a Tank has less.
     fn check_assignment(&self, bf: &str, by: &str, target: &str, list: &[Assignment]) -> Result<(), Refusal> {
-        let total: i64 = self
-            .units
-            .iter()
-            .filter(|(_, u)| u.owner == by && u.at.as_deref() == Some(bf))
-            .map(|(n, _)| self.combat_might[n])
-            .sum();
+        let total = self.side_might(bf, by);
         let targets: BTreeMap<&String, &Unit> =
             self.units.iter().filter(|(_, u)| u.owner == target && u.at.as_deref() == Some(bf)).collect();
         let assigned: i64 = list.iter().map(|a| a.damage).sum();

@@ -294,17 +294,7 @@ fn combat(state: &State, header: &Header) -> Option<CombatBoard> {
         }
         _ => return None,
     };
-    // "Sum Might for each side": the Might each unit has in this combat (a
-    // unit a card brought in after the Showdown Step began has none of its
-    // own in the state, so it counts at its Might).
-    let might = |owner: &str| -> i64 {
-        state
-            .units
-            .iter()
-            .filter(|(_, u)| u.owner == owner && u.at.as_ref() == Some(bf))
-            .map(|(n, u)| state.combat_might.get(n).copied().unwrap_or(u.might))
-            .sum()
-    };
+    let might = |owner: &str| state.side_might(bf, owner);
     Some(CombatBoard {
         battlefield: bf.clone(),
         attacker: header.name_of(attacker),
