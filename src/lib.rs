@@ -13,8 +13,10 @@
 //! - [`replay`]: each event in plain words with its step before and after and its state delta.
 //! - [`fold`]: events in order to the state at each seq, with rulings' hash checks and rewinds.
 //! - [`store`]: the `Store` trait and its sled backend: durable, conditional appends.
+//! - [`tlog`]: the verifiable log: one Merkle tree (RFC 6962) over every stored event, signed checkpoints (C2SP signed notes), proofs and bundles.
 //! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
 //! - [`schema`]: JSON Schema of the envelope and every payload, generated from the Rust types.
+//! - [`proof`]: inclusion and consistency proofs and offline bundles from a store's log.
 //! - [`ops`]: the answers the CLI and the server share (the JSON each verb shows).
 //! - [`access`]: tokens and roles (organiser, seat, judge) and per-game read access.
 //! - [`server`]: `arbiter serve`, the HTTP API, live streams and the replay page (axum).
@@ -35,9 +37,11 @@ pub mod json;
 pub mod kernel;
 pub mod limits;
 pub mod ops;
+pub mod proof;
 pub mod record;
 pub mod replay;
 pub mod rules;
 pub mod schema;
 pub mod server;
 pub mod store;
+pub mod tlog;

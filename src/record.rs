@@ -37,6 +37,10 @@ pub enum RecordError {
     Exists(String),
     #[error("the record is broken at seq {seq}: {why}")]
     Broken { seq: u64, why: String },
+    /// The store holds less than (or other than) what a signed checkpoint
+    /// says it held: events were lost or rewritten.
+    #[error("{0}")]
+    Lost(String),
     #[error("{0}")]
     Io(String),
 }
@@ -52,6 +56,7 @@ impl RecordError {
             RecordError::NoSuchGame(_) => "no_such_game",
             RecordError::Exists(_) => "exists",
             RecordError::Broken { .. } => "broken",
+            RecordError::Lost(_) => "lost",
             RecordError::Io(_) => "io",
         }
     }
@@ -74,7 +79,7 @@ impl RecordError {
                 body["seq"] = (*seq).into();
                 body["why"] = why.clone().into();
             }
-            RecordError::Input(_) | RecordError::Io(_) => {}
+            RecordError::Input(_) | RecordError::Io(_) | RecordError::Lost(_) => {}
         }
         serde_json::json!({ "error": body })
     }
@@ -94,6 +99,7 @@ impl RecordError {
             "exists" => RecordError::Exists(text("game")?),
             "broken" => RecordError::Broken { seq: num("seq")?, why: text("why")? },
             "io" => RecordError::Io(message),
+            "lost" => RecordError::Lost(message),
             _ => return None,
         })
     }
@@ -105,6 +111,7 @@ impl From<ReadError> for RecordError {
             ReadError::NoSuchGame(g) => RecordError::NoSuchGame(g),
             ReadError::Corrupt { seq, why } => RecordError::Broken { seq, why: why.to_string() },
             ReadError::Io(m) => RecordError::Io(m),
+            e @ ReadError::Log(_) => RecordError::Io(e.to_string()),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod append;
 mod board;
+mod checkpoint;
 mod completions;
 mod demo;
 mod diff;
@@ -27,7 +28,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arbiter::record::RecordError;
-use arbiter::store::{OpenError, SledStore};
+use arbiter::store::{OpenError, SledStore, checkpoints};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -49,6 +50,13 @@ pub struct Cli {
     /// Bearer token for --server (the organiser's, a seat's or a judge's).
     #[arg(long, global = true, env = "ARBITER_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// The organiser's private key that signs checkpoints (default: DATA/log.key, made on first use).
+    #[arg(long, global = true, env = "ARBITER_LOG_KEY")]
+    pub log_key: Option<PathBuf>,
+    /// The log's name in its checkpoints (e.g. lunacity.example/open-2026), set when its key is made
+    /// (default: localhost/arbiter/<store directory's name>).
+    #[arg(long, global = true, env = "ARBITER_ORIGIN")]
+    pub origin: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -128,40 +136,66 @@ pub enum Command {
     Token(token::Args),
     /// Who may read a game through the server: public, or token holders only.
     Access(token::AccessArgs),
+    /// Sign a checkpoint of the store's log (every event of every game), or print the log's public key.
+    #[command(
+        after_help = "Examples:\n  arbiter checkpoint > round3.checkpoint\n  arbiter checkpoint --public-key\n  arbiter --server http://127.0.0.1:7878 checkpoint"
+    )]
+    Checkpoint(checkpoint::Args),
+    /// Write an offline bundle that proves a game is in the log: its export, an inclusion proof, the checkpoint, the key.
+    #[command(
+        after_help = "Examples:\n  arbiter prove t12 -o t12.bundle\n  arbiter prove t12 --kept round3.checkpoint -o t12.bundle"
+    )]
+    Prove(checkpoint::ProveArgs),
+    /// Check a bundle with no store: the export, the inclusion proof, the signature (and a kept checkpoint).
+    #[command(
+        after_help = "Examples:\n  arbiter verify-bundle t12.bundle --expect-key 'localhost/arbiter/open+1a2b3c4d+AQ...'\n  arbiter verify-bundle t12.bundle --kept round3.checkpoint"
+    )]
+    VerifyBundle(checkpoint::VerifyBundleArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let out = Output { json: cli.json };
-    // Opens the store, or connects to the server, only for verbs that need one.
-    let target = || Target::open(&cli);
-    match &cli.command {
-        Command::New(a) => new::run(&target()?, a, &out),
-        Command::Append(a) => append::run(&target()?, a, &out),
-        Command::Games => read::games(&target()?, &out),
-        Command::Log(a) => read::log(&target()?, a, &out),
-        Command::State(a) => read::state(&target()?, a, &out),
-        Command::Head(a) => read::head(&target()?, a, &out),
-        Command::Verify(a) => verify::run(&target()?, a, &out),
-        Command::Export(a) => transfer::export(&target()?, a, &out),
-        Command::Import(a) => transfer::import(&target()?, a, &out),
+    // Opens the store, or connects to the server, only for verbs that need
+    // one, and once: after a verb that wrote, the same store signs a checkpoint.
+    let opened = std::cell::OnceCell::new();
+    let target = || -> anyhow::Result<&Target> {
+        if let Some(t) = opened.get() {
+            return Ok(t);
+        }
+        let t = Target::open(&cli)?;
+        Ok(opened.get_or_init(|| t))
+    };
+    let code = match &cli.command {
+        Command::New(a) => new::run(target()?, a, &out),
+        Command::Append(a) => append::run(target()?, a, &out),
+        Command::Games => read::games(target()?, &out),
+        Command::Log(a) => read::log(target()?, a, &out),
+        Command::State(a) => read::state(target()?, a, &out),
+        Command::Head(a) => read::head(target()?, a, &out),
+        Command::Verify(a) => verify::run(target()?, a, &out),
+        Command::Export(a) => transfer::export(target()?, a, &out),
+        Command::Import(a) => transfer::import(target()?, a, &out),
         Command::VerifyFile(a) => transfer::verify_file(a, &out),
-        Command::Demo(a) => demo::run(&target()?, a, &out),
+        Command::Demo(a) => demo::run(target()?, a, &out),
         Command::Schema(a) => schema::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
-        Command::Fork(a) => fork::run(&target()?, a, &out),
-        Command::Rewind(a) => rule::rewind(&target()?, a, &out),
-        Command::Decide(a) => rule::decide(&target()?, a, &out),
-        Command::Penalty(a) => rule::penalty(&target()?, a, &out),
-        Command::AddJudge(a) => rule::add_judge(&target()?, a, &out),
-        Command::Note(a) => rule::note(&target()?, a, &out),
-        Command::Token(a) => token::run(&target()?, a, &out),
-        Command::Access(a) => token::access(&target()?, a, &out),
+        Command::Fork(a) => fork::run(target()?, a, &out),
+        Command::Rewind(a) => rule::rewind(target()?, a, &out),
+        Command::Decide(a) => rule::decide(target()?, a, &out),
+        Command::Penalty(a) => rule::penalty(target()?, a, &out),
+        Command::AddJudge(a) => rule::add_judge(target()?, a, &out),
+        Command::Note(a) => rule::note(target()?, a, &out),
+        Command::Token(a) => token::run(target()?, a, &out),
+        Command::Access(a) => token::access(target()?, a, &out),
+        Command::Checkpoint(a) => checkpoint::run(&cli, target()?, a, &out),
+        Command::Prove(a) => checkpoint::prove(&cli, target()?, a, &out),
+        Command::VerifyBundle(a) => checkpoint::verify_bundle(a, &out),
         Command::Serve(a) => {
             if cli.server.is_some() {
                 anyhow::bail!("serve runs on a store (--data), not against another server");
             }
-            serve::run(&cli.data, a)
+            serve::run(&cli, a)
         }
         Command::Replay(a) => {
             let target = target_for(&cli, &[&a.record])?;
@@ -175,6 +209,34 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let target = target_for(&cli, &[&a.a, &a.b])?;
             diff::run(RecordArg::new(target.as_ref(), &a.a)?, RecordArg::new(target.as_ref(), &a.b)?, &out)
         }
+    };
+    // Every event a local verb stored is covered by a signed checkpoint
+    // before the verb returns, even when the verb failed part way (a store
+    // must never lose silently what it acknowledged).
+    if let (true, Some(Target::Local(store))) = (cli.command.writes(), opened.get()) {
+        let signer = checkpoint::signer(&cli, store)?;
+        checkpoints::sign(store, store.dir(), &signer)
+            .map_err(|e| rec(RecordError::Io(format!("the events are stored, but no checkpoint was signed: {e}"))))?;
+    }
+    code
+}
+
+impl Command {
+    /// Whether the verb stores events (and so signs a checkpoint after).
+    fn writes(&self) -> bool {
+        matches!(
+            self,
+            Command::New(_)
+                | Command::Append(_)
+                | Command::Import(_)
+                | Command::Fork(_)
+                | Command::Rewind(_)
+                | Command::Decide(_)
+                | Command::Penalty(_)
+                | Command::AddJudge(_)
+                | Command::Note(_)
+                | Command::Demo(_)
+        )
     }
 }
 
@@ -220,6 +282,7 @@ fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
                 format!("the store at {dir} is in use by another arbiter process; wait for it to finish")
             }
             (OpenError::Io { .. }, _) => e.to_string(),
+            (OpenError::Lost(why), _) => return rec(RecordError::Lost(why.clone())),
         };
         rec(RecordError::Io(why))
     })

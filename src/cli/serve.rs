@@ -16,8 +16,11 @@ pub struct Args {
     pub listen: SocketAddr,
 }
 
-pub fn run(data: &Path, a: &Args) -> anyhow::Result<ExitCode> {
+pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
+    let data = cli.data.as_path();
     let store = open_store(data)?;
+    let signer = super::checkpoint::signer(cli, &store)?;
+    let key = signer.verifier().to_text();
     let organiser = server::first_organiser_token(&store).map_err(super::rec)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start tokio")?;
     runtime.block_on(async {
@@ -32,8 +35,10 @@ pub fn run(data: &Path, a: &Args) -> anyhow::Result<ExitCode> {
             println!("organiser token (shown once, stored hashed): {token}");
         }
         println!("replay pages: http://{addr}/games/GAME/replay; API: http://{addr}/openapi.json");
+        println!("log key (publish it; checkpoints at http://{addr}/checkpoint): {key}");
         std::io::Write::flush(&mut std::io::stdout())?;
-        server::serve(listener, Server::new(store), shutdown_signal()).await.context("the server failed")?;
+        let server = Server::with_pending(store, signer, arbiter::limits::MAX_PENDING_APPENDS);
+        server::serve(listener, server, shutdown_signal()).await.context("the server failed")?;
         println!("shut down: appends in flight finished; every acknowledged append is stored");
         anyhow::Ok(())
     })?;

@@ -7,6 +7,8 @@
 //! - [`views`]: head, state, verify, export, what-if, diff, replay.
 //! - [`error`]: the one error body, with a stable code.
 //! - [`page`]: the replay page (one HTML file, no build step).
+//! - [`log`]: the verifiable log: signed checkpoints (one a second while
+//!   appends arrive, and at shutdown), proofs and bundles.
 //!
 //! Appends to one game are serialised by that game's lock, which also
 //! holds the game folded at its head (so an append is one rules check, not
@@ -21,6 +23,7 @@
 pub mod error;
 pub mod events;
 pub mod games;
+pub mod log;
 pub mod page;
 pub mod routes;
 pub mod views;
@@ -35,7 +38,9 @@ use tokio::sync::{Semaphore, watch};
 use crate::access::{self, Grant, ReadAccess};
 use crate::limits::{MAX_CACHED_GAMES, MAX_PENDING_APPENDS};
 use crate::record::{RecordError, Recorder};
+use crate::store::checkpoints;
 use crate::store::{SledStore, Store};
+use crate::tlog::NoteSigner;
 
 pub use error::ApiError;
 
@@ -50,6 +55,8 @@ pub struct Server {
     pending: Arc<Semaphore>,
     /// Set when shutdown begins.
     closing: watch::Sender<bool>,
+    /// The organiser's log key and the newest checkpoint.
+    pub keeper: log::Keeper,
 }
 
 /// A game's lock and live head.
@@ -64,18 +71,24 @@ pub struct Slot {
 pub type Shared = Arc<Server>;
 
 impl Server {
+    /// A server whose checkpoints are signed with the store's own key
+    /// (`DATA/log.key`, made on first use).
     pub fn new(store: SledStore) -> Shared {
-        Server::with_pending(store, MAX_PENDING_APPENDS)
+        let signer = checkpoints::signer(store.dir(), None, None).expect("the store's log key");
+        Server::with_pending(store, signer, MAX_PENDING_APPENDS)
     }
 
-    /// A server that holds at most `pending` appends at once.
-    pub fn with_pending(store: SledStore, pending: usize) -> Shared {
+    /// A server that signs checkpoints with `signer` and holds at most
+    /// `pending` appends at once.
+    pub fn with_pending(store: SledStore, signer: NoteSigner, pending: usize) -> Shared {
+        let keeper = log::Keeper::new(signer, store.dir().to_path_buf());
         let store: &'static SledStore = Box::leak(Box::new(store));
         Arc::new(Server {
             store,
             slots: Mutex::new(HashMap::new()),
             pending: Arc::new(Semaphore::new(pending)),
             closing: watch::channel(false).0,
+            keeper,
         })
     }
 
@@ -203,12 +216,34 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let app = routes::router(server.clone());
     let closing = server.closing.clone();
-    axum::serve(listener, app)
+    let ticking = tokio::spawn(sign_checkpoints(server.clone()));
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
             closing.send_replace(true);
         })
-        .await
+        .await;
+    ticking.abort();
+    // The last checkpoint covers every append acknowledged before shutdown.
+    let last = server.clone();
+    let signed = tokio::task::spawn_blocking(move || last.keeper.tick(last.store())).await;
+    match signed {
+        Ok(Ok(_)) => served,
+        Ok(Err(e)) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
+        Err(e) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
+    }
+}
+
+/// Signs a checkpoint every `CHECKPOINT_EVERY` while the log grows.
+async fn sign_checkpoints(server: Shared) {
+    let mut every = tokio::time::interval(log::CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let s = server.clone();
+        // A failure is retried on the next tick; reads of /checkpoint report it.
+        let _ = tokio::task::spawn_blocking(move || s.keeper.tick(s.store())).await;
+    }
 }
 
 /// The organiser's token on first start: if the store has none, one is
@@ -227,7 +262,9 @@ mod tests {
     #[test]
     fn appends_past_the_limit_are_told_busy_and_none_after_shutdown_begins() {
         let dir = tempfile::tempdir().unwrap();
-        let server = Server::with_pending(SledStore::open(dir.path()).unwrap(), 2);
+        let store = SledStore::open(dir.path()).unwrap();
+        let signer = checkpoints::signer(dir.path(), None, None).unwrap();
+        let server = Server::with_pending(store, signer, 2);
         let held = (server.permit().unwrap(), server.permit().unwrap());
         let busy = server.permit().unwrap_err();
         assert_eq!((busy.status.as_u16(), busy.body["error"]["code"].as_str()), (503, Some("busy")));

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::CODES;
-use super::{ApiError, Shared, events, games, page, views};
+use super::{ApiError, Shared, events, games, log, page, views};
 use crate::json::parse_strict;
 use crate::limits::{MAX_IMPORT_BYTES, MAX_REQUEST_BYTES};
 
@@ -299,6 +299,69 @@ pub const ROUTES: &[Route] = &[
         ok: (200, "text/html"),
         errors: &[],
         handler: || get(page::index),
+    },
+    Route {
+        method: "get",
+        path: "/checkpoint",
+        summary: "The latest signed checkpoint of the log (a C2SP signed note, text/plain)",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "text/plain: origin, tree size, base64 root, a blank line, signature lines"),
+        errors: &["io", "lost"],
+        handler: || get(log::checkpoint),
+    },
+    Route {
+        method: "get",
+        path: "/api/log",
+        summary: "The log's origin, public key (name+id+key) and latest checkpoint",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "{origin, key, size, checkpoint}"),
+        errors: &["io", "lost"],
+        handler: || get(log::log),
+    },
+    Route {
+        method: "get",
+        path: "/api/proof/inclusion",
+        summary: "The RFC 6962 inclusion proof of a game's event in the log",
+        who: Who::Reader,
+        query: &[
+            ("game", "the game (required)"),
+            ("seq", "the event (default: the game's head)"),
+            ("size", "the tree size (default: the latest checkpoint's)"),
+        ],
+        body: None,
+        ok: (200, "{game, seq, hash, leaf_index, size, root, leaf, inclusion: [base64 hash]}"),
+        errors: READ_ERRORS,
+        handler: || get(log::inclusion),
+    },
+    Route {
+        method: "get",
+        path: "/api/proof/consistency",
+        summary: "The RFC 6962 consistency proof between two tree sizes of the log",
+        who: Who::Anyone,
+        query: &[("from", "the smaller tree size (required)"), ("to", "the larger (default: the latest checkpoint's)")],
+        body: None,
+        ok: (200, "{from, to, from_root, to_root, consistency: [base64 hash]}"),
+        errors: &["input", "io"],
+        handler: || get(log::consistency),
+    },
+    Route {
+        method: "get",
+        path: "/api/proof/bundle",
+        summary: "An offline bundle: the game's export, the inclusion proof of its event, the signed checkpoint, the key",
+        who: Who::Reader,
+        query: &[
+            ("game", "the game (required)"),
+            ("seq", "the event (default: the game's head)"),
+            ("kept", "the tree size of a checkpoint the player kept: adds a consistency proof from it"),
+        ],
+        body: None,
+        ok: (200, "an arbiter-bundle/1 (see `arbiter verify-bundle`)"),
+        errors: READ_ERRORS,
+        handler: || get(log::bundle),
     },
     Route {
         method: "get",

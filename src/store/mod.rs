@@ -6,9 +6,11 @@
 //! and out (TigerBeetle style: assert on both sides of the boundary).
 //! `sled` (the embedded default) is the only backend so far.
 
+pub mod checkpoints;
 pub mod sled;
 
 use crate::event::{Event, EventError, Link};
+use crate::tlog::{Hash, Nodes};
 
 pub use self::sled::SledStore;
 
@@ -31,7 +33,9 @@ pub enum AppendError {
     Io(String),
 }
 
-/// Why a store did not open. A store held by another process (sled allows
+/// Why a store did not open. A store that holds less than its last
+/// checkpoint, or other events than it, is `Lost`: the one failure an
+/// audit log must never pass over. A store held by another process (sled allows
 /// one) is told apart, so the CLI can say who holds it and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -39,6 +43,8 @@ pub enum OpenError {
     InUse { dir: String },
     #[error("cannot open store at {dir}: {why}")]
     Io { dir: String, why: String },
+    #[error("{0}")]
+    Lost(String),
 }
 
 /// Why a read did not return an event.
@@ -48,6 +54,8 @@ pub enum ReadError {
     NoSuchGame(String),
     #[error("stored event seq {seq} is broken: {why}")]
     Corrupt { seq: u64, why: EventError },
+    #[error("the store's log is broken: {0}")]
+    Log(String),
     #[error("store I/O error: {0}")]
     Io(String),
 }
@@ -69,15 +77,10 @@ pub trait Store: Send + Sync {
     /// head's hash (seq 0 creates the game). Returns only once durable.
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError>;
 
-    /// Appends several events in order, made durable once at the end (import
-    /// and fork). Each is checked like `append`; on an error the events
-    /// before it may be stored (a valid prefix), none after it.
-    fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
-        for (event, bytes) in events {
-            self.append(game, event, bytes)?;
-        }
-        Ok(())
-    }
+    /// Appends several events in order as one durable write: all of them
+    /// or none (a batch of `append -`, import, fork). Each is checked like
+    /// `append`.
+    fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError>;
 
     /// A setting beside the games (the server's hashed tokens and read
     /// access). Settings are not events: they are not hashed or chained,
@@ -90,6 +93,20 @@ pub trait Store: Send + Sync {
     /// Sets a setting; returns only once durable.
     fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError>;
 
+    /// How many events the verifiable log holds (every game's, in the
+    /// order they were stored; see `crate::tlog`).
+    fn log_size(&self) -> Result<u64, ReadError>;
+
+    /// The hash of the complete subtree (level, index) of the log: leaves
+    /// `[index << level, (index + 1) << level)`; level 0 is a leaf hash.
+    fn log_node(&self, level: u8, index: u64) -> Result<Hash, ReadError>;
+
+    /// Which event is leaf `index` of the log: (game, seq).
+    fn log_leaf(&self, index: u64) -> Result<Option<(String, u64)>, ReadError>;
+
+    /// The log position of event `seq` of `game`, stored beside it.
+    fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError>;
+
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
         let mut events = self.read(game, seq)?;
@@ -99,3 +116,13 @@ pub trait Store: Send + Sync {
 
 /// An iterator over verified events.
 pub type Events<'a> = Box<dyn Iterator<Item = Result<Event, ReadError>> + 'a>;
+
+/// A store's log as the tree's complete subtrees, for `crate::tlog::merkle`.
+pub struct LogNodes<'s>(pub &'s dyn Store);
+
+impl Nodes for LogNodes<'_> {
+    type Error = ReadError;
+    fn node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
+        self.0.log_node(level, index)
+    }
+}

@@ -1,0 +1,304 @@
+//! Checkpoints kept beside a store, outside its database files.
+//!
+//! `DATA/checkpoints` is an append-only file of JSON Lines, one signed
+//! checkpoint each, fsynced before it counts:
+//!
+//! ```text
+//! {"heads":{"t2":[116,"<blake3 of seq 116>"]},"note":"arbiter/open\n412\n<root>\n\n— arbiter/open <sig>\n"}
+//! ```
+//!
+//! `heads` holds the last event of each game that grew since the line
+//! before, so the file alone says what every game held at each checkpoint.
+//! The private key that signs them is `DATA/log.key` unless the organiser
+//! keeps it elsewhere (`--log-key`).
+//!
+//! Every open of a store runs `check`: the store must still hold every
+//! event its newest checkpoint covers, with the same root. A store that sled
+//! recovered short (a damaged file it truncated) or one rewritten since then
+//! fails loudly, naming the games and events lost. A torn last line (a
+//! crash while writing it) is ignored: that checkpoint was never
+//! acknowledged. The size of the newest checkpoint is also kept in the
+//! store itself, so a checkpoint file deleted or cut short is found too.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{LogNodes, OpenError, Store};
+use crate::tlog::merkle::root;
+use crate::tlog::note::{Checkpoint, NoteError, NoteSigner, b64};
+
+/// The file of checkpoints, in the store's directory.
+pub const CHECKPOINT_FILE: &str = "checkpoints";
+/// The default place of the log's private key.
+pub const KEY_FILE: &str = "log.key";
+/// The store's own record of its newest checkpoint's tree size (a setting).
+const SIGNED_SETTING: &str = "log/checkpoint";
+
+/// One line of the checkpoint file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// Each game that grew since the line before: its last seq and hash.
+    pub heads: BTreeMap<String, (u64, String)>,
+    /// The signed note.
+    pub note: String,
+}
+
+impl Record {
+    pub fn checkpoint(&self) -> Result<Checkpoint, NoteError> {
+        let body = self.note.split_once("\n\n").map(|(b, _)| format!("{b}\n")).unwrap_or_default();
+        Checkpoint::parse_body(&body)
+    }
+}
+
+fn file(dir: &Path) -> PathBuf {
+    dir.join(CHECKPOINT_FILE)
+}
+
+/// Every checkpoint in the file, oldest first (a torn last line is not one).
+pub fn read(dir: &Path) -> Result<Vec<Record>, String> {
+    let path = file(dir);
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let mut records = Vec::new();
+    let mut lines = BufReader::new(f).split(b'\n').peekable();
+    let mut n = 0;
+    while let Some(line) = lines.next() {
+        n += 1;
+        let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(r) => records.push(r),
+            // The last line may be torn by a crash while it was written.
+            Err(_) if lines.peek().is_none() => break,
+            Err(e) => return Err(format!("{} line {n} is damaged: {e}", path.display())),
+        }
+    }
+    Ok(records)
+}
+
+/// The private key: read from `key` (or `DATA/log.key`), or made on first
+/// use with `origin` as its name, from 32 bytes of the OS's randomness, and
+/// written readable by its owner only.
+pub fn signer(dir: &Path, key: Option<&Path>, origin: Option<&str>) -> Result<NoteSigner, String> {
+    let path = key.map(Path::to_path_buf).unwrap_or_else(|| dir.join(KEY_FILE));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let signer = NoteSigner::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            if let Some(origin) = origin
+                && origin != signer.name
+            {
+                return Err(format!(
+                    "the log key {} signs for {:?}, not {origin:?}: a log keeps its origin (use another store for another log)",
+                    path.display(),
+                    signer.name
+                ));
+            }
+            Ok(signer)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let name = match origin {
+                Some(o) => o.to_string(),
+                None => default_origin(dir),
+            };
+            let mut seed = [0u8; 32];
+            getrandom::fill(&mut seed).map_err(|e| format!("no randomness for a new key: {e}"))?;
+            let signer = NoteSigner::from_seed(&name, seed).map_err(|e| e.to_string())?;
+            write_private(&path, &signer.to_text())?;
+            Ok(signer)
+        }
+        Err(e) => Err(format!("cannot read the log key {}: {e}", path.display())),
+    }
+}
+
+/// "localhost/arbiter/<the store directory's name>".
+fn default_origin(dir: &Path) -> String {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let name: String = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect())
+        .unwrap_or_default();
+    format!("localhost/arbiter/{}", if name.is_empty() { "store" } else { &name })
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("cannot create the log key {shown}: {e}"))?;
+    f.write_all(format!("{text}\n").as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("cannot write the log key {shown}: {e}"))?;
+    sync_dir(path);
+    Ok(())
+}
+
+fn sync_dir(path: &Path) {
+    if let Some(parent) = path.parent()
+        && let Ok(d) = File::open(if parent.as_os_str().is_empty() { Path::new(".") } else { parent })
+    {
+        let _ = d.sync_all();
+    }
+}
+
+/// What `sign` did.
+#[derive(Debug, Clone)]
+pub struct Signed {
+    pub checkpoint: Checkpoint,
+    pub note: String,
+    /// False when the log had not grown: the newest checkpoint is returned.
+    pub new: bool,
+}
+
+/// Signs a checkpoint of the store's log as it is now, unless the newest
+/// checkpoint already covers it; appends it to the file (fsynced) and
+/// records its size in the store. The caller holds the store open, so no
+/// other process writes it meanwhile; within a process, the caller runs
+/// one `sign` at a time.
+pub fn sign(store: &dyn Store, dir: &Path, signer: &NoteSigner) -> Result<Signed, String> {
+    let records = read(dir)?;
+    let last = match records.last() {
+        Some(r) => Some(r.checkpoint().map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let size = store.log_size().map_err(|e| e.to_string())?;
+    if let (Some(last), Some(record)) = (&last, records.last())
+        && last.size == size
+        && last.origin == signer.name
+    {
+        return Ok(Signed { checkpoint: last.clone(), note: record.note.clone(), new: false });
+    }
+    let from = last.as_ref().map_or(0, |c| c.size);
+    let mut heads = BTreeMap::new();
+    for index in from..size {
+        let (game, seq) = store
+            .log_leaf(index)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the store's log has no leaf {index}"))?;
+        heads.insert(game, seq);
+    }
+    let mut with_hash = BTreeMap::new();
+    for (game, seq) in heads {
+        let event = store
+            .get(&game, seq)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the log names {game} seq {seq}, which the store does not hold"))?;
+        with_hash.insert(game, (seq, event.hash));
+    }
+    let checkpoint = Checkpoint {
+        origin: signer.name.clone(),
+        size,
+        root: root(&LogNodes(store), size).map_err(|e| e.to_string())?,
+    };
+    let note = signer.sign(&checkpoint.body());
+    let record = Record { heads: with_hash, note: note.clone() };
+    append(dir, &record)?;
+    store.put_setting(SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| e.to_string())?;
+    Ok(Signed { checkpoint, note, new: true })
+}
+
+/// Appends one line and fsyncs it (and the directory when the file is new).
+fn append(dir: &Path, record: &Record) -> Result<(), String> {
+    let path = file(dir);
+    let created = !path.exists();
+    let mut line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    f.write_all(&line).and_then(|_| f.sync_data()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    if created {
+        sync_dir(&path);
+    }
+    Ok(())
+}
+
+/// Checks the store against its newest checkpoint: every game holds at
+/// least the events it held then, with the same hashes, and the log's root
+/// at that size is the signed one. Cost: one read of the checkpoint file,
+/// one lookup per game named in it, and O(log n) subtrees.
+pub fn check(store: &dyn Store, dir: &Path) -> Result<(), OpenError> {
+    let lost = |why: String| OpenError::Lost(why);
+    let records = read(dir).map_err(lost)?;
+    let signed = match store.setting(SIGNED_SETTING) {
+        Ok(Some(v)) => v.as_slice().try_into().ok().map(u64::from_be_bytes),
+        _ => None,
+    };
+    let Some(newest) = records.last() else {
+        return match signed {
+            Some(n) => Err(lost(format!(
+                "the checkpoint file {} is missing, but this store signed checkpoint {n}: it cannot be checked",
+                file(dir).display()
+            ))),
+            None => Ok(()),
+        };
+    };
+    let checkpoint = newest.checkpoint().map_err(|e| lost(format!("{}: {e}", file(dir).display())))?;
+    if let Some(n) = signed
+        && n > checkpoint.size
+    {
+        return Err(lost(format!(
+            "the checkpoint file {} ends at checkpoint {}, but this store signed checkpoint {n}: checkpoints were removed",
+            file(dir).display(),
+            checkpoint.size
+        )));
+    }
+    // What each game held at the newest checkpoint.
+    let mut heads: BTreeMap<&str, &(u64, String)> = BTreeMap::new();
+    for r in &records {
+        for (game, head) in &r.heads {
+            heads.insert(game, head);
+        }
+    }
+    let since = format!("since checkpoint {}", checkpoint.size);
+    let mut missing = Vec::new();
+    let mut changed = Vec::new();
+    for (game, (seq, hash)) in heads {
+        let io = |e: super::ReadError| lost(format!("cannot check game {game} against checkpoint: {e}"));
+        match store.head(game).map_err(io)? {
+            None => missing.push(format!("events 0..{seq} of game {game}")),
+            Some(h) if h.seq < *seq => missing.push(format!("events {}..{seq} of game {game}", h.seq + 1)),
+            Some(_) => match store.get(game, *seq).map_err(io)? {
+                Some(e) if e.hash == *hash => {}
+                _ => changed.push(format!("event {seq} of game {game}")),
+            },
+        }
+    }
+    let size = store.log_size().map_err(|e| lost(e.to_string()))?;
+    if !missing.is_empty() || size < checkpoint.size {
+        let what = if missing.is_empty() {
+            format!("log positions {size}..{}", checkpoint.size - 1)
+        } else {
+            missing.join(", ")
+        };
+        return Err(lost(format!(
+            "the store has lost {what} {since} (the log held {} events then; the store holds {size}); restore it from a backup, or from exports and bundles",
+            checkpoint.size
+        )));
+    }
+    if !changed.is_empty() {
+        return Err(lost(format!("the store's {} differ from what it held {since}", changed.join(", "))));
+    }
+    let now = root(&LogNodes(store), checkpoint.size).map_err(|e| lost(format!("{e} ({since})")))?;
+    if now != checkpoint.root {
+        return Err(lost(format!(
+            "the store's log differs from checkpoint {}: its root is {}, the signed root {}; events stored before it were changed",
+            checkpoint.size,
+            b64(&now),
+            b64(&checkpoint.root)
+        )));
+    }
+    Ok(())
+}

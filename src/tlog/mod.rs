@@ -1,0 +1,28 @@
+//! The verifiable log: every event of every game in a store is a leaf of
+//! one append-only Merkle tree (RFC 6962, SHA-256), in the order events were
+//! stored, and signed checkpoints (C2SP signed notes, Ed25519) say what the
+//! tree was at a moment. With them a store cannot lose or rewrite an event
+//! silently: an open checks the store against its newest checkpoint, and a
+//! player who kept a checkpoint can have anyone check that their game is
+//! still in the log unchanged (an inclusion proof in a later checkpoint,
+//! and a consistency proof from theirs to it).
+//!
+//! - [`merkle`]: the tree (hashes, roots, proofs, checks); pure.
+//! - [`note`]: signed notes, keys, checkpoints and witness cosignatures; pure.
+//! - [`bundle`]: the offline proof a player or an auditor keeps (`arbiter
+//!   prove`, `arbiter verify-bundle`): an export, an inclusion proof of the
+//!   game's event, the signed checkpoint and the log's public key.
+//!
+//! A leaf's data is the event's canonical bytes: exactly one line of
+//! `arbiter export` without its newline, so `printf '\0'; cat line` piped to
+//! `sha256sum` is the leaf hash. The per-game BLAKE3 chain is unchanged; the
+//! tree binds the order of all games' events together under one signature.
+//! The store keeps, beside each event, its position in the tree
+//! (`Store::log_position`) and each complete subtree's hash (`Store::log_node`).
+
+pub mod bundle;
+pub mod merkle;
+pub mod note;
+
+pub use merkle::{Hash, Nodes};
+pub use note::{Checkpoint, NoteSigner, NoteVerifier};
