@@ -20,6 +20,7 @@ mod token;
 mod transfer;
 mod verify;
 mod whatif;
+mod witness;
 
 pub use remote::Denied;
 
@@ -151,6 +152,11 @@ pub enum Command {
         after_help = "Examples:\n  arbiter verify-bundle t12.bundle --expect-key 'localhost/arbiter/open+1a2b3c4d+AQ...'\n  arbiter verify-bundle t12.bundle --kept round3.checkpoint"
     )]
     VerifyBundle(checkpoint::VerifyBundleArgs),
+    /// Cosign a log's checkpoint as a witness, only if it extends the last one this witness cosigned.
+    #[command(
+        after_help = "Examples:\n  arbiter witness --name witness.example.org --public-key\n  arbiter --server http://10.0.0.5:7878 witness --log 'lunacity.example/open+1a2b3c4d+AQ...' > witnessed.checkpoint\n  arbiter witness --log log.pub request.txt"
+    )]
+    Witness(witness::Args),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -191,6 +197,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Checkpoint(a) => checkpoint::run(&cli, target()?, a, &out),
         Command::Prove(a) => checkpoint::prove(&cli, target()?, a, &out),
         Command::VerifyBundle(a) => checkpoint::verify_bundle(a, &out),
+        // A witness needs no store: only --server, to fetch a checkpoint.
+        Command::Witness(a) => witness::run(|| cli.server.as_ref().map(|_| Target::open(&cli)).transpose(), a, &out),
         Command::Serve(a) => {
             if cli.server.is_some() {
                 anyhow::bail!("serve runs on a store (--data), not against another server");

@@ -4,8 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use arbiter::ops;
+use arbiter::record::RecordError;
 use arbiter::record::StoredGame;
-use arbiter::store::Store;
+use arbiter::store::{Store, checkpoints};
 
 use super::new::str;
 use super::progress::{self, Ticking};
@@ -53,6 +54,18 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
         .map_err(|e| e.context(format!("{game} failed verification")))?;
         out.emit(v.clone(), || {
             format!("ok: {game}: {} events, hashes, links and rules verified; head {}", v["events"], str(&v["head"]))
+        });
+    }
+    // With --all, the log too: every leaf from its event, against the newest checkpoint.
+    if let (true, Target::Local(store)) = (a.all, target) {
+        let log = checkpoints::verify_log(store, store.dir()).map_err(|e| rec(RecordError::Lost(e)))?;
+        let v = serde_json::json!({"log": log});
+        out.emit(v, || {
+            let against = match log.checkpoint {
+                Some(n) => format!("its root at {n} is the one checkpoint {n} signed"),
+                None => "no checkpoint signed yet".to_string(),
+            };
+            format!("ok: the log: {} events, each leaf the hash of its event; {against}", log.size)
         });
     }
     Ok(ExitCode::SUCCESS)

@@ -110,7 +110,7 @@ pub fn signer(dir: &Path, key: Option<&Path>, origin: Option<&str>) -> Result<No
             let mut seed = [0u8; 32];
             getrandom::fill(&mut seed).map_err(|e| format!("no randomness for a new key: {e}"))?;
             let signer = NoteSigner::from_seed(&name, seed).map_err(|e| e.to_string())?;
-            write_private(&path, &signer.to_text())?;
+            write_private_key(&path, &signer.to_text())?;
             Ok(signer)
         }
         Err(e) => Err(format!("cannot read the log key {}: {e}", path.display())),
@@ -127,7 +127,8 @@ fn default_origin(dir: &Path) -> String {
     format!("localhost/arbiter/{}", if name.is_empty() { "store" } else { &name })
 }
 
-fn write_private(path: &Path, text: &str) -> Result<(), String> {
+/// Writes a private key to a new file readable by its owner only, fsynced.
+pub fn write_private_key(path: &Path, text: &str) -> Result<(), String> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let mut f = OpenOptions::new()
@@ -301,4 +302,81 @@ pub fn check(store: &dyn Store, dir: &Path) -> Result<(), OpenError> {
         )));
     }
     Ok(())
+}
+
+/// What `verify_log` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogVerified {
+    /// Leaves in the log.
+    pub size: u64,
+    /// The root of the whole log, base64.
+    pub root: String,
+    /// The newest checkpoint's tree size, when there is one (its root matched).
+    pub checkpoint: Option<u64>,
+}
+
+/// Checks the whole log from the events themselves (`verify --all`): leaf
+/// `i` is the SHA-256 leaf hash of the event the log says is there, every
+/// event of every game has exactly one leaf, the stored subtrees give the
+/// root the leaves give, and that root at the newest checkpoint's size is
+/// the signed one. Streams: memory is the frontier, whatever the size.
+pub fn verify_log(store: &dyn Store, dir: &Path) -> Result<LogVerified, String> {
+    use crate::tlog::merkle::{Frontier, leaf_hash};
+    let records = read(dir)?;
+    let newest = match records.last() {
+        Some(r) => Some(r.checkpoint().map_err(|e| format!("{}: {e}", file(dir).display()))?),
+        None => None,
+    };
+    let size = store.log_size().map_err(|e| e.to_string())?;
+    let mut frontier = Frontier::default();
+    let mut at_checkpoint = None;
+    for index in 0..size {
+        if newest.as_ref().is_some_and(|c| c.size == index) {
+            at_checkpoint = Some(frontier.root());
+        }
+        let (game, seq) =
+            store.log_leaf(index).map_err(|e| e.to_string())?.ok_or_else(|| format!("the log has no leaf {index}"))?;
+        let event = store
+            .get(&game, seq)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("leaf {index} names {game} seq {seq}, which the store does not hold"))?;
+        let leaf = leaf_hash(&crate::record::canonical_bytes(&event));
+        if store.log_node(0, index).map_err(|e| e.to_string())? != leaf {
+            return Err(format!("leaf {index} is not the hash of {game} seq {seq}: the event or the log was changed"));
+        }
+        if store.log_position(&game, seq).map_err(|e| e.to_string())? != Some(index) {
+            return Err(format!("{game} seq {seq} is leaf {index}, but its position says otherwise"));
+        }
+        frontier.push(leaf);
+    }
+    if newest.as_ref().is_some_and(|c| c.size == size) {
+        at_checkpoint = Some(frontier.root());
+    }
+    let mut events = 0;
+    for game in store.games().map_err(|e| e.to_string())? {
+        events += store.head(&game).map_err(|e| e.to_string())?.map_or(0, |h| h.seq + 1);
+    }
+    if events != size {
+        return Err(format!("the games hold {events} events, but the log has {size} leaves"));
+    }
+    let stored = root(&LogNodes(store), size).map_err(|e| e.to_string())?;
+    if stored != frontier.root() {
+        return Err("the log's stored subtrees do not give the root its leaves give".into());
+    }
+    if let Some(c) = &newest {
+        match at_checkpoint {
+            None => return Err(format!("the log holds {size} events, fewer than checkpoint {}", c.size)),
+            Some(r) if r != c.root => {
+                return Err(format!(
+                    "the events give root {} at size {}, but checkpoint {} signed {}: events stored before it were changed",
+                    b64(&r),
+                    c.size,
+                    c.size,
+                    b64(&c.root)
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(LogVerified { size, root: b64(&stored), checkpoint: newest.map(|c| c.size) })
 }

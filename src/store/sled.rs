@@ -99,9 +99,9 @@ impl SledStore {
         let io = |e: sled::Error| OpenError::Io { dir: shown.clone(), why: e.to_string() };
         let log_tree = db.open_tree(LOG_TREE).map_err(io)?;
         let size = match log_tree.get(SIZE_KEY).map_err(io)? {
-            Some(v) => Some(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| OpenError::Lost(format!(
-                "the store at {shown} is damaged: its log size is not 8 bytes"
-            )))?)),
+            Some(v) => Some(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
+                OpenError::Lost(format!("the store at {shown} is damaged: its log size is not 8 bytes"))
+            })?)),
             None => None,
         };
         let mut store = SledStore {
@@ -116,9 +116,8 @@ impl SledStore {
         };
         match size {
             Some(size) => {
-                let frontier = Frontier::load(&super::LogNodes(&store), size).map_err(|e| {
-                    OpenError::Lost(format!("the store at {shown} has lost part of its log: {e}"))
-                })?;
+                let frontier = Frontier::load(&super::LogNodes(&store), size)
+                    .map_err(|e| OpenError::Lost(format!("the store at {shown} has lost part of its log: {e}")))?;
                 store.frontier = Mutex::new(frontier);
             }
             None => store.build_log().map_err(|why| OpenError::Io { dir: shown.clone(), why })?,
@@ -301,7 +300,9 @@ impl Store for SledStore {
         match v {
             None => Ok(None),
             Some(v) => Ok(Some(u64::from_be_bytes(
-                v.as_ref().try_into().map_err(|_| ReadError::Log(format!("the position of {game} seq {seq} is damaged")))?,
+                v.as_ref()
+                    .try_into()
+                    .map_err(|_| ReadError::Log(format!("the position of {game} seq {seq} is damaged")))?,
             ))),
         }
     }

@@ -22,8 +22,9 @@
 //! 4. with `kept`, a checkpoint the player kept earlier (`--kept`) is a
 //!    prefix of this one (RFC 6962 consistency proof): the organiser has not
 //!    rewritten anything the player saw logged;
-//! 5. with a witness key (`--witness`), the checkpoint carries that
-//!    witness's cosignature: the witness saw no other history.
+//! 5. with a witness key (`--witness`), the checkpoint, or the kept one,
+//!    carries that witness's cosignature: the witness saw no other history
+//!    (a witness cosigns only checkpoints that extend the last it cosigned).
 
 use serde::{Deserialize, Serialize};
 
@@ -132,10 +133,12 @@ pub fn check(
     // 2. Its last line is the leaf.
     let line = bundle.export.trim_end_matches('\n').rsplit('\n').next().unwrap_or_default();
     let path = unhashes(&bundle.inclusion).ok_or_else(|| BundleError::Input("inclusion: not base64 hashes".into()))?;
-    verify_inclusion(&leaf_hash(line.as_bytes()), bundle.leaf_index, checkpoint.size, &path, &checkpoint.root).map_err(
-        |e| failed(format!("event {} of {} is not in checkpoint {}: {e}", bundle.seq, bundle.game, checkpoint.size)),
-    )?;
+    verify_inclusion(&leaf_hash(line.as_bytes()), bundle.leaf_index, checkpoint.size, &path, &checkpoint.root)
+        .map_err(|e| {
+            failed(format!("event {} of {} is not in checkpoint {}: {e}", bundle.seq, bundle.game, checkpoint.size))
+        })?;
     // 4. The kept checkpoint is a prefix of this one.
+    let kept_note = kept;
     let kept = match (kept, &bundle.kept) {
         (None, _) => None,
         (Some(_), None) => {
@@ -145,11 +148,16 @@ pub fn check(
         }
         (Some(note), Some(proof)) => Some(check_kept(&key, note, proof, &checkpoint)?),
     };
-    // 5. Witnesses.
+    // 5. Witnesses: a cosignature on the bundle's checkpoint, or on the
+    // kept one (a witness's output is what a player keeps; the consistency
+    // proof then carries its guarantee forward).
     let mut seen = Vec::new();
     for w in witnesses {
         let w = NoteVerifier::parse(w).map_err(|e| BundleError::Input(format!("--witness: {e}")))?;
-        w.open(&bundle.checkpoint).map_err(|e| failed(format!("the checkpoint is not cosigned: {e}")))?;
+        let on_kept = kept_note.is_some_and(|k| w.open(k).is_ok());
+        if !on_kept {
+            w.open(&bundle.checkpoint).map_err(|e| failed(format!("no checkpoint here is cosigned: {e}")))?;
+        }
         seen.push(w.name.clone());
     }
     Ok(Proved {

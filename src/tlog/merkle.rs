@@ -127,7 +127,14 @@ pub fn consistency_proof<N: Nodes>(nodes: &N, from: u64, to: u64) -> Result<Resu
     Ok(Ok(path))
 }
 
-fn subproof<N: Nodes>(nodes: &N, m: u64, start: u64, end: u64, whole: bool, out: &mut Vec<Hash>) -> Result<(), N::Error> {
+fn subproof<N: Nodes>(
+    nodes: &N,
+    m: u64,
+    start: u64,
+    end: u64,
+    whole: bool,
+    out: &mut Vec<Hash>,
+) -> Result<(), N::Error> {
     let n = end - start;
     if m == n {
         if !whole {

@@ -13,6 +13,9 @@
 //!   prove`, `arbiter verify-bundle`): an export, an inclusion proof of the
 //!   game's event, the signed checkpoint and the log's public key.
 //!
+//! - [`witness`]: a witness that cosigns a checkpoint only if it extends the
+//!   last one it cosigned (c2sp.org/tlog-witness); pure.
+//!
 //! A leaf's data is the event's canonical bytes: exactly one line of
 //! `arbiter export` without its newline, so `printf '\0'; cat line` piped to
 //! `sha256sum` is the leaf hash. The per-game BLAKE3 chain is unchanged; the
@@ -23,6 +26,7 @@
 pub mod bundle;
 pub mod merkle;
 pub mod note;
+pub mod witness;
 
 pub use merkle::{Hash, Nodes};
 pub use note::{Checkpoint, NoteSigner, NoteVerifier};
