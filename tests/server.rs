@@ -541,4 +541,11 @@ fn a_graceful_shutdown_finishes_appends_in_flight_and_acknowledges_only_stored_o
     for t in 0..TABLES {
         verify(&arbiter::record::StoredGame::new(&store, &format!("t{t}")), None).expect("each game verifies");
     }
+    // The checkpoint signed at shutdown covers every event stored, and so
+    // every acknowledged one: the newest checkpoint's size is the log's size.
+    let newest = arbiter::store::checkpoints::read(&data).unwrap().pop().expect("a checkpoint was signed");
+    assert_eq!(newest.checkpoint().unwrap().size, store.log_size().unwrap());
+    for (game, seq, _) in acked.lock().unwrap().iter() {
+        assert!(store.log_position(game, *seq).unwrap().unwrap() < store.log_size().unwrap());
+    }
 }

@@ -46,7 +46,12 @@ impl Keeper {
         {
             return Ok(l.clone());
         }
-        let signed = checkpoints::sign(store, &self.dir, &self.signer).map_err(RecordError::Io)?;
+        let signed = match latest.as_ref() {
+            // Only the first tick reads the file; later ones know the newest.
+            None => checkpoints::sign(store, &self.dir, &self.signer),
+            Some(l) => checkpoints::sign_after(store, &self.dir, &self.signer, Some(l)),
+        }
+        .map_err(RecordError::Io)?;
         *latest = Some(signed.clone());
         Ok(signed)
     }

@@ -167,19 +167,30 @@ pub struct Signed {
 /// other process writes it meanwhile; within a process, the caller runs
 /// one `sign` at a time.
 pub fn sign(store: &dyn Store, dir: &Path, signer: &NoteSigner) -> Result<Signed, String> {
-    let records = read(dir)?;
-    let last = match records.last() {
-        Some(r) => Some(r.checkpoint().map_err(|e| e.to_string())?),
+    let newest = match read(dir)?.pop() {
+        Some(r) => Some(Signed { checkpoint: r.checkpoint().map_err(|e| e.to_string())?, note: r.note, new: false }),
         None => None,
     };
+    sign_after(store, dir, signer, newest.as_ref())
+}
+
+/// `sign`, given the newest checkpoint in the file (so a server signing
+/// every second does not read the whole file each time).
+pub fn sign_after(
+    store: &dyn Store,
+    dir: &Path,
+    signer: &NoteSigner,
+    newest: Option<&Signed>,
+) -> Result<Signed, String> {
+    let last = newest.map(|n| &n.checkpoint);
     let size = store.log_size().map_err(|e| e.to_string())?;
-    if let (Some(last), Some(record)) = (&last, records.last())
-        && last.size == size
-        && last.origin == signer.name
+    if let Some(newest) = newest
+        && newest.checkpoint.size == size
+        && newest.checkpoint.origin == signer.name
     {
-        return Ok(Signed { checkpoint: last.clone(), note: record.note.clone(), new: false });
+        return Ok(Signed { new: false, ..newest.clone() });
     }
-    let from = last.as_ref().map_or(0, |c| c.size);
+    let from = last.map_or(0, |c| c.size);
     let mut heads = BTreeMap::new();
     for index in from..size {
         let (game, seq) = store

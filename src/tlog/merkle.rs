@@ -74,7 +74,7 @@ pub fn subtree<N: Nodes>(nodes: &N, start: u64, end: u64) -> Result<Hash, N::Err
     if n == 0 {
         return Ok(empty_root());
     }
-    if n.is_power_of_two() && start % n == 0 {
+    if n.is_power_of_two() && start.is_multiple_of(n) {
         return nodes.node(n.trailing_zeros() as u8, start / n);
     }
     let k = split(n);
