@@ -18,7 +18,7 @@
 //!    fixes every event before it, so the whole export is in the log;
 //! 3. the checkpoint is signed by `log_key` (Ed25519, C2SP signed note);
 //!    a key in the bundle proves nothing by itself: compare it with the key
-//!    the organiser published (`--log-key`);
+//!    the organiser published (`verify-bundle --expect-key`);
 //! 4. with `kept`, a checkpoint the player kept earlier (`--kept`) is a
 //!    prefix of this one (RFC 6962 consistency proof): the organiser has not
 //!    rewritten anything the player saw logged;
@@ -107,7 +107,7 @@ pub fn check(
     }
     let key = NoteVerifier::parse(&bundle.log_key).map_err(|e| BundleError::Input(format!("log_key: {e}")))?;
     if let Some(published) = log_key {
-        let published = NoteVerifier::parse(published).map_err(|e| BundleError::Input(format!("--log-key: {e}")))?;
+        let published = NoteVerifier::parse(published).map_err(|e| BundleError::Input(format!("--expect-key: {e}")))?;
         if published != key {
             return Err(failed(format!(
                 "the bundle's log key {} is not the published key {}",

@@ -70,6 +70,19 @@ impl Served {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
+    /// (status, Content-Type, body as text) of a GET: for answers that are
+    /// not JSON (a checkpoint, an export).
+    pub fn get_text(&self, path: &str, token: Option<&str>) -> (u16, String, String) {
+        let mut r = self.agent.get(&format!("{}{path}", self.url));
+        if let Some(t) = token {
+            r = r.header("Authorization", &format!("Bearer {t}"));
+        }
+        let mut resp = r.call().unwrap();
+        let status = resp.status().as_u16();
+        let kind = resp.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+        (status, kind, resp.body_mut().read_to_string().unwrap())
+    }
+
     pub fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
         self.call("GET", path, token, None)
     }
