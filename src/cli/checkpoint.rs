@@ -73,8 +73,8 @@ pub fn prove(cli: &Cli, target: &Target, a: &ProveArgs, out: &Output) -> anyhow:
         Target::Local(store) => {
             let signer = signer(cli, store)?;
             let signed = checkpoints::sign(store, store.dir(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
-            let b = proof::bundle(store, &a.game, a.seq, &signed.note, &signer.verifier(), kept.as_deref())
-                .map_err(rec)?;
+            let b =
+                proof::bundle(store, &a.game, a.seq, &signed.note, &signer.verifier(), kept.as_deref()).map_err(rec)?;
             serde_json::to_value(b)?
         }
         Target::Remote(c) => {
@@ -107,7 +107,11 @@ pub fn prove(cli: &Cli, target: &Target, a: &ProveArgs, out: &Output) -> anyhow:
         Some(path) => {
             std::fs::write(path, format!("{text}\n")).with_context(|| format!("cannot write {}", path.display()))?;
             out.emit(json!({"written": path, "game": a.game, "seq": bundle["seq"]}), || {
-                format!("{summary}\nwritten to {}; check it anywhere with: arbiter verify-bundle {}", path.display(), path.display())
+                format!(
+                    "{summary}\nwritten to {}; check it anywhere with: arbiter verify-bundle {}",
+                    path.display(),
+                    path.display()
+                )
             });
         }
         None => println!("{text}"),
@@ -139,7 +143,8 @@ fn key_arg(k: &str) -> anyhow::Result<String> {
 pub fn verify_bundle(a: &VerifyBundleArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let input = |m: String| rec(RecordError::Input(m));
     let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
-    let b: Bundle = serde_json::from_str(&text).map_err(|e| input(format!("{} is not a bundle: {e}", a.file.display())))?;
+    let b: Bundle =
+        serde_json::from_str(&text).map_err(|e| input(format!("{} is not a bundle: {e}", a.file.display())))?;
     let kept = match &a.kept {
         Some(p) => Some(std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?),
         None => None,

@@ -132,9 +132,10 @@ pub fn check(
     // 2. Its last line is the leaf.
     let line = bundle.export.trim_end_matches('\n').rsplit('\n').next().unwrap_or_default();
     let path = unhashes(&bundle.inclusion).ok_or_else(|| BundleError::Input("inclusion: not base64 hashes".into()))?;
-    verify_inclusion(&leaf_hash(line.as_bytes()), bundle.leaf_index, checkpoint.size, &path, &checkpoint.root).map_err(
-        |e| failed(format!("event {} of {} is not in checkpoint {}: {e}", bundle.seq, bundle.game, checkpoint.size)),
-    )?;
+    verify_inclusion(&leaf_hash(line.as_bytes()), bundle.leaf_index, checkpoint.size, &path, &checkpoint.root)
+        .map_err(|e| {
+            failed(format!("event {} of {} is not in checkpoint {}: {e}", bundle.seq, bundle.game, checkpoint.size))
+        })?;
     // 4. The kept checkpoint is a prefix of this one.
     let kept = match (kept, &bundle.kept) {
         (None, _) => None,

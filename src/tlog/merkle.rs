@@ -74,7 +74,7 @@ pub fn subtree<N: Nodes>(nodes: &N, start: u64, end: u64) -> Result<Hash, N::Err
     if n == 0 {
         return Ok(empty_root());
     }
-    if n.is_power_of_two() && start % n == 0 {
+    if n.is_power_of_two() && start.is_multiple_of(n) {
         return nodes.node(n.trailing_zeros() as u8, start / n);
     }
     let k = split(n);
@@ -127,7 +127,14 @@ pub fn consistency_proof<N: Nodes>(nodes: &N, from: u64, to: u64) -> Result<Resu
     Ok(Ok(path))
 }
 
-fn subproof<N: Nodes>(nodes: &N, m: u64, start: u64, end: u64, whole: bool, out: &mut Vec<Hash>) -> Result<(), N::Error> {
+fn subproof<N: Nodes>(
+    nodes: &N,
+    m: u64,
+    start: u64,
+    end: u64,
+    whole: bool,
+    out: &mut Vec<Hash>,
+) -> Result<(), N::Error> {
     let n = end - start;
     if m == n {
         if !whole {

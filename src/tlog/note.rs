@@ -174,7 +174,9 @@ fn split_key(text: &str) -> Result<(&str, [u8; 4], Vec<u8>), NoteError> {
         return Err(NoteError::Key("expected name+keyid+key".into()));
     };
     check_name(name)?;
-    let id = unhex(id).and_then(|v| v.try_into().ok()).ok_or_else(|| NoteError::Key("the key id is not 8 hex digits".into()))?;
+    let id = unhex(id)
+        .and_then(|v| v.try_into().ok())
+        .ok_or_else(|| NoteError::Key("the key id is not 8 hex digits".into()))?;
     let key = B64.decode(key).map_err(|_| NoteError::Key("the key is not base64".into()))?;
     Ok((name, id, key))
 }
@@ -219,11 +221,15 @@ impl NoteVerifier {
                 continue;
             }
             let ok = match self.alg {
-                ED25519 => Signature::from_slice(&blob[4..]).is_ok_and(|s| self.key.verify(body.as_bytes(), &s).is_ok()),
-                _ => blob.len() == 4 + 8 + 64 && {
-                    let time = u64::from_be_bytes(blob[4..12].try_into().expect("8 bytes"));
-                    let signed = cosigned_text(time, body);
-                    Signature::from_slice(&blob[12..]).is_ok_and(|s| self.key.verify(signed.as_bytes(), &s).is_ok())
+                ED25519 => {
+                    Signature::from_slice(&blob[4..]).is_ok_and(|s| self.key.verify(body.as_bytes(), &s).is_ok())
+                }
+                _ => {
+                    blob.len() == 4 + 8 + 64 && {
+                        let time = u64::from_be_bytes(blob[4..12].try_into().expect("8 bytes"));
+                        let signed = cosigned_text(time, body);
+                        Signature::from_slice(&blob[12..]).is_ok_and(|s| self.key.verify(signed.as_bytes(), &s).is_ok())
+                    }
                 }
             };
             if ok {
@@ -310,7 +316,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 pub fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
