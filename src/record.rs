@@ -5,6 +5,8 @@
 //! refuses it) -> seal (seq, prev, at, hash) -> `Store::append`, which
 //! checks the link again and stores only if the head has not moved ->
 //! durable -> acknowledged. A refused or conflicting append stores nothing.
+//! A batch (`Recorder::append_batch`) is sealed and folded whole, then
+//! stored by one `Store::append_batch`: one durable write, all or nothing.
 
 use std::io::BufRead;
 
@@ -15,7 +17,7 @@ use serde_json::Value;
 use crate::event::{Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal};
 use crate::fold::{FoldError, Folder, Next, Source};
 use crate::json::{canonical, parse_strict};
-use crate::kernel::Violation;
+use crate::kernel::{View, Violation};
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS};
 use crate::rules::Table;
 use crate::store::{AppendError, ReadError, Store};
@@ -172,6 +174,8 @@ pub struct Appended {
     /// True when this was a retry of an append already stored (same actor
     /// and action at the expected seq): the stored event is returned.
     pub duplicate: bool,
+    /// Where the game stands after this event (for a retry, at the head).
+    pub view: View,
 }
 
 /// A game loaded for recording: its state at the head.
@@ -199,6 +203,27 @@ impl Source for StoredGame<'_> {
         match self.store.read(&self.game, from) {
             Ok(events) => Box::new(events.map(|e| e.map_err(RecordError::from))),
             Err(e) => Box::new(std::iter::once(Err(e.into()))),
+        }
+    }
+}
+
+/// A game's stored events up to `next`, then a batch being sealed after
+/// them: what the fold reads again when a rewind in the batch goes back to
+/// an event before it, in the store or earlier in the batch.
+struct Pending<'a, 's> {
+    stored: &'a StoredGame<'s>,
+    /// The seq of the batch's first event (the stored game ends before it).
+    next: u64,
+    batch: &'a [Event],
+}
+
+impl Source for Pending<'_, '_> {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        let batch = self.batch.iter().cloned().map(Ok);
+        match self.next.checked_sub(from) {
+            Some(stored) if stored > 0 => Box::new(self.stored.events_from(from).take(stored as usize).chain(batch)),
+            _ => Box::new(batch.skip((from - self.next) as usize)),
         }
     }
 }
@@ -308,40 +333,123 @@ impl<'s> Recorder<'s> {
     /// Checks a batch in order against the rules without storing anything;
     /// on refusal, the index of the first bad submission.
     pub fn check_batch(&self, subs: &[Submission]) -> Result<(), (usize, RecordError)> {
+        self.seal_batch(subs, self.folder.clone(), false).map(|_| ())
+    }
+
+    /// Seals `subs` in order after the head, each folded on `folder` (the
+    /// state at the head): the events with their bytes, the view after each
+    /// (if `with_views`), and the state after the last.
+    #[allow(clippy::type_complexity)]
+    fn seal_batch(
+        &self,
+        subs: &[Submission],
+        mut folder: Folder,
+        with_views: bool,
+    ) -> Result<(Vec<(Event, Vec<u8>)>, Vec<View>, Folder), (usize, RecordError)> {
+        let next = self.head.seq + 1;
         let mut head = self.head.clone();
-        let mut folder = self.folder.clone();
+        let mut sealed: Vec<(Event, Vec<u8>)> = Vec::with_capacity(subs.len());
+        let mut events: Vec<Event> = Vec::with_capacity(subs.len());
+        let mut views = Vec::with_capacity(subs.len());
         for (i, sub) in subs.iter().enumerate() {
             let draft = sub.draft(folder.table()).map_err(|e| (i, e))?;
-            let (event, _) =
+            let (event, bytes) =
                 seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
-            folder.push(&event, &self.source).map_err(|e| (i, refused(e)))?;
+            let source = Pending { stored: &self.source, next, batch: &events };
+            let folded = folder.next(&event, &source).map_err(|e| (i, refused(e)))?;
+            folder.commit(&event, folded);
+            if with_views {
+                views.push(folder.table().expect("a folded game has a state").view());
+            }
             head = event.link();
+            events.push(event.clone());
+            sealed.push((event, bytes));
         }
-        Ok(())
+        Ok((sealed, views, folder))
     }
 
     /// Appends one action. With `expect`, it must go at that seq (optimistic
     /// concurrency); a retry of an append already stored at `expect` returns
     /// the stored event.
     pub fn append(&mut self, sub: &Submission, expect: Option<u64>) -> Result<Appended, RecordError> {
+        let mut done = self.append_batch(std::slice::from_ref(sub), expect).map_err(|(_, e)| e)?;
+        Ok(done.pop().expect("one appended"))
+    }
+
+    /// The leading run of `subs` already stored at `expect`, `expect + 1`,
+    /// ... (same actor and action): a retry of a batch whose answer was
+    /// lost. Empty without `expect`.
+    pub fn already_stored(&self, subs: &[Submission], expect: Option<u64>) -> Result<Vec<Event>, RecordError> {
+        let Some(expected) = expect else { return Ok(Vec::new()) };
         let next = self.head.seq + 1;
-        if let Some(expected) = expect {
-            if expected < next
-                && let Some(stored) = self.source.store.get(&self.source.game, expected)?
-                && stored.actor == sub.actor
-                && stored.action == sub.action
-            {
-                return Ok(Appended { event: stored, duplicate: true });
+        let mut stored = Vec::new();
+        for (i, sub) in subs.iter().enumerate() {
+            let seq = expected.saturating_add(i as u64);
+            if seq >= next {
+                break;
             }
-            if expected != next {
-                return Err(RecordError::Conflict { expected, next });
+            match self.source.store.get(&self.source.game, seq)? {
+                Some(e) if e.actor == sub.actor && e.action == sub.action => stored.push(e),
+                _ => break,
             }
         }
-        let (event, bytes, folded) = self.check(sub)?;
-        self.source.store.append(&self.source.game, &event, &bytes)?;
-        self.head = event.link();
-        self.folder.commit(&event, folded);
-        Ok(Appended { event, duplicate: false })
+        Ok(stored)
+    }
+
+    /// Appends `subs` in order as one durable write (one
+    /// `Store::append_batch`: all of them or none, one sync): each is sealed
+    /// after the one before and folded, and nothing is stored unless every
+    /// one is legal. With `expect`, the batch must go at that seq; a leading
+    /// run already stored there (a retry, as for `append`) is returned as
+    /// duplicates and the rest goes at the head. On failure, the index of
+    /// the submission it concerns; nothing from there on was stored.
+    pub fn append_batch(
+        &mut self,
+        subs: &[Submission],
+        expect: Option<u64>,
+    ) -> Result<Vec<Appended>, (usize, RecordError)> {
+        let mut done: Vec<Appended> = self
+            .already_stored(subs, expect)
+            .map_err(|e| (0, e))?
+            .into_iter()
+            .map(|event| Appended { event, duplicate: true, view: self.table().view() })
+            .collect();
+        let (k, rest) = (done.len(), &subs[done.len()..]);
+        if rest.is_empty() {
+            return Ok(done);
+        }
+        let next = self.head.seq + 1;
+        if let Some(expected) = expect
+            && expected + k as u64 != next
+        {
+            return Err((k, RecordError::Conflict { expected: expected + k as u64, next }));
+        }
+        // One event folds on the recorder's own state (no copy of it);
+        // several on a copy, which replaces it once they are stored.
+        enum After {
+            One(Next),
+            Many(Folder),
+        }
+        let (sealed, views, after) = match rest {
+            [sub] => {
+                let (event, bytes, folded) = self.check(sub).map_err(|e| (k, e))?;
+                let view = folded.table.view();
+                (vec![(event, bytes)], vec![view], After::One(folded))
+            }
+            _ => {
+                let (sealed, views, folder) =
+                    self.seal_batch(rest, self.folder.clone(), true).map_err(|(i, e)| (k + i, e))?;
+                (sealed, views, After::Many(folder))
+            }
+        };
+        self.source.store.append_batch(&self.source.game, &sealed).map_err(|e| (k, e.into()))?;
+        match after {
+            After::One(folded) => self.folder.commit(&sealed[0].0, folded),
+            After::Many(folder) => self.folder = folder,
+        }
+        self.head = sealed.last().expect("a batch").0.link();
+        done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| Appended { event, duplicate: false, view }));
+        Ok(done)
     }
 }
 

@@ -180,3 +180,55 @@ fn a_record_that_is_no_longer_legal_fails_verification() {
     let err = verify(&StoredGame::new(&store, "g"), None).unwrap_err();
     assert!(matches!(err, RecordError::Broken { seq: 1, .. }), "{err}");
 }
+
+/// A batch is sealed and folded whole, then stored by one durable write:
+/// one sync for all of it, and a refused event anywhere in it stores none.
+/// A retry of a batch whose answer was lost returns the run already stored
+/// and stores the rest; a rewind in a batch rebuilds the state from the
+/// stored events.
+#[test]
+fn a_batch_is_one_durable_write_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    create(&store, "g", &header(), "organiser", None).unwrap();
+    let mut r = Recorder::load(&store, "g").unwrap();
+    let batch = vec![
+        sub("p1", combat("p2", "A", "D")),
+        sub("p1", tactic("Fight")),
+        sub("p2", counter("Cancel", 2)),
+        sub("p1", counter("Cancel", 3)),
+    ];
+    let (head, syncs) = (store.head("g").unwrap(), store.syncs());
+    let mut refused = batch.clone();
+    refused.push(sub("nobody", json!({"type": "pass"})));
+    let (at, err) = r.append_batch(&refused, Some(1)).unwrap_err();
+    assert_eq!(at, 4, "the refused event is named");
+    assert!(matches!(err, RecordError::Refused(_)), "{err}");
+    assert_eq!((store.head("g").unwrap(), store.syncs()), (head, syncs), "nothing stored, nothing synced");
+
+    let done = r.append_batch(&batch[..2], Some(1)).unwrap();
+    assert_eq!(done.iter().map(|d| (d.event.seq, d.duplicate)).collect::<Vec<_>>(), [(1, false), (2, false)]);
+    assert_eq!(store.syncs(), syncs + 1, "one sync for the batch");
+    // The answer was lost; the client sends the whole batch again, longer.
+    let again = r.append_batch(&batch, Some(1)).unwrap();
+    let seqs: Vec<_> = again.iter().map(|d| (d.event.seq, d.duplicate)).collect();
+    assert_eq!(seqs, [(1, true), (2, true), (3, false), (4, false)]);
+    assert_eq!(
+        again[..2].iter().map(|d| &d.event).collect::<Vec<_>>(),
+        done.iter().map(|d| &d.event).collect::<Vec<_>>()
+    );
+    assert_eq!(store.syncs(), syncs + 2);
+    assert_eq!(again[3].view, r.table().view());
+    // Not a retry: other actions at a stale seq are a conflict.
+    let (_, err) = r.append_batch(&[sub("p2", tactic("Fight"))], Some(2)).unwrap_err();
+    assert!(matches!(err, RecordError::Conflict { expected: 2, next: 5 }), "{err}");
+
+    // A judge rewinds to seq 2 and play goes on from there, in one batch.
+    let two = store.get("g", 2).unwrap().unwrap();
+    let rewind =
+        json!({"type": "ruling", "kind": "rewind", "concerns": {"seq": 2, "hash": two.hash}, "reason": "misplay"});
+    let done = r.append_batch(&[sub("Dana", rewind), sub("p2", counter("Cancel", 2))], Some(5)).unwrap();
+    assert_eq!(done.len(), 2);
+    let (v, _) = verify(&StoredGame::new(&store, "g"), None).unwrap();
+    assert_eq!((v.events, v.rewound), (7, vec![(3, 4)]));
+}

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use arbiter::json::parse_strict;
-use arbiter::limits::MAX_LINE_BYTES;
+use arbiter::limits::{MAX_BATCH_EVENTS, MAX_LINE_BYTES};
 use arbiter::ops;
 use arbiter::record::{RecordError, Recorder, Submission};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let subs = if a.action == "-" {
+    let (subs, lines) = if a.action == "-" {
         if a.actor.is_some() || a.at.is_some() {
             bail!("with '-', each line carries its own actor (and at); drop --actor/--at");
         }
@@ -41,18 +41,19 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
         let Some(actor) = a.actor.clone() else { bail!("--actor is required (a seat id or a judge's name)") };
         let action = parse_strict(&a.action)
             .map_err(|e| rec(RecordError::Input(format!("the action is not valid JSON: {e}"))))?;
-        vec![Submission { actor, action, at: a.at.clone() }]
+        (vec![Submission { actor, action, at: a.at.clone() }], vec![])
     };
+    let lines = Some(lines.as_slice()).filter(|_| a.action == "-");
     if a.action != "-" || out.json {
         // Each event is acknowledged (printed) as soon as it is stored.
-        submit(target, &a.game, &subs, a.expect_seq, |appended| out.emit(appended.clone(), || text(&appended)))?;
+        submit(target, &a.game, &subs, lines, a.expect_seq, |appended| out.emit(appended.clone(), || text(&appended)))?;
         return Ok(ExitCode::SUCCESS);
     }
     // A batch for people: a bar while it runs, then one line for the batch
     // (what was stored, and where the game now stands).
     let bar = progress::bar(Some(subs.len() as u64), "appending");
     let mut stored: Vec<Value> = Vec::new();
-    let submitted = submit(target, &a.game, &subs, a.expect_seq, |appended| {
+    let submitted = submit(target, &a.game, &subs, lines, a.expect_seq, |appended| {
         bar.inc(1);
         stored.push(appended);
     });
@@ -83,32 +84,63 @@ fn batch_text(stored: &[Value]) -> String {
     )
 }
 
-/// Appends `subs` in order (a batch is checked whole first: a refused one
-/// stores none), at `expect` if given. Calls `done` with each `{event,
-/// duplicate, view}` once it is stored.
+/// Appends `subs` in order, at `expect` if given, and calls `done` with
+/// each `{event, duplicate, view}` once it is stored and durable. `lines`:
+/// the stdin line of each submission, for a batch read from stdin.
+///
+/// A local batch is checked whole first (a refused line stores nothing),
+/// then stored by `Recorder::append_batch` in chunks of at most
+/// `MAX_BATCH_EVENTS`: each chunk one durable write, all of it or none.
+/// If a chunk fails (a full disk), the error says exactly which seqs and
+/// lines were stored before it.
 pub fn submit(
     target: &Target,
     game: &str,
     subs: &[Submission],
+    lines: Option<&[usize]>,
     expect: Option<u64>,
     mut done: impl FnMut(Value),
 ) -> anyhow::Result<()> {
     match target {
         Target::Local(store) => {
             let mut recorder = Recorder::load(store, game).map_err(rec)?;
-            let batch = subs.len() > 1;
-            let line = |e, i: usize| match batch {
-                true => rec(e).context(format!("stdin line {} was refused; nothing from stdin was stored", i + 1)),
-                false => rec(e),
+            let Some(lines) = lines.filter(|_| subs.len() > 1) else {
+                for sub in subs {
+                    let d = recorder.append(sub, expect).map_err(rec)?;
+                    done(ops::appended(&d, &d.view));
+                }
+                return Ok(());
             };
-            if batch {
-                recorder.check_batch(subs).map_err(|(i, e)| line(e, i))?;
-            }
-            let mut expect = expect;
-            for (i, sub) in subs.iter().enumerate() {
-                let d = recorder.append(sub, expect).map_err(|e| line(e, i))?;
-                expect = expect.map(|_| d.event.seq + 1);
-                done(ops::appended(&d, &recorder.table().view()));
+            let line = |i: usize| lines.get(i).copied().unwrap_or(i + 1);
+            // A retry of a batch already stored in part: those lines are
+            // not checked again as if they were new.
+            let retried = recorder.already_stored(subs, expect).map_err(rec)?.len();
+            recorder.check_batch(&subs[retried..]).map_err(|(i, e)| {
+                rec(e).context(format!("stdin line {} was refused; nothing from stdin was stored", line(retried + i)))
+            })?;
+            // Submission i goes at seq first + i (a retried run at expect, the rest after it).
+            let first = expect.unwrap_or(recorder.head().seq + 1);
+            let mut stored = 0;
+            for chunk in subs.chunks(MAX_BATCH_EVENTS) {
+                match recorder.append_batch(chunk, expect.map(|e| e + stored as u64)) {
+                    Ok(appended) => {
+                        appended.iter().for_each(|d| done(ops::appended(d, &d.view)));
+                        stored += chunk.len();
+                    }
+                    Err((i, e)) => {
+                        let stored = stored + i;
+                        let what = match stored {
+                            0 => "nothing from stdin was stored".to_string(),
+                            n => format!(
+                                "seqs {first}-{} (stdin lines 1-{}) are stored and durable; line {} on was not stored",
+                                first + n as u64 - 1,
+                                line(n - 1),
+                                line(n)
+                            ),
+                        };
+                        return Err(rec(e).context(what));
+                    }
+                }
             }
             Ok(())
         }
@@ -143,8 +175,10 @@ pub fn text(v: &Value) -> String {
     format!("seq {} appended{again}: {}\n  now: {view}", v["event"]["seq"], str(&v["event"]["hash"]))
 }
 
-fn read_stdin() -> anyhow::Result<Vec<Submission>> {
+/// The submissions on stdin, and the line each is on (blank lines are skipped).
+fn read_stdin() -> anyhow::Result<(Vec<Submission>, Vec<usize>)> {
     let mut subs = Vec::new();
+    let mut lines = Vec::new();
     for (i, line) in std::io::stdin().lock().lines().enumerate() {
         let line = line?;
         if line.len() > MAX_LINE_BYTES {
@@ -154,6 +188,7 @@ fn read_stdin() -> anyhow::Result<Vec<Submission>> {
             continue;
         }
         subs.push(Submission::parse(&line).map_err(|e| rec(e).context(format!("stdin line {}", i + 1)))?);
+        lines.push(i + 1);
     }
-    Ok(subs)
+    Ok((subs, lines))
 }

@@ -92,7 +92,7 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
                 let expect = i as u64 + 1;
                 let mut stored = None;
                 let one = std::slice::from_ref(sub);
-                append::submit(&Target::Remote(seat.clone()), &name, one, Some(expect), |d| stored = Some(d))?;
+                append::submit(&Target::Remote(seat.clone()), &name, one, None, Some(expect), |d| stored = Some(d))?;
                 events.push(serde_json::from_value(stored.expect("one acknowledgement")["event"].clone())?);
             }
             let verified = c.get(&c.game(&name, "/verify")?)?;

@@ -220,16 +220,71 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     // Every event a local verb stored is covered by a signed checkpoint
     // before the verb returns, even when the verb failed part way (a store
-    // must never lose silently what it acknowledged).
-    if let (true, Some(Target::Local(store))) = (cli.command.writes(), opened.get()) {
-        let signer = checkpoint::signer(&cli, store)?;
-        checkpoints::sign(store, store.dir(), &signer)
-            .map_err(|e| rec(RecordError::Io(format!("the events are stored, but no checkpoint was signed: {e}"))))?;
+    // must never lose silently what it acknowledged). After a failed write
+    // (a full disk), sled holds in memory more than is durable: the store
+    // is closed and opened again, and what it holds then is signed.
+    let mut opened = opened;
+    if cli.command.writes() {
+        let failed = match opened.get() {
+            Some(Target::Local(store)) if store.failed().is_some() => Some(store.dir().to_path_buf()),
+            _ => None,
+        };
+        let reopened = failed.map(|dir| {
+            if let Some(Target::Local(store)) = opened.take() {
+                store.close();
+            }
+            SledStore::open(&dir)
+        });
+        let store = match (&reopened, opened.get()) {
+            (Some(Ok(store)), _) | (None, Some(Target::Local(store))) => Some(Ok(store)),
+            (Some(Err(e)), _) => Some(Err(format!(
+                "no checkpoint was signed: the store could not be opened again to sign what is durable: {e}"
+            ))),
+            (None, _) => None,
+        };
+        if let Some(store) = store {
+            let kept = store.as_ref().ok().and_then(|s| checkpoints::read(s.dir()).ok()).map(|r| r.len());
+            let signed = store.and_then(|store| {
+                let signer = checkpoint::signer(&cli, store).map_err(|e| format!("no checkpoint was signed: {e:#}"))?;
+                checkpoints::sign(store, store.dir(), &signer).map_err(|e| {
+                    // `sign` fails with its checkpoint in the file only when the
+                    // store cannot record it; it says so itself.
+                    match checkpoints::read(store.dir()).ok().map(|r| r.len()) > kept {
+                        true => e,
+                        false => format!("no checkpoint was signed: {e}"),
+                    }
+                })
+            });
+            if let Err(why) = signed {
+                match code {
+                    // The verb's own failure is the error; this one is said beside it.
+                    Err(_) => eprintln!("warning: {why}"),
+                    Ok(_) => return Err(rec(RecordError::Io(format!("the events are stored, but {why}")))),
+                }
+            }
+        }
     }
     code
 }
 
 impl Command {
+    /// Whether the verb only reads the store: such a verb reads a copy of a
+    /// store that cannot be written (see `open_store`).
+    fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            Command::Games
+                | Command::Log(_)
+                | Command::State(_)
+                | Command::Head(_)
+                | Command::Verify(_)
+                | Command::Export(_)
+                | Command::Replay(_)
+                | Command::Whatif(_)
+                | Command::Diff(_)
+        )
+    }
+
     /// Whether the verb stores events (and so signs a checkpoint after).
     fn writes(&self) -> bool {
         matches!(
@@ -258,7 +313,7 @@ impl Target {
     fn open(cli: &Cli) -> anyhow::Result<Target> {
         match &cli.server {
             Some(url) => Ok(Target::Remote(remote::Client::new(url, cli.token.clone().filter(|t| !t.is_empty()))?)),
-            None => open_store(&cli.data).map(Target::Local),
+            None => open_store(&cli.data, cli.command.reads_only()).map(Target::Local),
         }
     }
 }
@@ -279,9 +334,33 @@ impl Output {
     }
 }
 
-fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
+/// Opens the store at `dir`. A store that cannot be written there (read-only
+/// media, a full disk) is, for a verb that only `reading`, read from a copy
+/// (`SledStore::open_for_reading`, said once on stderr); for any other verb
+/// it is an error, with the store left as it was (a failed open is undone).
+fn open_store(dir: &Path, reading: bool) -> anyhow::Result<SledStore> {
+    let existed = dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
-    SledStore::open(dir).map_err(|e| {
+    let opened = match reading {
+        true => SledStore::open_for_reading(dir).map(|(store, copied)| {
+            if let Some(c) = copied {
+                eprintln!(
+                    "note: the store at {} cannot be written ({}); reading a copy in {}",
+                    dir.display(),
+                    c.why,
+                    c.at.display()
+                );
+            }
+            store
+        }),
+        false => SledStore::open(dir),
+    };
+    opened.map_err(|e| {
+        if !existed {
+            // The directory made above for a store that did not open (empty
+            // now: the failed open was undone) goes too.
+            let _ = std::fs::remove_dir(dir);
+        }
         let why = match (&e, serve::serving(dir)) {
             (OpenError::InUse { .. }, Some((pid, url))) => {
                 format!("this store is in use by `arbiter serve` (pid {pid}); use --server {url}")
@@ -289,7 +368,10 @@ fn open_store(dir: &Path) -> anyhow::Result<SledStore> {
             (OpenError::InUse { dir }, None) => {
                 format!("the store at {dir} is in use by another arbiter process; wait for it to finish")
             }
-            (OpenError::Io { .. }, _) => e.to_string(),
+            (OpenError::Unwritable { .. }, _) if !reading => {
+                format!("{e}: nothing was stored, and the store is as it was; free space (or make it writable) and try again")
+            }
+            (OpenError::Unwritable { .. } | OpenError::Io { .. }, _) => e.to_string(),
             (OpenError::Lost(why), _) => return rec(RecordError::Lost(why.clone())),
         };
         rec(RecordError::Io(why))

@@ -122,7 +122,9 @@ fn ruling(c: &Common, kind: &str, concerns: Value, extra: Value) -> Value {
 
 fn append(target: &Target, game: &str, actor: &str, action: Value, out: &Output) -> anyhow::Result<ExitCode> {
     let sub = Submission { actor: actor.to_string(), action, at: None };
-    super::append::submit(target, game, &[sub], None, |done| out.emit(done.clone(), || super::append::text(&done)))?;
+    super::append::submit(target, game, &[sub], None, None, |done| {
+        out.emit(done.clone(), || super::append::text(&done))
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,7 +18,7 @@ pub struct Args {
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
     let data = cli.data.as_path();
-    let store = open_store(data)?;
+    let store = open_store(data, false)?;
     let signer = super::checkpoint::signer(cli, &store)?;
     let key = signer.verifier().to_text();
     let organiser = server::first_organiser_token(&store).map_err(super::rec)?;

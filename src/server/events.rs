@@ -132,24 +132,20 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
     })
 }
 
+/// Appends `subs` at `expect` as one durable write (`Recorder::append_batch`:
+/// all or nothing, one sync); a leading run already stored there (a retry)
+/// comes back as duplicates.
 fn append_all(recorder: &mut Recorder, subs: &[Submission], expect: u64) -> Result<Vec<(Value, bool)>, RecordError> {
-    if subs.len() > 1 {
+    let done = recorder.append_batch(subs, Some(expect)).map_err(|(i, e)| match (subs.len() > 1, e) {
         // Say which event of the batch was refused (and that none was stored).
-        recorder.check_batch(subs).map_err(|(i, e)| match e {
-            RecordError::Input(m) => RecordError::Input(format!("batch event {}: {m}; nothing was stored", i + 1)),
-            RecordError::Refused(mut v) => {
-                v.message = format!("batch event {}: {}; nothing was stored", i + 1, v.message);
-                RecordError::Refused(v)
-            }
-            e => e,
-        })?;
-    }
-    let mut out = Vec::with_capacity(subs.len());
-    for (i, sub) in subs.iter().enumerate() {
-        let done = recorder.append(sub, Some(expect + i as u64))?;
-        out.push((ops::appended(&done, &recorder.table().view()), done.duplicate));
-    }
-    Ok(out)
+        (true, RecordError::Input(m)) => RecordError::Input(format!("batch event {}: {m}; nothing was stored", i + 1)),
+        (true, RecordError::Refused(mut v)) => {
+            v.message = format!("batch event {}: {}; nothing was stored", i + 1, v.message);
+            RecordError::Refused(v)
+        }
+        (_, e) => e,
+    })?;
+    Ok(done.iter().map(|d| (ops::appended(d, &d.view), d.duplicate)).collect())
 }
 
 /// `GET /api/games/{game}/events?from=N&limit=M`: a page of events.

@@ -36,7 +36,7 @@ pub const CHECKPOINT_FILE: &str = "checkpoints";
 /// The default place of the log's private key.
 pub const KEY_FILE: &str = "log.key";
 /// The store's own record of its newest checkpoint's tree size (a setting).
-const SIGNED_SETTING: &str = "log/checkpoint";
+pub const SIGNED_SETTING: &str = "log/checkpoint";
 
 /// One line of the checkpoint file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,7 +215,12 @@ pub fn sign_after(
     let note = signer.sign(&checkpoint.body());
     let record = Record { heads: with_hash, note: note.clone() };
     append(dir, &record)?;
-    store.put_setting(SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| e.to_string())?;
+    store.put_setting(SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| {
+        format!(
+            "checkpoint {size} is signed and in {}, but the store could not record its size: {e}",
+            file(dir).display()
+        )
+    })?;
     Ok(Signed { checkpoint, note, new: true })
 }
 

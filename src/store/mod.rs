@@ -7,6 +7,7 @@
 //! `sled` (the embedded default) is the only backend so far.
 
 pub mod checkpoints;
+pub mod dir;
 pub mod sled;
 
 use crate::event::{Event, EventError, Link};
@@ -37,10 +38,18 @@ pub enum AppendError {
 /// checkpoint, or other events than it, is `Lost`: the one failure an
 /// audit log must never pass over. A store held by another process (sled allows
 /// one) is told apart, so the CLI can say who holds it and what to do.
+///
+/// A store that cannot be written where it is (read-only media, a full disk
+/// or quota, a file size limit, no permission) is `Unwritable`: even a
+/// read opens sled, which writes at every open, so a reading verb then reads
+/// a copy (`SledStore::open_for_reading`) and a writing verb stops, with the
+/// store left as it was (see `SledStore::open`).
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error("the store at {dir} is in use by another process")]
     InUse { dir: String },
+    #[error("the store at {dir} cannot be written ({why})")]
+    Unwritable { dir: String, why: String },
     #[error("cannot open store at {dir}: {why}")]
     Io { dir: String, why: String },
     #[error("{0}")]

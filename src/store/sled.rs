@@ -11,6 +11,16 @@
 //! on sled's log file. sled's own flush ends in `sync_file_range`, which
 //! does not promise durability against power loss; the `sync_data` call
 //! here does. Only then does `append` return Ok.
+//!
+//! A failed sync (a full disk) leaves sled holding in memory what is not
+//! durable: the store is then failed (`SledStore::failed`). It stores
+//! nothing more, and reads only what is durable (events and the log up to
+//! the last sync that succeeded), so what this process shows or signs
+//! afterwards is what a reopened store holds.
+//!
+//! Opening: see `open` (a failed open leaves the store as it was, per
+//! `super::dir`) and `open_for_reading` (a store that cannot be written is
+//! read from a copy).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -20,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sled::Transactional;
 use sled::transaction::TransactionError;
 
+use super::dir::{self, Before, Opening};
 use super::{AppendError, Events, Head, OpenError, ReadError, Store};
 use crate::event::{Event, Link, check_link, decode};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash};
@@ -49,25 +60,75 @@ pub struct SledStore {
     /// sled's log file, kept open so each durable append is one fdatasync.
     log_file: File,
     /// Group commit. Every insert takes a ticket once it is in sled's
-    /// memory (`written`); a sync covers every ticket taken before it began
-    /// and records the highest in `durable`. An append whose ticket is
+    /// memory, with the log's size then (`written`); a sync covers every
+    /// ticket taken before it began and records the highest in `sync`,
+    /// and the size at it in `durable_size`. An append whose ticket is
     /// already covered returns without syncing: concurrent appends (of any
     /// games) share one flush and one fdatasync instead of queueing one each.
-    written: AtomicU64,
+    written: Mutex<Written>,
     /// The highest ticket known durable; the lock also serialises syncs.
     sync: Mutex<u64>,
+    /// The log's size at the last sync that succeeded: what `log_size`
+    /// says, so no checkpoint covers an event that is not yet durable.
+    durable_size: AtomicU64,
     /// How many syncs were made (for tests and the benchmark).
     syncs: AtomicU64,
+    /// Why a write failed, once one has: the store is then failed.
+    failed: Mutex<Option<Failure>>,
     /// The `log` tree.
     log: sled::Tree,
+    /// The settings tree, once it exists: made by the first `put_setting`,
+    /// never by a read (a store that only opens and reads writes nothing
+    /// of arbiter's).
+    settings: Mutex<Option<sled::Tree>>,
     /// The right edge of the log's tree; its mutex serialises every insert
     /// of events (see `insert`).
     frontier: Mutex<Frontier>,
+    /// The copy this store was opened on (`open_for_reading`), removed
+    /// when the store is dropped: this field is last, so sled is closed first.
+    copy: Option<dir::Copy>,
+}
+
+/// The last ticket taken, and the log's size when it was taken.
+#[derive(Debug, Clone, Copy, Default)]
+struct Written {
+    ticket: u64,
+    size: u64,
+}
+
+/// A write that failed: what the OS said (its errno, when it said one).
+#[derive(Debug, Clone)]
+struct Failure {
+    why: String,
+    errno: Option<i32>,
+}
+
+impl Failure {
+    fn io(what: &str, e: &std::io::Error) -> Failure {
+        Failure { why: format!("{what}: {e}"), errno: e.raw_os_error() }
+    }
+
+    fn sled(what: &str, e: &sled::Error) -> Failure {
+        match e {
+            // sled shows an I/O error in its Debug form; the OS's words read better.
+            sled::Error::Io(io) => Failure::io(what, io),
+            _ => Failure { why: format!("{what}: {e}"), errno: None },
+        }
+    }
+}
+
+/// A store opened on a copy (`SledStore::open_for_reading`): why the store
+/// itself could not be opened, and where the copy is.
+#[derive(Debug, Clone)]
+pub struct Copied {
+    pub why: String,
+    pub at: PathBuf,
 }
 
 /// Whether another process holds the exclusive lock sled takes on `db`
-/// (flock). Asked only after sled failed to open, so this process does not
-/// hold it; the probe's own lock, if it gets one, ends when the file closes.
+/// (flock). Asked only when this process's sled does not hold it (after
+/// sled failed to open, or was closed); the probe's own lock, if it gets
+/// one, ends when the file closes.
 fn held_by_another_process(db: &Path) -> bool {
     use std::os::fd::AsRawFd;
     let Ok(file) = File::open(db) else { return false };
@@ -77,26 +138,72 @@ fn held_by_another_process(db: &Path) -> bool {
 }
 
 impl SledStore {
+    /// Opens (or creates) the store at `dir` and checks it against its
+    /// newest checkpoint.
+    ///
+    /// sled writes at every open, even one only to read (see `super::dir`).
+    /// If sled's open fails (a full disk, read-only media), what it wrote
+    /// is undone there (`Before::undo`) and the store is as it was: it
+    /// opens again once it can be written. If sled opens but the store
+    /// fails its checks (`OpenError::Lost`), nothing is undone and arbiter
+    /// writes nothing: the store is reported as sled recovered it.
     pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
         let shown = dir.display().to_string();
-        let db = sled::Config::new().path(dir).segment_size(SEGMENT_SIZE).cache_capacity(CACHE_BYTES).open().map_err(
-            |e| {
+        // One arbiter process opens the store at a time, so that what the
+        // undo finds new or grown was written by this open.
+        let opening = Opening::begin(dir);
+        let before = opening.as_ref().and_then(|_| Before::note(dir));
+        let opened = sled::Config::new().path(dir).segment_size(SEGMENT_SIZE).cache_capacity(CACHE_BYTES).open();
+        let db = match opened {
+            Ok(db) => db,
+            Err(e) => {
+                if let Some(before) = &before {
+                    before.undo(dir);
+                }
+                drop(opening);
                 // sled takes an exclusive lock on `db` and reports another holder only
                 // in words; another process holding it is a state to explain, not an
                 // I/O failure, so ask the lock itself.
-                if held_by_another_process(&dir.join("db")) {
-                    OpenError::InUse { dir: shown.clone() }
+                return Err(if held_by_another_process(&dir.join("db")) {
+                    OpenError::InUse { dir: shown }
+                } else if let sled::Error::Io(io) = &e
+                    && dir::is_unwritable(io)
+                {
+                    OpenError::Unwritable { dir: shown, why: io.to_string() }
                 } else {
-                    OpenError::Io { dir: shown.clone(), why: e.to_string() }
-                }
-            },
-        )?;
+                    OpenError::Io { dir: shown, why: e.to_string() }
+                });
+            }
+        };
+        // sled holds its lock on `db` now: no one else opens the store.
+        drop(opening);
         let log = File::open(dir.join("db")).map_err(|e| OpenError::Io { dir: shown.clone(), why: e.to_string() })?;
         // The directory entry of a new store must be durable too.
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
         let io = |e: sled::Error| OpenError::Io { dir: shown.clone(), why: e.to_string() };
+        let exists = |name: &str| db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes());
+        let settings = match exists(SETTINGS_TREE) {
+            true => Some(db.open_tree(SETTINGS_TREE).map_err(io)?),
+            false => None,
+        };
+        // A store without a log was written before arbiter kept one, and
+        // its log is built below, unless it has checkpoints: then the log
+        // was lost, and the store is reported as it is, with nothing written
+        // (not even an empty log tree).
+        if !exists(LOG_TREE) {
+            let signed = match &settings {
+                Some(t) => t.get(super::checkpoints::SIGNED_SETTING).map_err(io)?.is_some(),
+                None => false,
+            };
+            let records = super::checkpoints::read(dir).map_err(OpenError::Lost)?;
+            if signed || !records.is_empty() {
+                return Err(OpenError::Lost(format!(
+                    "the store at {shown} has lost its log: it has none, but it signed checkpoints of it"
+                )));
+            }
+        }
         let log_tree = db.open_tree(LOG_TREE).map_err(io)?;
         let size = match log_tree.get(SIZE_KEY).map_err(io)? {
             Some(v) => Some(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
@@ -108,28 +215,158 @@ impl SledStore {
             db,
             dir: dir.to_path_buf(),
             log_file: log,
-            written: AtomicU64::new(0),
+            written: Mutex::new(Written::default()),
             sync: Mutex::new(0),
+            durable_size: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
+            failed: Mutex::new(None),
             log: log_tree,
+            settings: Mutex::new(settings),
             frontier: Mutex::new(Frontier::default()),
+            copy: None,
         };
         match size {
             Some(size) => {
                 let frontier = Frontier::load(&super::LogNodes(&store), size)
                     .map_err(|e| OpenError::Lost(format!("the store at {shown} has lost part of its log: {e}")))?;
                 store.frontier = Mutex::new(frontier);
+                store.durable_size.store(size, Ordering::SeqCst);
+                *store.written.lock().unwrap_or_else(|p| p.into_inner()) = Written { ticket: 0, size };
             }
-            None => store.build_log().map_err(|why| OpenError::Io { dir: shown.clone(), why })?,
+            None => {
+                // A store written before it had a log: its log is built
+                // below. A checkpoint would mean the log was lost: check
+                // first, so that a lost store is not written.
+                super::checkpoints::check(&store, dir)?;
+                store.build_log().map_err(|why| match store.failure() {
+                    Some(f) if f.errno.is_some_and(|n| dir::is_unwritable(&std::io::Error::from_raw_os_error(n))) => {
+                        OpenError::Unwritable { dir: shown.clone(), why }
+                    }
+                    _ => OpenError::Io { dir: shown.clone(), why },
+                })?;
+            }
         }
         // Never open a store that holds less than its last checkpoint.
         super::checkpoints::check(&store, dir)?;
         Ok(store)
     }
 
-    /// The store's directory (where its checkpoints are kept).
+    /// Opens the store at `dir` for a verb that only reads. A store that
+    /// cannot be written where it is (read-only media, a full disk) is
+    /// still read: sled writes at every open, so the store is copied (sled's
+    /// files and the checkpoints; `dir::copy`) into a new directory in
+    /// /dev/shm (memory, since the store's own disk may be the full one) or
+    /// else the system's temporary directory, and the copy is opened and
+    /// checked like the store. The copy is removed when the store is
+    /// dropped; the store itself is not written (its failed open undone).
+    /// Returns where the copy is, for the caller to say so.
+    pub fn open_for_reading(dir: &Path) -> Result<(SledStore, Option<Copied>), OpenError> {
+        let why = match SledStore::open(dir) {
+            Err(OpenError::Unwritable { why, .. }) => why,
+            other => return other.map(|store| (store, None)),
+        };
+        let shown = dir.display().to_string();
+        let mut failures = Vec::new();
+        for place in dir::copy_places() {
+            let copy = match dir::copy(dir, &place) {
+                Ok(c) => c,
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
+            let in_copy = copy.path().display().to_string();
+            match SledStore::open(copy.path()) {
+                Ok(mut store) => {
+                    let at = copy.path().to_path_buf();
+                    store.copy = Some(copy);
+                    return Ok((store, Some(Copied { why, at })));
+                }
+                // The copy's place is full too: try the next.
+                Err(OpenError::Unwritable { why, .. }) => failures.push(format!("{in_copy}: {why}")),
+                // Anything else is the store's own (its checks): name the store, not the copy.
+                Err(OpenError::Lost(m)) => return Err(OpenError::Lost(m.replace(&in_copy, &shown))),
+                Err(OpenError::Io { why, .. }) => {
+                    return Err(OpenError::Io { dir: shown.clone(), why: why.replace(&in_copy, &shown) });
+                }
+                Err(e @ OpenError::InUse { .. }) => return Err(e),
+            }
+        }
+        Err(OpenError::Unwritable {
+            dir: shown,
+            why: format!("{why}; and no copy of it could be read: {}", failures.join("; ")),
+        })
+    }
+
+    /// Closes the store and waits until it can be opened again, by this
+    /// process too (which opens it again after a failed write, to sign
+    /// what is durable): sled lets go of its file, and so of its lock, when
+    /// the last of its background tasks (a write of its log) ends, which
+    /// may be a moment after the store is dropped. The wait ends as soon as
+    /// the lock is free, and gives up after two seconds (another process
+    /// may have opened the store meanwhile).
+    pub fn close(self) {
+        let db = self.dir.join("db");
+        drop(self);
+        for _ in 0..2000 {
+            if !held_by_another_process(&db) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// The store's directory (where its checkpoints are kept); for a store
+    /// opened on a copy, the copy's.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Why a write to the store failed, once one has. The store then
+    /// stores nothing more and reads only what is durable; open it again
+    /// (in a new process) to go on.
+    pub fn failed(&self) -> Option<String> {
+        self.failure().map(|f| f.why)
+    }
+
+    fn failure(&self) -> Option<Failure> {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Records the first failed write.
+    fn fail(&self, failure: Failure) {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if failed.is_none() {
+            *failed = Some(failure);
+        }
+    }
+
+    fn settings_tree(&self) -> Option<sled::Tree> {
+        self.settings.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Fails the store with `failure`; its error.
+    fn failed_with(&self, failure: Failure) -> AppendError {
+        let why = failure.why.clone();
+        self.fail(failure);
+        AppendError::Io(why)
+    }
+
+    /// The error for a write to a failed store.
+    fn refuse(&self) -> Result<(), AppendError> {
+        match self.failure() {
+            None => Ok(()),
+            Some(f) => Err(AppendError::Io(format!(
+                "an earlier write to this store failed ({}); nothing more is stored until it is opened again",
+                f.why
+            ))),
+        }
+    }
+
+    /// The error for a read of what may not be durable in a failed store.
+    fn unreadable(&self, what: &str) -> ReadError {
+        let why = self.failed().unwrap_or_default();
+        ReadError::Io(format!("{what} cannot be read: an earlier write to this store failed ({why})"))
     }
 
     fn tree(&self, game: &str) -> Result<sled::Tree, String> {
@@ -149,38 +386,88 @@ impl SledStore {
         Ok(tree)
     }
 
+    /// The last event of a game's tree that is durable: in a store that
+    /// has not failed, its last event; in a failed one, the last whose
+    /// position in the log is below the durable size (positions are given
+    /// in the order events are stored, so those after it are the ones the
+    /// failed sync did not cover).
+    fn durable_head(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
+        if self.failure().is_none() {
+            return last_link(tree);
+        }
+        let durable = self.durable_size.load(Ordering::SeqCst);
+        for item in tree.iter().rev() {
+            let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
+            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
+            match self.stored_position(game, seq)? {
+                Some(p) if p < durable => return Ok(Some(decode_stored(seq, &v)?.link())),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The log position stored beside event `seq` of `game`.
+    fn stored_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
+        let v = self.log.get(position_key(game, seq)).map_err(|e| ReadError::Io(e.to_string()))?;
+        match v {
+            None => Ok(None),
+            Some(v) => Ok(Some(u64::from_be_bytes(
+                v.as_ref()
+                    .try_into()
+                    .map_err(|_| ReadError::Log(format!("the position of {game} seq {seq} is damaged")))?,
+            ))),
+        }
+    }
+
     /// How many durable syncs this store has made since it was opened.
     pub fn syncs(&self) -> u64 {
         self.syncs.load(Ordering::Relaxed)
     }
 
-    /// Takes a ticket for an insert that is now in sled's memory.
+    /// Takes a ticket for an insert that is now in sled's memory, the log
+    /// then holding `size` events. The caller holds the frontier's lock,
+    /// so tickets are taken in the order of the log.
+    fn ticket_at(&self, size: u64) -> u64 {
+        let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+        written.ticket += 1;
+        written.size = size;
+        written.ticket
+    }
+
+    /// Takes a ticket for an insert that is not of events (a setting).
     fn ticket(&self) -> u64 {
-        self.written.fetch_add(1, Ordering::SeqCst) + 1
+        let frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
+        self.ticket_at(frontier.size())
     }
 
     /// Makes the insert with `ticket` durable: if a sync that began after
     /// it has already finished, nothing to do; else this caller syncs
-    /// everything written so far (its own insert and any others').
+    /// everything written so far (its own insert and any others'). A sync
+    /// that fails fails the store (see the module's comment).
     fn make_durable(&self, ticket: u64) -> Result<(), AppendError> {
         let mut durable = self.sync.lock().unwrap_or_else(|p| p.into_inner());
         if *durable >= ticket {
             return Ok(());
         }
+        self.refuse()?;
         // Every ticket up to `covers` was taken after its insert finished,
         // so the flush below includes all of them.
-        let covers = self.written.load(Ordering::SeqCst);
-        self.sync_now()?;
-        *durable = covers;
+        let covers = *self.written.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(failure) = self.sync_now() {
+            return Err(self.failed_with(failure));
+        }
+        *durable = covers.ticket;
+        self.durable_size.fetch_max(covers.size, Ordering::SeqCst);
         Ok(())
     }
 
     /// sled flush, then fdatasync of its log file (and of any blob file,
     /// which sled never syncs).
-    fn sync_now(&self) -> Result<(), AppendError> {
+    fn sync_now(&self) -> Result<(), Failure> {
         self.syncs.fetch_add(1, Ordering::Relaxed);
-        self.db.flush().map_err(|e| AppendError::Io(format!("flush failed: {e}")))?;
-        self.log_file.sync_data().map_err(|e| AppendError::Io(format!("fdatasync failed: {e}")))?;
+        self.db.flush().map_err(|e| Failure::sled("flush failed", &e))?;
+        self.log_file.sync_data().map_err(|e| Failure::io("fdatasync failed", &e))?;
         let blobs = self.dir.join("blobs");
         if let Ok(entries) = std::fs::read_dir(&blobs) {
             let mut any = false;
@@ -188,12 +475,12 @@ impl SledStore {
                 any = true;
                 File::open(entry.path())
                     .and_then(|f| f.sync_data())
-                    .map_err(|e| AppendError::Io(format!("sync of blob failed: {e}")))?;
+                    .map_err(|e| Failure::io("sync of blob failed", &e))?;
             }
             if any {
                 File::open(&blobs)
                     .and_then(|f| f.sync_all())
-                    .map_err(|e| AppendError::Io(format!("sync of blobs dir failed: {e}")))?;
+                    .map_err(|e| Failure::io("sync of blobs dir failed", &e))?;
             }
         }
         Ok(())
@@ -241,11 +528,19 @@ impl Store for SledStore {
             Err(ReadError::NoSuchGame(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
-        last_link(&tree)
+        self.durable_head(game, &tree)
     }
 
     fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError> {
         let tree = self.existing_tree(game)?;
+        // A failed store reads up to its durable head only.
+        let last = match self.failure() {
+            None => u64::MAX,
+            Some(_) => match self.durable_head(game, &tree)? {
+                Some(head) => head.seq,
+                None => return Err(ReadError::NoSuchGame(game.to_string())),
+            },
+        };
         // The first event read links to the one before it: fetch that link.
         let mut prev: Option<Link> = match from.checked_sub(1) {
             None => None,
@@ -254,7 +549,10 @@ impl Store for SledStore {
                 None => return Ok(Box::new(std::iter::empty())),
             },
         };
-        let iter = tree.range(key(from)..).map(move |item| {
+        if from > last {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let iter = tree.range(key(from)..=key(last)).map(move |item| {
             let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
             let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
             let event = decode_stored(seq, &v)?;
@@ -266,26 +564,37 @@ impl Store for SledStore {
     }
 
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
-        self.insert(game, &[(event.clone(), bytes.to_vec())])?;
-        self.make_durable(self.ticket())
+        let ticket = self.insert(game, &[(event.clone(), bytes.to_vec())])?;
+        self.make_durable(ticket)
     }
 
     fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
-        self.insert(game, events)?;
-        self.make_durable(self.ticket())
+        let ticket = self.insert(game, events)?;
+        self.make_durable(ticket)
     }
 
+    /// The size at the last sync that succeeded: an event in sled's memory
+    /// whose sync is still running (or failed) is not counted.
     fn log_size(&self) -> Result<u64, ReadError> {
-        Ok(self.frontier.lock().unwrap_or_else(|p| p.into_inner()).size())
+        Ok(self.durable_size.load(Ordering::SeqCst))
     }
 
     fn log_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
         let broken = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
+        if self.failure().is_some() {
+            let end = index.checked_add(1).and_then(|n| n.checked_mul(1u64.checked_shl(level.into())?));
+            if end.is_none_or(|end| end > self.durable_size.load(Ordering::SeqCst)) {
+                return Err(self.unreadable(&format!("subtree {index} at level {level}")));
+            }
+        }
         let value = self.log.get(node_key(level, index)).map_err(|e| ReadError::Io(e.to_string()))?;
         value.and_then(|v| v.as_ref().try_into().ok()).ok_or_else(broken)
     }
 
     fn log_leaf(&self, index: u64) -> Result<Option<(String, u64)>, ReadError> {
+        if self.failure().is_some() && index >= self.durable_size.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
         let Some(v) = self.log.get(leaf_key(index)).map_err(|e| ReadError::Io(e.to_string()))? else {
             return Ok(None);
         };
@@ -296,24 +605,28 @@ impl Store for SledStore {
     }
 
     fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
-        let v = self.log.get(position_key(game, seq)).map_err(|e| ReadError::Io(e.to_string()))?;
-        match v {
-            None => Ok(None),
-            Some(v) => Ok(Some(u64::from_be_bytes(
-                v.as_ref()
-                    .try_into()
-                    .map_err(|_| ReadError::Log(format!("the position of {game} seq {seq} is damaged")))?,
-            ))),
+        let position = self.stored_position(game, seq)?;
+        match (position, self.failure()) {
+            (Some(p), Some(_)) if p >= self.durable_size.load(Ordering::SeqCst) => Ok(None),
+            _ => Ok(position),
         }
     }
 
+    /// A failed store reads no setting: one written just before the
+    /// failure may not be durable.
     fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError> {
-        let tree = self.db.open_tree(SETTINGS_TREE).map_err(|e| ReadError::Io(e.to_string()))?;
+        if self.failure().is_some() {
+            return Err(self.unreadable("settings"));
+        }
+        let Some(tree) = self.settings_tree() else { return Ok(None) };
         Ok(tree.get(key.as_bytes()).map_err(|e| ReadError::Io(e.to_string()))?.map(|v| v.to_vec()))
     }
 
     fn settings(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, ReadError> {
-        let tree = self.db.open_tree(SETTINGS_TREE).map_err(|e| ReadError::Io(e.to_string()))?;
+        if self.failure().is_some() {
+            return Err(self.unreadable("settings"));
+        }
+        let Some(tree) = self.settings_tree() else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for item in tree.scan_prefix(prefix.as_bytes()) {
             let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
@@ -323,8 +636,18 @@ impl Store for SledStore {
     }
 
     fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError> {
-        let tree = self.db.open_tree(SETTINGS_TREE).map_err(|e| AppendError::Io(e.to_string()))?;
-        tree.insert(key.as_bytes(), value).map_err(|e| AppendError::Io(e.to_string()))?;
+        self.refuse()?;
+        let tree = {
+            let mut settings = self.settings.lock().unwrap_or_else(|p| p.into_inner());
+            match &*settings {
+                Some(t) => t.clone(),
+                None => settings
+                    .insert(self.db.open_tree(SETTINGS_TREE).map_err(|e| AppendError::Io(e.to_string()))?)
+                    .clone(),
+            }
+        };
+        tree.insert(key.as_bytes(), value)
+            .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
         self.make_durable(self.ticket())
     }
 }
@@ -332,11 +655,13 @@ impl Store for SledStore {
 impl SledStore {
     /// Checks and stores `events` (in order, all of one game) with their
     /// leaves of the log, in one sled transaction: all or none, not yet
-    /// durable. The log's mutex is held from reading the head to the commit,
-    /// so positions in the log are given in the order events are stored,
-    /// with no gap, and a seq is never taken twice (no fork).
-    fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
-        let Some((first, _)) = events.first() else { return Ok(()) };
+    /// durable; returns the ticket for `make_durable`. The log's mutex is
+    /// held from reading the head to the commit, so positions in the log
+    /// are given in the order events are stored, with no gap, and a seq is
+    /// never taken twice (no fork).
+    fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<u64, AppendError> {
+        self.refuse()?;
+        let Some((first, _)) = events.first() else { return Ok(self.ticket()) };
         // On the way in: the bytes must be exactly each event, hash intact.
         for (event, bytes) in events {
             let (decoded, canonical) =
@@ -395,14 +720,17 @@ impl SledStore {
         match committed {
             Ok(()) => {
                 *frontier = grown;
-                Ok(())
+                Ok(self.ticket_at(frontier.size()))
             }
             Err(TransactionError::Abort(())) => {
                 let head = self.head(game).map_err(|e| AppendError::Io(e.to_string()))?;
                 let next = head.as_ref().map_or(0, |h| h.seq + 1);
                 Err(AppendError::Conflict { expected: first.seq, next, head })
             }
-            Err(TransactionError::Storage(e)) => Err(AppendError::Io(e.to_string())),
+            // What sled holds in memory is not known now: fail the store.
+            Err(TransactionError::Storage(e)) => {
+                Err(self.failed_with(Failure::sled("sled failed to store the events", &e)))
+            }
         }
     }
 
@@ -477,6 +805,44 @@ const SIZE_KEY: &[u8] = b"size";
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{Draft, seal};
+
+    fn sealed(prev: Option<&Link>) -> (Event, Vec<u8>) {
+        let draft = Draft { actor: "p1".into(), action: serde_json::json!({"type": "pass"}), at: None };
+        seal(&draft, prev, chrono::Utc::now()).unwrap()
+    }
+
+    /// After a failed sync, sled holds in memory events that are not
+    /// durable: the store shows none of them, stores nothing more, and its
+    /// log ends where the last sync that succeeded left it.
+    #[test]
+    fn a_failed_store_reads_only_what_is_durable_and_stores_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let (e0, b0) = sealed(None);
+        store.append("g", &e0, &b0).unwrap();
+        let (e1, b1) = sealed(Some(&e0.link()));
+        let (e2, b2) = sealed(Some(&e1.link()));
+        // In sled's memory, then the sync fails.
+        store.insert("g", &[(e1.clone(), b1), (e2.clone(), b2.clone())]).unwrap();
+        assert_eq!(store.head("g").unwrap().unwrap().seq, 2);
+        store.fail(Failure { why: "fdatasync failed: No space left on device".into(), errno: Some(libc::ENOSPC) });
+        assert_eq!(store.head("g").unwrap(), Some(e0.link()));
+        let read: Vec<Event> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(read, vec![e0.clone()]);
+        assert_eq!(store.read("g", 1).unwrap().count(), 0);
+        assert_eq!(store.games().unwrap(), vec!["g"]);
+        assert_eq!(store.log_size().unwrap(), 1);
+        assert_eq!((store.log_leaf(1).unwrap(), store.log_position("g", 1).unwrap()), (None, None));
+        assert!(store.log_node(1, 0).is_err(), "a subtree over an event that is not durable");
+        assert!(store.log_node(0, 0).is_ok());
+        assert!(store.setting("any").is_err());
+        let (e3, b3) = sealed(Some(&e2.link()));
+        let err = store.append("g", &e3, &b3).unwrap_err().to_string();
+        assert!(err.contains("an earlier write to this store failed") && err.contains("No space left"), "{err}");
+        assert!(store.put_setting("any", b"x").is_err());
+        assert_eq!(store.failed().as_deref(), Some("fdatasync failed: No space left on device"));
+    }
 
     #[test]
     fn a_sync_covers_every_insert_that_took_its_ticket_before_it() {
