@@ -156,7 +156,23 @@ fn build(dir: &Path, lengths: &[u64]) -> Vec<(String, u64)> {
             order.push((name.clone(), seq));
         }
     }
+    // sled lets go of its lock a moment after a drop: wait, so that the
+    // CLI run next finds the store free.
+    drop(recorders);
+    store.close();
     order
+}
+
+/// Opens a store in this process, waiting out the moment after a CLI run
+/// (or an earlier drop) in which sled's lock may still be held.
+fn open_store(dir: &Path) -> SledStore {
+    for _ in 0..500 {
+        match SledStore::open(dir) {
+            Err(arbiter::store::OpenError::InUse { .. }) => std::thread::sleep(Duration::from_millis(10)),
+            opened => return opened.unwrap(),
+        }
+    }
+    panic!("the store at {} stayed in use", dir.display())
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -314,7 +330,7 @@ fn roots_and_every_proof_check_with_an_independent_rfc6962_and_tampered_ones_do_
             (0..lengths.len()).map(|i| format!("g{i}")).map(|g| (g.clone(), export(&d, &g))).collect();
         let leaves: Vec<&str> = order.iter().map(|(g, s)| exports[g][*s as usize].as_str()).collect();
 
-        let store = SledStore::open(&d).unwrap();
+        let store = open_store(&d);
         assert_eq!(store.log_size().unwrap(), n);
         let mut roots = BTreeMap::new();
         let (mut inclusion, mut consistency) = (Vec::new(), Vec::new());
@@ -740,7 +756,7 @@ fn a_rewritten_history_fails_against_the_checkpoint_a_player_kept() {
     // ... but no consistency proof C can make leads from K to it.
     let mut cb: Value = serde_json::from_str(&std::fs::read_to_string(&c_bundle).unwrap()).unwrap();
     let size = {
-        let store = SledStore::open(&c_dir).unwrap();
+        let store = open_store(&c_dir);
         let size = store.log_size().unwrap();
         cb["kept"] = serde_json::to_value(proof::kept(&store, 21, size).unwrap()).unwrap();
         size
@@ -941,7 +957,7 @@ fn bad_proof_requests_change_neither_the_head_nor_the_log() {
     }
     let cp = checkpoint(d);
     assert_eq!((&cp["size"], &cp["new"], &cp["checkpoint"]), (&json!(7), &json!(false), &after.2));
-    let store = SledStore::open(d).unwrap();
+    let store = open_store(d);
     assert!(matches!(proof::inclusion(&store, "g", Some(7), 7), Err(RecordError::Input(_))));
     assert!(matches!(proof::inclusion(&store, "g", None, 8), Err(RecordError::Input(_))));
     assert!(matches!(proof::consistency(&store, 8, 7), Err(RecordError::Input(_))));
