@@ -85,11 +85,8 @@ pub fn prove(cli: &Cli, target: &Target, a: &ProveArgs, out: &Output) -> anyhow:
                 path.push_str(&format!("&seq={seq}"));
             }
             if let Some(text) = &kept {
-                let k = arbiter::tlog::note::Checkpoint::parse_body(&format!(
-                    "{}\n",
-                    text.split_once("\n\n").map_or(text.as_str(), |(b, _)| b)
-                ))
-                .map_err(|e| rec(RecordError::Input(format!("--kept: {e}"))))?;
+                let k = arbiter::tlog::note::checkpoint_of(text)
+                    .map_err(|e| rec(RecordError::Input(format!("--kept: {e}"))))?;
                 path.push_str(&format!("&kept={}", k.size));
             }
             c.get(&path)?

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use arbiter::record::RecordError;
 use arbiter::store::checkpoints::write_private_key;
-use arbiter::tlog::note::{Checkpoint, Cosigner, NoteVerifier, unb64};
+use arbiter::tlog::note::{Cosigner, NoteVerifier, checkpoint_of, unb64};
 use arbiter::tlog::witness::{self, Request, State, WitnessError};
 use serde_json::json;
 
@@ -102,8 +102,7 @@ pub fn run(
                 anyhow::bail!("give a request file, or --server URL to fetch the log's checkpoint")
             };
             let note = String::from_utf8(c.get_bytes("/checkpoint")?)?;
-            let body = note.split_once("\n\n").map(|(b, _)| format!("{b}\n")).unwrap_or_default();
-            let size = Checkpoint::parse_body(&body).map_err(|e| rec(RecordError::Input(e.to_string())))?.size;
+            let size = checkpoint_of(&note).map_err(|e| rec(RecordError::Input(e.to_string())))?.size;
             let old = state.logs.get(&log.name).map_or(0, |s| s.size);
             let proof = c.get(&format!("/api/proof/consistency?from={old}&to={size}"))?;
             let proof: Vec<String> = serde_json::from_value(proof["consistency"].clone())?;

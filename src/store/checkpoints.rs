@@ -50,8 +50,7 @@ pub struct Record {
 
 impl Record {
     pub fn checkpoint(&self) -> Result<Checkpoint, NoteError> {
-        let body = self.note.split_once("\n\n").map(|(b, _)| format!("{b}\n")).unwrap_or_default();
-        Checkpoint::parse_body(&body)
+        crate::tlog::note::checkpoint_of(&self.note)
     }
 }
 

@@ -692,14 +692,7 @@ impl SledStore {
         let mut grown = frontier.clone();
         let mut log: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(events.len() * 4 + 1);
         for (event, bytes) in events {
-            let index = grown.size();
-            for (level, i, hash) in grown.push(leaf_hash(bytes)) {
-                log.push((node_key(level, i).to_vec(), hash.to_vec()));
-            }
-            let mut leaf = event.seq.to_be_bytes().to_vec();
-            leaf.extend_from_slice(game.as_bytes());
-            log.push((leaf_key(index).to_vec(), leaf));
-            log.push((position_key(game, event.seq), index.to_be_bytes().to_vec()));
+            log.extend(log_entries(&mut grown, game, event.seq, bytes));
         }
         log.push((SIZE_KEY.to_vec(), grown.size().to_be_bytes().to_vec()));
         let trees = [tree, self.log.clone()];
@@ -743,14 +736,9 @@ impl SledStore {
             for event in self.read(&game, 0).map_err(|e| e.to_string())? {
                 let event = event.map_err(|e| e.to_string())?;
                 let bytes = crate::record::canonical_bytes(&event);
-                let index = frontier.size();
-                for (level, i, hash) in frontier.push(leaf_hash(&bytes)) {
-                    log.insert(&node_key(level, i), &hash);
+                for (k, v) in log_entries(&mut frontier, &game, event.seq, &bytes) {
+                    log.insert(k, v);
                 }
-                let mut leaf = event.seq.to_be_bytes().to_vec();
-                leaf.extend_from_slice(game.as_bytes());
-                log.insert(&leaf_key(index), leaf);
-                log.insert(position_key(&game, event.seq), &index.to_be_bytes());
             }
             log.insert(SIZE_KEY, &frontier.size().to_be_bytes());
             self.log.apply_batch(log).map_err(|e| e.to_string())?;
@@ -761,6 +749,22 @@ impl SledStore {
         drop(frontier);
         self.make_durable(self.ticket()).map_err(|e| e.to_string())
     }
+}
+
+/// The entries of the `log` tree for one event appended to `frontier`: its
+/// leaf, every subtree it completes, which event the leaf is, and its position.
+fn log_entries(frontier: &mut Frontier, game: &str, seq: u64, bytes: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let index = frontier.size();
+    let mut entries: Vec<(Vec<u8>, Vec<u8>)> = frontier
+        .push(leaf_hash(bytes))
+        .into_iter()
+        .map(|(level, i, h)| (node_key(level, i).to_vec(), h.to_vec()))
+        .collect();
+    let mut leaf = seq.to_be_bytes().to_vec();
+    leaf.extend_from_slice(game.as_bytes());
+    entries.push((leaf_key(index).to_vec(), leaf));
+    entries.push((position_key(game, seq), index.to_be_bytes().to_vec()));
+    entries
 }
 
 /// The last event of a game's tree, as a link.

@@ -86,6 +86,13 @@ impl Checkpoint {
     }
 }
 
+/// The checkpoint a note says, its signatures not checked (a store
+/// reading its own checkpoint file; a witness's request before it checks).
+pub fn checkpoint_of(note: &str) -> Result<Checkpoint, NoteError> {
+    let body = note.split_once("\n\n").map(|(b, _)| format!("{b}\n"));
+    Checkpoint::parse_body(&body.ok_or_else(|| NoteError::Malformed("no blank line before the signatures".into()))?)
+}
+
 fn key_id(name: &str, alg: u8, public: &[u8; 32]) -> [u8; 4] {
     let mut h = Sha256::new();
     h.update(name.as_bytes());
