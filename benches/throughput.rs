@@ -1,75 +1,339 @@
-//! `cargo bench` (or `tools/bench N`): arbiter's append, verify and fold
-//! rates beside the same bytes through raw sled and through BLAKE3 alone.
+//! `cargo bench --bench throughput` (or `tools/bench`): arbiter's fold,
+//! verify, replay, `state` and durable append, each beside its anchor
+//! measured in the same run on the same bytes:
+//!
+//! - verify and fold beside the parse + BLAKE3 ceiling (serde_json parse and
+//!   BLAKE3 of the stored lines, no rules): what reading a record must cost;
+//! - replay beside verify;
+//! - durable append to one game beside raw sled insert + flush + fdatasync
+//!   per event;
+//! - each at 10,000 events and at the largest size asked for, so that a
+//!   cost growing with the game shows as a falling rate;
+//! - `state`, `replay --from` and whole-record `verify` and `replay` through
+//!   the `arbiter` binary, with each process's peak RSS.
+//!
+//! `--phase NAME N` runs one phase alone on a store of N events (made first),
+//! for `tools/bench --instructions`, which counts its instructions with
+//! callgrind (only inside the `measured_*` functions), per event.
 //!
 //! The stream is the bundled sample combat, replayed over and over (it ends
 //! between combats, so it can follow itself): real Doomtrooper events, with
 //! the rules checked on every append.
 
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use arbiter::fold::fold_all;
-use arbiter::record::{Recorder, StoredGame, canonical_bytes, create, verify};
+use arbiter::event::Event;
+use arbiter::fold::Folder;
+use arbiter::record::{Recorder, StoredGame, Submission, canonical_bytes, create, verify};
 use arbiter::store::{SledStore, Store};
 
 mod common;
 
 use common::Sample;
 
+const GAME: &str = "bench";
+
+/// Events are read back in chunks of this many, so that the fold and the
+/// ceiling are timed on decoded events without holding a whole long game.
+const CHUNK: u64 = 10_000;
+
 fn main() {
-    let n: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    if args.first().is_some_and(|a| a == "--rss-of") {
+        return rss_of(&args[1..]);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--phase") {
+        let phase = args.get(i + 1).expect("--phase NAME N");
+        let n = args.get(i + 2).and_then(|n| n.parse().ok()).expect("--phase NAME N");
+        return phase_alone(phase, n);
+    }
+    let mut sizes: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if sizes.is_empty() {
+        sizes = vec![10_000, 1_000_000];
+    }
     let sample = Sample::load();
+    let work = tempfile::tempdir().unwrap();
+    println!("Each row: arbiter beside its anchor, measured in this run on the same events.\n");
+    let mut first: Option<Rates> = None;
+    for &n in &sizes {
+        let dir = work.path().join(format!("n{n}"));
+        let made = Instant::now();
+        make_store(&dir, &sample, n);
+        eprintln!("(made a store of {n} events in {:.1} s)", made.elapsed().as_secs_f64());
+        let rates = in_process(&dir, n);
+        rates.print(n, first.as_ref());
+        through_the_binary(&dir, n);
+        first.get_or_insert(rates);
+    }
+    durable_append(work.path(), &sample, 2_000);
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("arbiter")).unwrap();
-    create(&store, "bench", &sample.header, &sample.opened_by, None).unwrap();
-    let mut recorder = Recorder::load(&store, "bench").unwrap();
+/// Makes a store holding one game of `n` events (event 0 and n - 1 actions),
+/// in batches: one durable write per 1,000 events.
+fn make_store(dir: &Path, sample: &Sample, n: u64) {
+    let store = SledStore::open(dir).unwrap();
+    create(&store, GAME, &sample.header, &sample.opened_by, None).unwrap();
+    let mut recorder = Recorder::load(&store, GAME).unwrap();
+    let mut i = 0usize;
+    while (i as u64) + 1 < n {
+        let end = ((i as u64 + 1000).min(n - 1)) as usize;
+        let batch: Vec<Submission> = (i..end).map(|k| sample.action(k)).collect();
+        recorder.append_batch(&batch, None).map_err(|(k, e)| format!("action {}: {e}", i + k)).unwrap();
+        i = end;
+    }
+    drop(recorder);
+    store.close();
+}
 
+/// Events per second of each in-process path, for one size.
+struct Rates {
+    ceiling: f64,
+    verify: f64,
+    fold: f64,
+    replay: f64,
+}
+
+impl Rates {
+    fn print(&self, n: u64, first: Option<&Rates>) {
+        println!("{n} events, in process (events/s):");
+        let growth = |now: f64, then: Option<f64>| match then {
+            Some(t) => format!("{:>6.2}x of the first size", now / t),
+            None => String::new(),
+        };
+        let rows = [
+            ("parse + BLAKE3 of the stored lines (ceiling)", self.ceiling, None, first.map(|f| f.ceiling)),
+            (
+                "verify (read + hash + link + fold)",
+                self.verify,
+                Some(("ceiling", self.ceiling)),
+                first.map(|f| f.verify),
+            ),
+            ("fold alone (rules on decoded events)", self.fold, Some(("ceiling", self.ceiling)), first.map(|f| f.fold)),
+            (
+                "replay (verify, then each event in words)",
+                self.replay,
+                Some(("verify", self.verify)),
+                first.map(|f| f.replay),
+            ),
+        ];
+        for (name, rate, anchor, then) in rows {
+            let vs = anchor.map_or(String::new(), |(a, r)| format!("{:>5.2}x {a}", rate / r));
+            println!("  {name:<46} {rate:>10.0}  {vs:<14} {}", growth(rate, then));
+        }
+    }
+}
+
+fn in_process(dir: &Path, n: u64) -> Rates {
+    let store = SledStore::open(dir).unwrap();
+    let source = StoredGame::new(&store, GAME);
+
+    // The ceiling and the fold, chunk by chunk: read and decode untimed.
+    let (mut ceiling, mut fold) = (Duration::ZERO, Duration::ZERO);
+    let mut folder = Folder::new();
+    let mut from = 0;
+    while from < n {
+        let events: Vec<Event> = store.read(GAME, from).unwrap().take(CHUNK as usize).map(Result::unwrap).collect();
+        let lines: Vec<Vec<u8>> = events.iter().map(canonical_bytes).collect();
+        let t = Instant::now();
+        std::hint::black_box(measured_parse_and_hash(&lines));
+        ceiling += t.elapsed();
+        let t = Instant::now();
+        measured_fold(&mut folder, &events, &source);
+        fold += t.elapsed();
+        from += events.len() as u64;
+    }
+    assert_eq!(folder.len(), n);
+
+    let t = Instant::now();
+    measured_verify(&store, n);
+    let verify_time = t.elapsed();
+
+    let t = Instant::now();
+    measured_replay(&store, n);
+    let replay_time = t.elapsed();
+
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    Rates { ceiling: rate(ceiling), verify: rate(verify_time), fold: rate(fold), replay: rate(replay_time) }
+}
+
+#[inline(never)]
+fn measured_parse_and_hash(lines: &[Vec<u8>]) -> u8 {
+    let mut x = 0u8;
+    for line in lines {
+        let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+        x ^= blake3::hash(line).as_bytes()[0] ^ value.is_object() as u8;
+    }
+    x
+}
+
+#[inline(never)]
+fn measured_fold(folder: &mut Folder, events: &[Event], source: &StoredGame) {
+    for event in events {
+        folder.push(event, source).unwrap();
+    }
+}
+
+#[inline(never)]
+fn measured_verify(store: &SledStore, n: u64) {
+    let (verified, _) = verify(&StoredGame::new(store, GAME), None).unwrap();
+    assert_eq!(verified.events, n);
+}
+
+#[inline(never)]
+fn measured_replay(store: &SledStore, n: u64) {
+    let mut shown = 0u64;
+    arbiter::replay::replay(&StoredGame::new(store, GAME), 0, None, |s| {
+        std::hint::black_box(&s);
+        shown += 1;
+    })
+    .unwrap();
+    assert_eq!(shown, n);
+}
+
+/// Checks `k` actions against the rules at the head (seal + fold, nothing
+/// stored): the work an append does before the store.
+#[inline(never)]
+fn measured_append_check(recorder: &Recorder, subs: &[Submission]) {
+    for sub in subs {
+        std::hint::black_box(recorder.check(sub).unwrap());
+    }
+}
+
+/// The verbs a judge runs, through the binary: wall time and peak RSS.
+fn through_the_binary(dir: &Path, n: u64) {
+    let last = n - 1;
+    let from = n.saturating_sub(10);
+    println!("{n} events, through the arbiter binary (after a first open):");
+    // The first open after the store was written pays sled's recovery.
+    run(dir, &["head", GAME]);
+    for (what, args) in [
+        ("head", vec!["head".to_string(), GAME.into()]),
+        ("state (at the head)", vec!["state".into(), GAME.into()]),
+        (&format!("state --at {}", last / 2), vec!["state".into(), GAME.into(), "--at".into(), (last / 2).to_string()]),
+        (&format!("replay --from {from}"), vec!["replay".into(), GAME.into(), "--from".into(), from.to_string()]),
+        ("verify", vec!["verify".into(), GAME.into()]),
+        ("replay (whole record)", vec!["replay".into(), GAME.into()]),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (time, rss) = run(dir, &args);
+        println!("  {what:<46} {:>8.1} ms  peak RSS {:>6.1} MiB", time.as_secs_f64() * 1000.0, rss as f64 / 1024.0);
+    }
+}
+
+/// Runs `arbiter --data DIR ARGS` with its output discarded: wall time and
+/// its peak RSS in KiB. A child inherits its parent's peak RSS through exec,
+/// so this bench (which holds events in memory) starts a fresh copy of itself
+/// (`--rss-of`), small, which runs arbiter and reports the peak from wait4.
+fn run(dir: &Path, args: &[&str]) -> (Duration, i64) {
+    let t = Instant::now();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg("--rss-of")
+        .arg(binary())
+        .arg("--data")
+        .arg(dir)
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    let time = t.elapsed();
+    assert!(out.status.success(), "arbiter {args:?} failed");
+    let rss = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    (time, rss)
+}
+
+/// `--rss-of PROGRAM ARGS...`: runs the program with its output discarded
+/// and prints its peak RSS in KiB; exits 1 if it failed.
+fn rss_of(args: &[String]) {
+    let child = Command::new(&args[0]).args(&args[1..]).stdout(Stdio::null()).spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    println!("{}", usage.ru_maxrss);
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        std::process::exit(1);
+    }
+}
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_arbiter"))
+}
+
+/// Durable append to one game, one event at a time, beside raw sled insert
+/// + flush + fdatasync of the same bytes.
+fn durable_append(work: &Path, sample: &Sample, n: usize) {
+    let store = SledStore::open(&work.join("append")).unwrap();
+    create(&store, GAME, &sample.header, &sample.opened_by, None).unwrap();
+    let mut recorder = Recorder::load(&store, GAME).unwrap();
     let t = Instant::now();
     for i in 0..n {
         recorder.append(&sample.action(i), None).unwrap();
     }
     let append = t.elapsed();
+    let bytes: Vec<Vec<u8>> = store.read(GAME, 1).unwrap().map(|e| canonical_bytes(&e.unwrap())).collect();
+    drop(recorder);
+    store.close();
 
-    let t = Instant::now();
-    let events: Vec<_> = store.read("bench", 0).unwrap().collect::<Result<_, _>>().unwrap();
-    let (verified, _) = verify(&StoredGame::new(&store, "bench"), None).unwrap();
-    let verify_time = t.elapsed();
-    assert_eq!(verified.events as usize, n + 1);
-
-    let t = Instant::now();
-    fold_all(&events).unwrap();
-    let fold_time = t.elapsed();
-
-    let bytes: Vec<Vec<u8>> = events.iter().map(canonical_bytes).collect();
-    let raw = sled::open(dir.path().join("raw")).unwrap();
+    let raw = sled::open(work.join("raw")).unwrap();
     let tree = raw.open_tree("raw").unwrap();
+    let log = std::fs::File::open(work.join("raw").join("db")).unwrap();
     let t = Instant::now();
     for (i, b) in bytes.iter().enumerate() {
         tree.insert((i as u64).to_be_bytes(), b.as_slice()).unwrap();
         raw.flush().unwrap();
+        log.sync_data().unwrap();
     }
-    let raw_time = t.elapsed();
+    let ceiling = t.elapsed();
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    println!("durable append to one game, {n} events one at a time (events/s):");
+    println!("  {:<46} {:>10.0}", "sled insert + flush + fdatasync (ceiling)", rate(ceiling));
+    println!(
+        "  {:<46} {:>10.0}  {:>5.2}x ceiling",
+        "arbiter append (rules + seal + store + sync)",
+        rate(append),
+        rate(append) / rate(ceiling)
+    );
+}
 
-    let t = Instant::now();
-    let mut x = 0u8;
-    for b in &bytes {
-        x ^= blake3::hash(b).as_bytes()[0];
-    }
-    let hash_time = t.elapsed();
-    std::hint::black_box(x);
-
-    let total: usize = bytes.iter().map(Vec::len).sum();
-    let rate = |d: std::time::Duration| (n as f64 + 1.0) / d.as_secs_f64();
-    println!("{} events, {} bytes canonical JSON (mean {} bytes/event)", n + 1, total, total / (n + 1));
-    println!("{:<46} {:>12} {:>10}", "", "events/s", "vs raw");
-    let raw_rate = rate(raw_time);
-    for (name, d) in [
-        ("arbiter append (rules + hash + sled + fdatasync)", append),
-        ("raw sled insert + flush (no fdatasync)", raw_time),
-        ("arbiter verify (read + hash + link + fold)", verify_time),
-        ("arbiter fold (rules only)", fold_time),
-        ("BLAKE3 alone over the same bytes", hash_time),
-    ] {
-        println!("{:<46} {:>12.0} {:>9.2}x", name, rate(d), rate(d) / raw_rate);
+/// One phase alone, for callgrind: the store is made first (not counted:
+/// callgrind collects only inside the `measured_*` functions).
+fn phase_alone(phase: &str, n: u64) {
+    let sample = Sample::load();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("store");
+    make_store(&dir, &sample, n);
+    let store = SledStore::open(&dir).unwrap();
+    match phase {
+        "append-check" => {
+            // The next action, checked 1,000 times at the head of an n-event game.
+            let recorder = Recorder::load(&store, GAME).unwrap();
+            let next = vec![sample.action(n as usize - 1); 1000];
+            measured_append_check(&recorder, &next);
+            println!("events {}", next.len());
+        }
+        "fold" => {
+            let events: Vec<Event> = store.read(GAME, 0).unwrap().map(Result::unwrap).collect();
+            let mut folder = Folder::new();
+            measured_fold(&mut folder, &events, &StoredGame::new(&store, GAME));
+            println!("events {n}");
+        }
+        "verify" => {
+            measured_verify(&store, n);
+            println!("events {n}");
+        }
+        "replay" => {
+            measured_replay(&store, n);
+            println!("events {n}");
+        }
+        "ceiling" => {
+            let lines: Vec<Vec<u8>> = store.read(GAME, 0).unwrap().map(|e| canonical_bytes(&e.unwrap())).collect();
+            std::hint::black_box(measured_parse_and_hash(&lines));
+            println!("events {n}");
+        }
+        other => panic!("unknown phase {other}: append-check, fold, verify, replay, ceiling"),
     }
 }
