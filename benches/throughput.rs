@@ -245,6 +245,8 @@ fn run(dir: &Path, args: &[&str]) -> (Duration, i64) {
 
 /// `--rss-of PROGRAM ARGS...`: runs the program with its output discarded
 /// and prints its peak RSS in KiB; exits 1 if it failed.
+// The child is reaped by wait4 (for its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn rss_of(args: &[String]) {
     let child = Command::new(&args[0]).args(&args[1..]).stdout(Stdio::null()).spawn().unwrap();
     let pid = child.id() as libc::pid_t;
