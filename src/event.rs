@@ -312,10 +312,21 @@ pub fn seal(draft: &Draft, prev: Option<&Link>, now: DateTime<Utc>) -> Result<(E
         hash: String::new(),
     };
     let mut value = serde_json::to_value(&event).map_err(|e| EventError::Malformed(e.to_string()))?;
+    if let Value::Object(map) = &mut value {
+        map.remove("hash");
+    }
     crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
-    let hash = hash_without_hash_field(&mut value);
+    // Canonical once: hash the event without `hash`, then put the member in
+    // its sorted place (after "at", before "prev") instead of writing it all again.
+    let unhashed = canonical(&value);
+    let hash = blake3::hash(&unhashed).to_hex().to_string();
+    let (at_prev, _) = crate::json::top_level_member(&unhashed, "prev").expect("an event has prev");
+    let member = format!("\"hash\":\"{hash}\",");
+    let mut bytes = Vec::with_capacity(unhashed.len() + member.len());
+    bytes.extend_from_slice(&unhashed[..at_prev]);
+    bytes.extend_from_slice(member.as_bytes());
+    bytes.extend_from_slice(&unhashed[at_prev..]);
     let event = Event { hash, ..event };
-    let bytes = canonical(&serde_json::to_value(&event).expect("event serialises"));
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(EventError::TooLarge(bytes.len()));
     }
@@ -323,35 +334,38 @@ pub fn seal(draft: &Draft, prev: Option<&Link>, now: DateTime<Utc>) -> Result<(E
     Ok((event, bytes))
 }
 
-/// BLAKE3 over the canonical JSON of `value` with its `hash` field removed.
-fn hash_without_hash_field(value: &mut Value) -> String {
-    if let Value::Object(map) = value {
-        map.remove("hash");
-    }
-    blake3::hash(&canonical(value)).to_hex().to_string()
+/// BLAKE3 of an event from its canonical bytes alone: the hash of the same
+/// bytes with the top-level `hash` member cut out, which is the canonical
+/// JSON of the event without `hash` (what `jq -cS 'del(.hash)' | b3sum`
+/// hashes). None when the bytes hold no `hash` member. The bytes must be
+/// canonical (check that first): the store checks each append and each read
+/// with this, without decoding the event again.
+pub fn hash_of_canonical(bytes: &[u8]) -> Option<blake3::Hash> {
+    crate::json::hash_without_member(bytes, "hash")
 }
 
 /// Parses one event from text (a stored value, an export line) and checks
 /// it on its own: strict JSON, envelope shape, version, size, hash.
 /// Returns the event and its canonical bytes.
 pub fn decode(text: &str) -> Result<(Event, Vec<u8>), EventError> {
-    let mut value = parse_strict(text).map_err(|e| EventError::Malformed(e.0))?;
-    let event: Event = serde_json::from_value(value.clone()).map_err(|e| EventError::Malformed(e.to_string()))?;
-    if event.v != FORMAT_VERSION {
-        return Err(EventError::Version(event.v));
-    }
-    if !event.action.is_object() || event.action.get("type").and_then(Value::as_str).is_none() {
-        return Err(EventError::Malformed("action must be an object with a string \"type\"".into()));
-    }
+    let value = parse_strict(text).map_err(|e| EventError::Malformed(e.0))?;
     let bytes = canonical(&value);
+    let event: Event = serde_json::from_value(value).map_err(|e| EventError::Malformed(e.to_string()))?;
+    event.check_envelope()?;
+    check_canonical_bytes(&event, &bytes)?;
+    Ok((event, bytes))
+}
+
+/// Checks an event's canonical bytes: the size limit, and its hash against
+/// the bytes without it.
+pub fn check_canonical_bytes(event: &Event, bytes: &[u8]) -> Result<(), EventError> {
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(EventError::TooLarge(bytes.len()));
     }
-    if hash_without_hash_field(&mut value) != event.hash {
-        return Err(EventError::Hash);
+    match hash_of_canonical(bytes) {
+        Some(hash) if hash.to_hex().as_str() == event.hash => Ok(()),
+        _ => Err(EventError::Hash),
     }
-    parse_time(&event.at)?;
-    Ok((event, bytes))
 }
 
 /// Checks that `event` follows `prev` (None: it must be event 0).
@@ -373,6 +387,18 @@ pub fn check_link(event: &Event, prev: Option<&Link>) -> Result<(), EventError> 
 }
 
 impl Event {
+    /// The envelope on its own: version, an action with a string `type`, the time.
+    pub fn check_envelope(&self) -> Result<(), EventError> {
+        if self.v != FORMAT_VERSION {
+            return Err(EventError::Version(self.v));
+        }
+        if !self.action.is_object() || self.action.get("type").and_then(Value::as_str).is_none() {
+            return Err(EventError::Malformed("action must be an object with a string \"type\"".into()));
+        }
+        parse_time(&self.at)?;
+        Ok(())
+    }
+
     pub fn link(&self) -> Link {
         Link { seq: self.seq, hash: self.hash.clone(), at: self.at.clone() }
     }
@@ -408,6 +434,10 @@ mod tests {
         let d0 = Draft { actor: "p1".into(), action: json!({"type": "pass"}), at: None };
         let (e0, b0) = seal(&d0, None, t0()).unwrap();
         assert_eq!(e0.prev, ZERO_HASH);
+        // Sealing writes the canonical JSON once and splices `hash` in: the
+        // same bytes as the whole event written canonically.
+        assert_eq!(b0, canonical(&serde_json::to_value(&e0).unwrap()));
+        assert_eq!(hash_of_canonical(&b0).unwrap().to_hex().as_str(), e0.hash);
         let (back, bytes) = decode(std::str::from_utf8(&b0).unwrap()).unwrap();
         assert_eq!(back, e0);
         assert_eq!(bytes, b0);

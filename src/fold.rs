@@ -188,9 +188,7 @@ impl Folder {
 
     /// Takes the result of `next` for `event`.
     pub fn commit(&mut self, event: &Event, next: Next) {
-        debug_assert_eq!(event.seq, self.len());
-        let hash = blake3::Hash::from_hex(&event.hash).map(|h| *h.as_bytes()).unwrap_or([0; 32]);
-        self.hashes.push(hash);
+        self.commit_hash(event);
         if let Some(range) = next.rewound {
             self.rewound.push(range);
         }
@@ -200,8 +198,25 @@ impl Folder {
         self.table = Some(next.table);
     }
 
-    /// Folds one more event.
+    /// Keeps the hash of `event` (the next seq), which rulings name.
+    fn commit_hash(&mut self, event: &Event) {
+        debug_assert_eq!(event.seq, self.len());
+        let hash = blake3::Hash::from_hex(&event.hash).map(|h| *h.as_bytes()).unwrap_or([0; 32]);
+        self.hashes.push(hash);
+    }
+
+    /// Folds one more event. An action (not a ruling or note) is applied to
+    /// the state in place, copying nothing; a refusal leaves the fold as it was.
     pub fn push<S: Source + ?Sized>(&mut self, event: &Event, source: &S) -> Result<(), FoldError<S::Error>> {
+        if let Some(table) = &mut self.table
+            && !matches!(event.action_type(), Some(ActionType::Ruling | ActionType::Note))
+        {
+            table
+                .apply_in_place(event.seq, &event.actor, &event.action)
+                .map_err(|violation| FoldError::Illegal { seq: event.seq, violation: Box::new(violation) })?;
+            self.commit_hash(event);
+            return Ok(());
+        }
         let next = self.next(event, source)?;
         self.commit(event, next);
         Ok(())

@@ -12,6 +12,7 @@
 //! oversized strings, arrays or nesting.
 
 use std::fmt;
+use std::io::Write;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -36,8 +37,156 @@ pub fn parse_strict(text: &str) -> Result<Value, JsonError> {
 /// Values reaching this point passed `parse_strict` or were built by arbiter
 /// from integers and strings, so serialisation cannot fail; if it ever did
 /// that would be a bug, and we say so rather than store something else.
+///
+/// Written here directly rather than through `serde_jcs` (7x slower: it
+/// buffers every member and re-parses every key). The bytes are the same
+/// (`tests/props.rs` checks it against `serde_jcs` over random values and
+/// every sample): strings and keys are escaped by serde_json's own escaper,
+/// which is what `serde_jcs` drives too; integers within +-2^53 print the
+/// same in both; and members are sorted by UTF-16 code units as RFC 8785
+/// says. A float or a larger integer (never in an event: strict parsing
+/// refuses both) takes `serde_jcs` itself, for its ES6 number format.
 pub fn canonical(value: &Value) -> Vec<u8> {
-    serde_jcs::to_vec(value).expect("canonical JSON of a strict value")
+    let mut out = Vec::with_capacity(256);
+    if write_canonical(&mut out, value).is_err() {
+        return serde_jcs::to_vec(value).expect("canonical JSON of a strict value");
+    }
+    out
+}
+
+/// A number this writer leaves to `serde_jcs`.
+struct NotInteger;
+
+fn write_canonical(out: &mut Vec<u8>, value: &Value) -> Result<(), NotInteger> {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            // RFC 8785 prints numbers as ES6 does (via f64): the same digits
+            // as an integer's own for every integer up to 2^53 in magnitude.
+            const EXACT: u64 = 1 << 53;
+            match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) if u <= EXACT => write!(out, "{u}").expect("writing to a Vec cannot fail"),
+                (_, Some(i)) if i.unsigned_abs() <= EXACT => write!(out, "{i}").expect("writing to a Vec cannot fail"),
+                _ => return Err(NotInteger),
+            }
+        }
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(out, item)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            // UTF-8 byte order (the map's) is UTF-16 code unit order (RFC
+            // 8785's) unless a key holds a character beyond U+FFFF: its
+            // surrogates sort before U+E000-U+FFFF in UTF-16, after in UTF-8.
+            if map.keys().any(|k| k.bytes().any(|b| b >= 0xF0)) {
+                let mut members: Vec<(&String, &Value)> = map.iter().collect();
+                members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+                write_members(out, members)?;
+            } else {
+                write_members(out, map.iter())?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+fn write_members<'a>(
+    out: &mut Vec<u8>,
+    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
+) -> Result<(), NotInteger> {
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(out, key);
+        out.push(b':');
+        write_canonical(out, value)?;
+    }
+    Ok(())
+}
+
+/// A string as serde_json escapes it (the escaper `serde_jcs` uses as well).
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(&mut *out, s).expect("writing to a Vec cannot fail");
+}
+
+/// Where a top-level member `"key":value` sits in canonical JSON bytes of an
+/// object: the byte range of the member, without the comma around it.
+/// Strings are skipped whole (a `"hash"` inside an action is not the
+/// event's), so this is exact for any canonical object.
+pub fn top_level_member(bytes: &[u8], key: &str) -> Option<(usize, usize)> {
+    let is_key_here = |i: usize| {
+        let rest = &bytes[i + 1..];
+        rest.starts_with(key.as_bytes()) && rest[key.len()..].starts_with(b"\":")
+    };
+    let mut depth = 0usize;
+    let mut found: Option<usize> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // A member starts right after the object's `{` or a `,` at depth 1.
+                if depth == 1 && found.is_none() && i > 0 && matches!(bytes[i - 1], b'{' | b',') && is_key_here(i) {
+                    found = Some(i);
+                }
+                // Skip the string: to its closing quote, over escapes.
+                i += 1;
+                loop {
+                    i += bytes.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+                    if bytes[i] == b'"' {
+                        break;
+                    }
+                    i += 2;
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 1 {
+                    return found.map(|start| (start, i));
+                }
+                depth = depth.checked_sub(1)?;
+            }
+            b',' if depth == 1 => {
+                if let Some(start) = found {
+                    return Some((start, i));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// BLAKE3 of the canonical bytes of an object without its top-level member
+/// `key`: the same as hashing the canonical JSON of the object with `key`
+/// removed (members are joined by commas, each written on its own), without
+/// building or writing it again. None when there is no such member.
+pub fn hash_without_member(bytes: &[u8], key: &str) -> Option<blake3::Hash> {
+    let (start, end) = top_level_member(bytes, key)?;
+    // Drop the comma after the member, or, for the last member, the one before it.
+    let (cut_from, cut_to) = if bytes[end] == b',' {
+        (start, end + 1)
+    } else if bytes[start - 1] == b',' {
+        (start - 1, end)
+    } else {
+        (start, end)
+    };
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&bytes[..cut_from]);
+    hasher.update(&bytes[cut_to..]);
+    Some(hasher.finalize())
 }
 
 struct Strict {
@@ -111,11 +260,15 @@ impl<'de> Visitor<'de> for Strict {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             check_string(&key).map_err(de::Error::custom)?;
-            if out.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate key {key:?}")));
+            match out.entry(key) {
+                serde_json::map::Entry::Occupied(e) => {
+                    return Err(de::Error::custom(format!("duplicate key {:?}", e.key())));
+                }
+                // One look-up per key: the value goes where the key was found missing.
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(map.next_value_seed(Strict { depth })?);
+                }
             }
-            let value = map.next_value_seed(Strict { depth })?;
-            out.insert(key, value);
         }
         Ok(Value::Object(out))
     }
@@ -135,10 +288,43 @@ fn check_string(s: &str) -> Result<(), String> {
 }
 
 /// Checks a value that did not come through `parse_strict` (one built in
-/// code) against the same rules, by round-tripping it through the parser.
+/// code) against the same rules, walking it as the parser would.
 pub fn check_value(value: &Value) -> Result<(), JsonError> {
-    let text = serde_json::to_string(value).map_err(|e| JsonError(e.to_string()))?;
-    parse_strict(&text).map(|_| ())
+    check_within(value, 0).map_err(JsonError)
+}
+
+fn check_within(value: &Value, depth: usize) -> Result<(), String> {
+    match value {
+        Value::Null | Value::Bool(_) => Ok(()),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) if u > MAX_SAFE_INTEGER as u64 => Err(format!("integer {u} is outside +-2^53")),
+            (Some(_), _) => Ok(()),
+            (_, Some(i)) if i < -MAX_SAFE_INTEGER => Err(format!("integer {i} is outside +-2^53")),
+            (_, Some(_)) => Ok(()),
+            _ => Err(format!(
+                "floating-point number {n} is not allowed in an event (use integers, fixed-point where a rule needs fractions)"
+            )),
+        },
+        Value::String(s) => check_string(s),
+        Value::Array(items) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(format!("nesting deeper than {MAX_DEPTH}"));
+            }
+            if items.len() > MAX_ARRAY_ITEMS {
+                return Err(format!("array longer than {MAX_ARRAY_ITEMS} items"));
+            }
+            items.iter().try_for_each(|v| check_within(v, depth + 1))
+        }
+        Value::Object(map) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(format!("nesting deeper than {MAX_DEPTH}"));
+            }
+            map.iter().try_for_each(|(k, v)| {
+                check_string(k)?;
+                check_within(v, depth + 1)
+            })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -164,5 +350,25 @@ mod tests {
         let v = parse_strict(r#"{ "b": [1, -2], "a": {"z": "é", "y": null} }"#).unwrap();
         assert_eq!(String::from_utf8(canonical(&v)).unwrap(), r#"{"a":{"y":null,"z":"é"},"b":[1,-2]}"#);
         assert_eq!(parse_strict("9007199254740991").unwrap(), Value::from(MAX_SAFE_INTEGER));
+    }
+
+    #[test]
+    fn canonical_sorts_keys_by_utf16_code_units() {
+        // U+10000 is D800 DC00 in UTF-16: before U+E000, though after it in UTF-8.
+        let v = parse_strict("{\"\u{e000}\":1,\"\u{10000}\":2,\"z\":3}").unwrap();
+        assert_eq!(String::from_utf8(canonical(&v)).unwrap(), "{\"z\":3,\"\u{10000}\":2,\"\u{e000}\":1}");
+        assert_eq!(canonical(&v), serde_jcs::to_vec(&v).unwrap());
+    }
+
+    #[test]
+    fn a_member_is_found_at_the_top_level_only() {
+        let v = parse_strict(r#"{"action":{"hash":"x","s":"\",\"hash\":"},"hash":"h","prev":"p"}"#).unwrap();
+        let bytes = canonical(&v);
+        let (start, end) = top_level_member(&bytes, "hash").unwrap();
+        assert_eq!(&bytes[start..end], br#""hash":"h""#);
+        let mut without = v.clone();
+        without.as_object_mut().unwrap().remove("hash");
+        assert_eq!(hash_without_member(&bytes, "hash"), Some(blake3::hash(&canonical(&without))));
+        assert_eq!(hash_without_member(&bytes, "none"), None);
     }
 }

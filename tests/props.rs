@@ -513,3 +513,114 @@ fn random_rawdeal_and_gurps_play_go_deep() {
         g.gurps().combats
     );
 }
+
+// ---------------------------------------------------------------------------
+// Canonical JSON: arbiter's writer against serde_jcs (RFC 8785), byte for byte.
+// ---------------------------------------------------------------------------
+
+/// Keys that exercise RFC 8785's UTF-16 order where it differs from UTF-8's:
+/// characters at U+E000-U+FFFF against the supplementary planes, besides
+/// ASCII, the rest of the BMP and the escapes.
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{0,3}",
+        "[a-c\u{e000}\u{ffff}\u{fffd}\u{10000}\u{1f600}\u{10ffff}]{0,3}",
+        "[\"\\\\/\u{0}-\u{1f}\u{7f}\u{2028}\u{2029}a]{0,3}",
+        any::<String>(),
+        Just("hash".to_string()),
+    ]
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    const EXACT: i64 = 1 << 53;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-EXACT..=EXACT).prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<String>().prop_map(Value::from),
+        "[\"\\\\/\u{0}-\u{1f}\u{7f}-\u{9f}\u{2028}\u{2029}\u{fffe}\u{1f600}a]{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+            prop::collection::btree_map(key(), inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn jcs(v: &Value) -> Vec<u8> {
+    serde_jcs::to_vec(v).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    #[test]
+    fn canonical_is_rfc8785_byte_for_byte(v in json_value()) {
+        prop_assert_eq!(arbiter::json::canonical(&v), jcs(&v));
+    }
+
+    #[test]
+    fn hash_without_a_member_is_the_hash_of_the_object_without_it(
+        members in prop::collection::btree_map(key(), json_value(), 0..6),
+        hash in json_value(),
+        with_hash in any::<bool>(),
+    ) {
+        let mut map: serde_json::Map<String, Value> = members.into_iter().collect();
+        if with_hash {
+            map.insert("hash".into(), hash);
+        }
+        let bytes = arbiter::json::canonical(&Value::Object(map.clone()));
+        let had = map.remove("hash").is_some();
+        let got = arbiter::json::hash_without_member(&bytes, "hash");
+        if had {
+            prop_assert_eq!(got, Some(blake3::hash(&jcs(&Value::Object(map)))));
+        } else {
+            prop_assert_eq!(got, None);
+        }
+    }
+}
+
+/// serde_json's map must iterate in key order (its `preserve_order` feature
+/// off): the canonical writer relies on it.
+#[test]
+fn json_maps_iterate_in_key_order() {
+    let v: Value = serde_json::from_str(r#"{"b":1,"a":2,"é":3,"A":4}"#).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["A", "a", "b", "é"]);
+}
+
+/// Every line of every sample, and every sample sealed into events: the
+/// canonical bytes are serde_jcs's, and the hash of an event from its bytes
+/// alone is the hash of its canonical JSON without `hash`.
+#[test]
+fn canonical_bytes_of_every_sample_are_rfc8785() {
+    let t0 = parse_time("2026-11-21T15:00:00Z").unwrap();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let mut prev: Option<arbiter::event::Link> = None;
+        for line in std::fs::read_to_string(&path).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+            let v = arbiter::json::parse_strict(line).unwrap();
+            assert_eq!(arbiter::json::canonical(&v), jcs(&v), "{}: {line}", path.display());
+            let draft = Draft { actor: v["actor"].as_str().unwrap().into(), action: v["action"].clone(), at: None };
+            let (event, bytes) = seal(&draft, prev.as_ref(), t0).unwrap();
+            let mut value = serde_json::to_value(&event).unwrap();
+            assert_eq!(bytes, jcs(&value), "{}: {line}", path.display());
+            value.as_object_mut().unwrap().remove("hash");
+            assert_eq!(blake3::hash(&jcs(&value)).to_hex().as_str(), event.hash);
+            assert_eq!(
+                arbiter::event::hash_of_canonical(&bytes).map(|h| h.to_hex().to_string()),
+                Some(event.hash.clone())
+            );
+            prev = Some(event.link());
+            seen += 1;
+        }
+    }
+    assert!(seen > 100, "the samples hold {seen} events");
+}

@@ -93,25 +93,69 @@ pub fn refuse<T>(rule: &'static str, message: impl Into<String>) -> Result<T, Re
 /// refusal name the step and who may act as they were before the action.
 pub fn apply<S: Clone, A: DeserializeOwned>(
     state: &S,
-    view: impl FnOnce(&S) -> View,
+    view: impl Fn(&S) -> View,
     ruleset: &str,
     action: &Value,
     step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
 ) -> Result<S, Violation> {
-    let view = view(state);
-    let action: A = serde_json::from_value(action.clone()).map_err(|e| {
+    let action = payload(state, &view, ruleset, action)?;
+    let mut next = state.clone();
+    // The copy takes the step: the state a refusal names is the one before.
+    match step(&mut next, &action) {
+        Ok(()) => Ok(next),
+        Err((rule, message)) => Err(Violation::new(&view(state), rule, message)),
+    }
+}
+
+/// [`apply`] on the state itself, for a ruleset whose steps check
+/// everything before they change anything: a refusal leaves the state as it
+/// was (debug builds assert it), and an accepted action copies nothing.
+/// The view is built only for a refusal, from the unchanged state.
+pub fn apply_in_place<S: Clone + PartialEq + std::fmt::Debug, A: DeserializeOwned>(
+    state: &mut S,
+    view: impl Fn(&S) -> View,
+    ruleset: &str,
+    action: &Value,
+    step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
+) -> Result<(), Violation> {
+    let action = payload(state, &view, ruleset, action)?;
+    #[cfg(debug_assertions)]
+    let before = state.clone();
+    match step(state, &action) {
+        Ok(()) => Ok(()),
+        Err((rule, message)) => {
+            #[cfg(debug_assertions)]
+            assert_eq!(*state, before, "a refused {ruleset} action changed the state");
+            Err(Violation::new(&view(state), rule, message))
+        }
+    }
+}
+
+/// The action as the ruleset's payload type, read from the event's JSON by
+/// reference (the payload copies only the strings it keeps).
+fn payload<S, A: DeserializeOwned>(
+    state: &S,
+    view: impl FnOnce(&S) -> View,
+    ruleset: &str,
+    action: &Value,
+) -> Result<A, Violation> {
+    A::deserialize(action).map_err(|e| {
         Violation::new(
-            &view,
+            &view(state),
             format!("the payloads in schemas/{ruleset}/action.schema.json"),
             format!("not a {ruleset} action: {e}"),
         )
-    })?;
-    let mut next = state.clone();
-    step(&mut next, &action).map_err(|(rule, message)| Violation::new(&view, rule, message))?;
-    Ok(next)
+    })
 }
 
 /// A growing list as a replay shows it: how many, and the newest.
-pub fn tail<T: Serialize>(list: &[T]) -> Value {
-    serde_json::json!({"count": list.len(), "last": list.last()})
+pub fn tail<T: Serialize>(list: &[T]) -> Tail<'_, T> {
+    Tail { count: list.len(), last: list.last() }
+}
+
+/// [`tail`]'s answer, serialised as `{"count": n, "last": ...}`.
+#[derive(Serialize)]
+pub struct Tail<'a, T> {
+    pub count: usize,
+    pub last: Option<&'a T>,
 }

@@ -553,9 +553,21 @@ const SPECIAL_CARDS: &[Special] = &[
 
 /// Card names match the list whatever their case and spacing.
 fn special(card: &str) -> Option<&'static Special> {
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    let card = norm(card);
-    SPECIAL_CARDS.iter().find(|s| norm(s.name) == card)
+    SPECIAL_CARDS.iter().find(|s| same_words(s.name, card))
+}
+
+/// The same words, whatever the case and the spacing between them
+/// (compared word by word, without building either string).
+fn same_words(a: &str, b: &str) -> bool {
+    let (mut x, mut y) = (a.split_whitespace(), b.split_whitespace());
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return true,
+            (Some(p), Some(q)) if p.chars().flat_map(char::to_lowercase).eq(q.chars().flat_map(char::to_lowercase)) => {
+            }
+            _ => return false,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -694,7 +706,107 @@ pub struct State {
     pub combat: Option<Combat>,
     /// Finished combats, oldest first. Shared between successive states, so
     /// applying an event copies only the combat under way, not the history.
-    pub finished: Arc<Vec<Arc<Combat>>>,
+    pub finished: Finished,
+}
+
+/// Finished combats, oldest first, as a list that grows at its newest end
+/// and is shared, never copied: a state and the next share every combat
+/// finished before, and one more costs the same however many there are
+/// (an `Arc<Vec>` copied the whole list each time a combat ended while the
+/// state before still held it). Serialised as the plain array.
+#[derive(Clone, Default)]
+pub struct Finished {
+    newest: Option<Arc<FinishedNode>>,
+    len: usize,
+}
+
+struct FinishedNode {
+    combat: Combat,
+    before: Option<Arc<FinishedNode>>,
+}
+
+impl Finished {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The combat finished last.
+    pub fn last(&self) -> Option<&Combat> {
+        self.newest.as_deref().map(|n| &n.combat)
+    }
+    pub fn push(&mut self, combat: Combat) {
+        self.newest = Some(Arc::new(FinishedNode { combat, before: self.newest.take() }));
+        self.len += 1;
+    }
+    /// Newest first.
+    fn newest_first(&self) -> impl Iterator<Item = &Combat> {
+        std::iter::successors(self.newest.as_deref(), |n| n.before.as_deref()).map(|n| &n.combat)
+    }
+    /// Oldest first, as the state shows them.
+    pub fn to_vec(&self) -> Vec<&Combat> {
+        let mut all: Vec<&Combat> = self.newest_first().collect();
+        all.reverse();
+        all
+    }
+}
+
+/// The `i`-th finished combat, oldest first (a walk from the newest: for
+/// reading a record, not for the fold).
+impl std::ops::Index<usize> for Finished {
+    type Output = Combat;
+    fn index(&self, i: usize) -> &Combat {
+        assert!(i < self.len, "finished combat {i} of {}", self.len);
+        self.newest_first().nth(self.len - 1 - i).expect("within the list")
+    }
+}
+
+impl Drop for Finished {
+    // Unlinks one node at a time: dropping a long list recursively would
+    // run out of stack.
+    fn drop(&mut self) {
+        let mut next = self.newest.take();
+        while let Some(node) = next {
+            next = match Arc::try_unwrap(node) {
+                Ok(mut n) => n.before.take(),
+                Err(_) => None,
+            };
+        }
+    }
+}
+
+impl PartialEq for Finished {
+    fn eq(&self, other: &Finished) -> bool {
+        let same = match (&self.newest, &other.newest) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        same || (self.len == other.len && self.newest_first().eq(other.newest_first()))
+    }
+}
+
+impl std::fmt::Debug for Finished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.to_vec()).finish()
+    }
+}
+
+impl Serialize for Finished {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.to_vec())
+    }
+}
+
+impl<'de> Deserialize<'de> for Finished {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Finished, D::Error> {
+        let mut finished = Finished::default();
+        for combat in Vec::<Combat>::deserialize(deserializer)? {
+            finished.push(combat);
+        }
+        Ok(finished)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -713,7 +825,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         judges: header.judges.clone(),
         points: header.seats.iter().map(|s| (s.id.clone(), 0)).collect(),
         combat: None,
-        finished: Arc::new(Vec::new()),
+        finished: Finished::default(),
     })
 }
 
@@ -721,16 +833,37 @@ impl State {
     /// The state with the finished-combat history summarised (count and
     /// last), so that a replay's per-event delta costs the same at event 10
     /// and at event 100,000.
-    pub fn live(&self) -> serde_json::Value {
-        serde_json::json!({"seats": self.seats, "judges": self.judges, "points": self.points, "combat": self.combat,
-            "finished": crate::kernel::tail(&self.finished)})
+    pub fn live(&self) -> Live<'_> {
+        Live {
+            seats: &self.seats,
+            judges: &self.judges,
+            points: &self.points,
+            combat: &self.combat,
+            finished: kernel::Tail { count: self.finished.len(), last: self.finished.last() },
+        }
     }
+}
+
+/// [`State::live`]: the state with the finished combats as a count and the last.
+#[derive(Serialize)]
+pub struct Live<'a> {
+    seats: &'a [String],
+    judges: &'a [String],
+    points: &'a BTreeMap<String, u64>,
+    combat: &'a Option<Combat>,
+    finished: kernel::Tail<'a, Combat>,
 }
 
 impl State {
     /// Applies one event's action. Pure: the new state, or why not.
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
+    }
+
+    /// [`State::apply`] on this state: every step checks before it changes
+    /// anything, so a refusal leaves the state as it was.
+    pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<(), Violation> {
+        kernel::apply_in_place(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
@@ -755,7 +888,7 @@ impl State {
                     *self.points.entry(seat.clone()).or_default() += p;
                 }
             }
-            Arc::make_mut(&mut self.finished).push(Arc::new(done));
+            self.finished.push(done);
         }
         Ok(())
     }
@@ -869,7 +1002,7 @@ impl State {
                 if let Some(h) = &holder {
                     legal.insert(ActionType::Pass);
                     for (role, m) in &may {
-                        if c.seats(*role, &others).contains(h) {
+                        if c.plays(*role, &others, h) {
                             match m {
                                 May::Play(_) if ending => {}
                                 May::Play(_) => _ = legal.insert(ActionType::Play),
@@ -901,16 +1034,36 @@ impl Combat {
     }
 
     fn seats(&self, role: Role, others: &[String]) -> Vec<String> {
+        self.seat_refs(role, others).iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Whether `actor` plays `role` (without building the list of seats).
+    fn plays(&self, role: Role, others: &[String], actor: &str) -> bool {
+        match self.seat_of(role) {
+            Some(seat) => seat == actor,
+            None => others.iter().any(|o| o == actor),
+        }
+    }
+
+    fn seat_refs<'a>(&'a self, role: Role, others: &'a [String]) -> Vec<&'a str> {
+        match self.seat_of(role) {
+            Some(seat) => vec![seat],
+            None => others.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The one seat of a role; None for "other players".
+    fn seat_of(&self, role: Role) -> Option<&str> {
         let (first, second) = match &self.order {
-            Order::NonSimultaneous { first, second } => (first.clone(), second.clone()),
-            Order::Simultaneous => (self.attacking_player.clone(), self.defending_player.clone()),
+            Order::NonSimultaneous { first, second } => (first, second),
+            Order::Simultaneous => (&self.attacking_player, &self.defending_player),
         };
         match role {
-            Attacking => vec![self.attacking_player.clone()],
-            Defending => vec![self.defending_player.clone()],
-            Others => others.to_vec(),
-            First => vec![first],
-            Second => vec![second],
+            Attacking => Some(&self.attacking_player),
+            Defending => Some(&self.defending_player),
+            Others => None,
+            First => Some(first),
+            Second => Some(second),
         }
     }
 
@@ -980,11 +1133,8 @@ impl Combat {
                 if holder != actor {
                     return refuse(rule_text(s), format!("it is {holder}'s turn to act or pass, not {actor}'s"));
                 }
-                let mine: Vec<May> = may
-                    .iter()
-                    .filter(|(r, _)| self.seats(*r, others).iter().any(|x| x == actor))
-                    .map(|(_, m)| *m)
-                    .collect();
+                let mine: Vec<May> =
+                    may.iter().filter(|(r, _)| self.plays(*r, others, actor)).map(|(_, m)| *m).collect();
                 match action {
                     Action::Pass {} => {
                         self.window.as_mut().expect("window").pass();
@@ -1235,7 +1385,7 @@ impl Combat {
         match answers {
             Answers::Any => {}
             Answers::EffectsOf(role) => {
-                if !self.seats(role, others).contains(&t.seat) {
+                if !self.plays(role, others, &t.seat) {
                     return refuse(
                         "step 13: Attacking player may play card effects to counter Defending player's actions",
                         format!("seq {target} is not the defending player's"),

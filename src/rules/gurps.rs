@@ -233,10 +233,33 @@ pub fn open(header: &Header) -> Result<State, String> {
 
 impl State {
     /// The state with the log summarised (count and last): see `doomtrooper::State::live`.
-    pub fn live(&self) -> Value {
-        serde_json::json!({"seats": self.seats, "judges": self.judges, "characters": self.characters, "sequence": self.sequence,
-            "ties": self.ties, "second": self.second, "phase": self.phase, "combats": self.combats, "log": crate::kernel::tail(&self.log)})
+    pub fn live(&self) -> Live<'_> {
+        Live {
+            seats: &self.seats,
+            judges: &self.judges,
+            characters: &self.characters,
+            sequence: &self.sequence,
+            ties: &self.ties,
+            second: self.second,
+            phase: &self.phase,
+            combats: self.combats,
+            log: kernel::tail(&self.log),
+        }
     }
+}
+
+/// [`State::live`]: the state with the log as a count and the newest entry.
+#[derive(Serialize)]
+pub struct Live<'a> {
+    seats: &'a [String],
+    judges: &'a [String],
+    characters: &'a BTreeMap<String, Character>,
+    sequence: &'a [String],
+    ties: &'a [(Vec<String>, String)],
+    second: u64,
+    phase: &'a Phase,
+    combats: u64,
+    log: kernel::Tail<'a, (u64, String)>,
 }
 
 const RULE_SEQ: &str =

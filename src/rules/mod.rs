@@ -141,31 +141,7 @@ impl Table {
 
     /// The state after event `seq` by `actor`, or why it is illegal.
     pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<Table, Violation> {
-        let view = self.view();
-        if !self.header.is_seat(actor) && !self.header.is_judge(actor) {
-            let mut known = self.header.seat_ids();
-            known.extend(self.header.judges.iter().cloned());
-            return Err(Violation::new(
-                &view,
-                "every actor is a seat or a judge of the header",
-                format!("unknown actor {actor:?}; the seats and judges are {}", known.join(", ")),
-            ));
-        }
-        let kind = action.get("type").and_then(Value::as_str).unwrap_or_default();
-        match ActionType::parse(kind) {
-            None => {
-                let names: Vec<_> = ActionType::ALL.iter().map(|t| t.name()).collect();
-                return Err(Violation::new(
-                    &view,
-                    "the kernel's action types",
-                    format!("unknown action type {kind:?}; the types are {}", names.join(", ")),
-                ));
-            }
-            Some(ActionType::Open) => {
-                return Err(Violation::new(&view, "event 0 holds the header", "a game is opened once, at seq 0"));
-            }
-            Some(_) => {}
-        }
+        self.check_action(actor, action)?;
         let state = match &self.state {
             RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(s.apply(seq, actor, action)?),
             RulesetState::Wtactics(s) => RulesetState::Wtactics(s.apply(seq, actor, action)?),
@@ -180,6 +156,53 @@ impl Table {
             notes: self.notes.clone(),
             rulings: self.rulings.clone(),
         })
+    }
+
+    /// [`Table::apply`] on this table, for a fold that keeps only the
+    /// newest state: nothing but the ruleset's state changes, and a refusal
+    /// changes nothing. Doomtrooper's steps check before they change
+    /// anything, so its state takes the action in place; the other rulesets
+    /// still step a copy of their state (their histories are the copy's cost).
+    pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &Value) -> Result<(), Violation> {
+        self.check_action(actor, action)?;
+        match &mut self.state {
+            RulesetState::Doomtrooper(s) => s.apply_in_place(seq, actor, action)?,
+            RulesetState::Wtactics(s) => *s = s.apply(seq, actor, action)?,
+            RulesetState::Riftbound(s) => *s = s.apply(seq, actor, action)?,
+            RulesetState::Rawdeal(s) => *s = s.apply(seq, actor, action)?,
+            RulesetState::Gurps(s) => *s = s.apply(seq, actor, action)?,
+        }
+        Ok(())
+    }
+
+    /// The checks every ruleset shares: the actor is a seat or judge, the
+    /// action type is known and not `open`. The view (who may act) is built
+    /// only for a refusal.
+    fn check_action(&self, actor: &str, action: &Value) -> Result<(), Violation> {
+        if !self.header.is_seat(actor) && !self.header.is_judge(actor) {
+            let mut known = self.header.seat_ids();
+            known.extend(self.header.judges.iter().cloned());
+            return Err(Violation::new(
+                &self.view(),
+                "every actor is a seat or a judge of the header",
+                format!("unknown actor {actor:?}; the seats and judges are {}", known.join(", ")),
+            ));
+        }
+        let kind = action.get("type").and_then(Value::as_str).unwrap_or_default();
+        match ActionType::parse(kind) {
+            None => {
+                let names: Vec<_> = ActionType::ALL.iter().map(|t| t.name()).collect();
+                Err(Violation::new(
+                    &self.view(),
+                    "the kernel's action types",
+                    format!("unknown action type {kind:?}; the types are {}", names.join(", ")),
+                ))
+            }
+            Some(ActionType::Open) => {
+                Err(Violation::new(&self.view(), "event 0 holds the header", "a game is opened once, at seq 0"))
+            }
+            Some(_) => Ok(()),
+        }
     }
 
     /// Refuses a ruling by anyone but a judge of the game.
@@ -288,15 +311,28 @@ impl Table {
 
     /// The state as a replay compares it from event to event: growing
     /// histories summarised, so each step costs the same however long the game.
+    ///
+    /// Serialised straight from the state into one `Value` (no copy of a
+    /// copy): `{"state", "judges", "penalties", "notes"}`.
     pub fn live_json(&self) -> Value {
-        let state = match &self.state {
-            RulesetState::Doomtrooper(s) => s.live(),
-            RulesetState::Wtactics(s) => s.live(),
-            RulesetState::Riftbound(s) => s.live(),
-            RulesetState::Rawdeal(s) => s.live(),
-            RulesetState::Gurps(s) => s.live(),
+        #[derive(Serialize)]
+        struct Live<'a, S> {
+            state: S,
+            judges: &'a [String],
+            penalties: &'a [PenaltyRecord],
+            notes: &'a [NoteRecord],
+        }
+        fn live<S: Serialize>(t: &Table, state: S) -> serde_json::Result<Value> {
+            serde_json::to_value(Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
+        }
+        let value = match &self.state {
+            RulesetState::Doomtrooper(s) => live(self, s.live()),
+            RulesetState::Wtactics(s) => live(self, s.live()),
+            RulesetState::Riftbound(s) => live(self, s.live()),
+            RulesetState::Rawdeal(s) => live(self, s.live()),
+            RulesetState::Gurps(s) => live(self, s.live()),
         };
-        serde_json::json!({"state": state, "judges": self.header.judges, "penalties": self.penalties, "notes": self.notes})
+        value.expect("a state serialises")
     }
 
     /// The order of priority in the window now open, by seat id (empty when

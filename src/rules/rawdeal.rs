@@ -397,14 +397,33 @@ pub fn compute(base: i64, sets: &[&[Modifier]], rounding: Option<&str>) -> Resul
 
 impl State {
     /// The state with its growing lists summarised (count and last): see `doomtrooper::State::live`.
-    pub fn live(&self) -> Value {
+    pub fn live(&self) -> Live<'_> {
         use crate::kernel::tail;
-        let ring: BTreeMap<&String, Value> = self.ring_area.iter().map(|(k, v)| (k, tail(v))).collect();
-        let areas: BTreeMap<&String, BTreeMap<&String, Value>> =
-            self.areas.iter().map(|(a, m)| (a, m.iter().map(|(k, v)| (k, tail(v))).collect())).collect();
-        serde_json::json!({"seats": self.seats, "judges": self.judges, "rounding": self.rounding, "stack": self.stack,
-            "history": tail(&self.history), "ended": self.ended, "ring_area": ring, "areas": areas})
+        Live {
+            seats: &self.seats,
+            judges: &self.judges,
+            rounding: &self.rounding,
+            stack: &self.stack,
+            history: tail(&self.history),
+            ended: &self.ended,
+            ring_area: self.ring_area.iter().map(|(k, v)| (k, tail(v))).collect(),
+            areas: self.areas.iter().map(|(a, m)| (a, m.iter().map(|(k, v)| (k, tail(v))).collect())).collect(),
+        }
     }
+}
+
+/// [`State::live`]: the state with the history and each pile of cards as a
+/// count and the newest.
+#[derive(Serialize)]
+pub struct Live<'a> {
+    seats: &'a [String],
+    judges: &'a [String],
+    rounding: &'a Option<String>,
+    stack: &'a [Breakdown],
+    history: kernel::Tail<'a, Played>,
+    ended: &'a [Ended],
+    ring_area: BTreeMap<&'a String, kernel::Tail<'a, String>>,
+    areas: BTreeMap<&'a String, BTreeMap<&'a String, kernel::Tail<'a, String>>>,
 }
 
 const RULE_2A: &str = "2a: the card's player's effects first, then the opponent's (multiplication/division first, then addition/subtraction); you may not play a card if you cannot meet the Fortitude cost, unless a 'when played' effect lowers it";

@@ -321,6 +321,27 @@ pub struct Score {
     pub said: String,
 }
 
+/// [`State::live`]: the state with the trash and the scoring as a count and the newest.
+#[derive(Serialize)]
+pub struct Live<'a> {
+    seats: &'a [String],
+    judges: &'a [String],
+    mode: &'a str,
+    victory_score: u64,
+    teams: &'a [Vec<String>],
+    battlefields: &'a BTreeMap<String, Battlefield>,
+    units: &'a BTreeMap<String, Unit>,
+    trash: kernel::Tail<'a, String>,
+    scores: &'a BTreeMap<String, u64>,
+    scoring: kernel::Tail<'a, Score>,
+    turn: &'a Option<Turn>,
+    pending: &'a [String],
+    phase: &'a Phase,
+    winner: &'a Option<String>,
+    combat_might: &'a BTreeMap<String, i64>,
+    first_turn: &'a str,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub seats: Vec<String>,
@@ -417,12 +438,26 @@ pub fn open(header: &Header) -> Result<State, String> {
 
 impl State {
     /// The state with trash and scoring summarised (count and last): see `doomtrooper::State::live`.
-    pub fn live(&self) -> Value {
+    pub fn live(&self) -> Live<'_> {
         use crate::kernel::tail;
-        serde_json::json!({"seats": self.seats, "judges": self.judges, "mode": self.mode, "victory_score": self.victory_score,
-            "teams": self.teams, "battlefields": self.battlefields, "units": self.units, "trash": tail(&self.trash),
-            "scores": self.scores, "scoring": tail(&self.scoring), "turn": self.turn, "pending": self.pending,
-            "phase": self.phase, "winner": self.winner, "combat_might": self.combat_might, "first_turn": self.first_turn})
+        Live {
+            seats: &self.seats,
+            judges: &self.judges,
+            mode: &self.mode,
+            victory_score: self.victory_score,
+            teams: &self.teams,
+            battlefields: &self.battlefields,
+            units: &self.units,
+            trash: tail(&self.trash),
+            scores: &self.scores,
+            scoring: tail(&self.scoring),
+            turn: &self.turn,
+            pending: &self.pending,
+            phase: &self.phase,
+            winner: &self.winner,
+            combat_might: &self.combat_might,
+            first_turn: &self.first_turn,
+        }
     }
 
     /// A game recorded from the middle of a match, between two turns: the

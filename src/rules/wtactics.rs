@@ -313,12 +313,35 @@ pub fn open(header: &Header) -> Result<State, String> {
 
 impl State {
     /// The state with the discard piles summarised (count and last): see `doomtrooper::State::live`.
-    pub fn live(&self) -> serde_json::Value {
-        let discard: BTreeMap<&String, serde_json::Value> =
-            self.discard.iter().map(|(k, v)| (k, crate::kernel::tail(v))).collect();
-        serde_json::json!({"seats": self.seats, "judges": self.judges, "creatures": self.creatures, "discard": discard,
-            "influence_lost": self.influence_lost, "phase": self.phase, "turn": self.turn, "attack": self.attack, "last_attack": self.last_attack, "attacks_finished": self.attacks_finished})
+    pub fn live(&self) -> Live<'_> {
+        Live {
+            seats: &self.seats,
+            judges: &self.judges,
+            creatures: &self.creatures,
+            discard: self.discard.iter().map(|(k, v)| (k, kernel::tail(v))).collect(),
+            influence_lost: &self.influence_lost,
+            phase: &self.phase,
+            turn: &self.turn,
+            attack: &self.attack,
+            last_attack: &self.last_attack,
+            attacks_finished: self.attacks_finished,
+        }
     }
+}
+
+/// [`State::live`]: the state with each discard pile as a count and the newest.
+#[derive(Serialize)]
+pub struct Live<'a> {
+    seats: &'a [String],
+    judges: &'a [String],
+    creatures: &'a BTreeMap<String, Creature>,
+    discard: BTreeMap<&'a String, kernel::Tail<'a, String>>,
+    influence_lost: &'a BTreeMap<String, i64>,
+    phase: &'a Phase,
+    turn: &'a Option<Turn>,
+    attack: &'a Option<Attack>,
+    last_attack: &'a Option<Attack>,
+    attacks_finished: u64,
 }
 
 const RULE_I: &str =

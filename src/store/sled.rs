@@ -32,7 +32,7 @@ use sled::transaction::TransactionError;
 
 use super::dir::{self, Before, Opening};
 use super::{AppendError, Events, Head, OpenError, ReadError, Store};
-use crate::event::{Event, Link, check_link, decode};
+use crate::event::{Event, EventError, Link, check_canonical_bytes, check_link, decode};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash};
 
 const TREE_PREFIX: &str = "game/";
@@ -663,12 +663,17 @@ impl SledStore {
         self.refuse()?;
         let Some((first, _)) = events.first() else { return Ok(self.ticket()) };
         // On the way in: the bytes must be exactly each event, hash intact.
+        // The bytes are the canonical JSON of the event (written once more
+        // from the event, not parsed back), under the strict rules, and the
+        // hash is the hash of those bytes without it.
         for (event, bytes) in events {
-            let (decoded, canonical) =
-                decode(std::str::from_utf8(bytes).map_err(|_| AppendError::Io("not UTF-8".into()))?)?;
-            if &decoded != event || canonical != *bytes {
+            let value = serde_json::to_value(event).map_err(|e| AppendError::Io(e.to_string()))?;
+            crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
+            if crate::json::canonical(&value) != *bytes {
                 return Err(AppendError::Io("event and bytes disagree".into()));
             }
+            event.check_envelope()?;
+            check_canonical_bytes(event, bytes)?;
         }
         let tree = self.tree(game).map_err(AppendError::Io)?;
         let mut frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());

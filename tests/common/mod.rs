@@ -111,9 +111,27 @@ impl Sim {
         let prev = self.events.last().unwrap().link();
         let draft = Draft { actor: actor.into(), action, at: None };
         let (event, _) = seal(&draft, Some(&prev), parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
+        // The fold in place (`push`, what verify and load run) must agree
+        // with the fold that keeps the state before (`next`, the append
+        // path): the same state after, the same refusal, and a refusal
+        // leaves the state byte for byte as it was.
+        let mut in_place = self.folder.clone();
+        let pushed = in_place.push(&event, &self.events);
         let next = match self.folder.next(&event, &self.events) {
-            Ok(next) => next,
-            Err(FoldError::Illegal { violation, .. }) => return Err(*violation),
+            Ok(next) => {
+                assert!(pushed.is_ok(), "folded in place, {event:?} was refused: {pushed:?}");
+                assert_eq!(in_place.table(), Some(&next.table), "folded in place, {event:?} gave another state");
+                next
+            }
+            Err(FoldError::Illegal { violation, .. }) => {
+                match pushed {
+                    Err(FoldError::Illegal { violation: v, .. }) => assert_eq!(v, violation),
+                    other => panic!("folded in place, a refused {event:?} gave {other:?}"),
+                }
+                let json = |f: &Folder| serde_json::to_vec(&f.table()).unwrap();
+                assert_eq!(json(&in_place), json(&self.folder), "a refusal changed the state folded in place");
+                return Err(*violation);
+            }
             Err(FoldError::Source(e)) => match e {},
         };
         assert_schema_valid_for(&self.table.header.ruleset, &event);

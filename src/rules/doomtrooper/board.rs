@@ -114,7 +114,7 @@ pub struct Fated {
 }
 
 pub fn board(state: &State, header: &Header) -> Board {
-    let combat = state.combat.as_ref().map(|c| (c, false)).or(state.finished.last().map(|c| (&**c, true)));
+    let combat = state.combat.as_ref().map(|c| (c, false)).or(state.finished.last().map(|c| (c, true)));
     Board {
         points: state.seats.iter().map(|s| Points { player: header.name_of(s), points: state.points[s] }).collect(),
         combat: combat.map(|(c, finished)| combat_board(c, finished, header)),
