@@ -2,9 +2,9 @@
 //! per second and p50/p99 latency through the HTTP API of `arbiter serve`,
 //! for 1 and 64 tables recording at once, beside the same appends made
 //! through the library directly (one thread per table, one store), and
-//! beside the disk's ceiling measured in the same run: sled insert + flush
-//! + fdatasync once per event, and once per 64 events (what a perfect group
-//! commit of 64 tables could reach).
+//! beside the disk's ceiling measured in the same run: sled insert, flush
+//! and fdatasync once per event, and once per 64 events (what a perfect
+//! group commit of 64 tables could reach).
 //!
 //! Each table replays the bundled Doomtrooper sample (rules checked on
 //! every append), appending as the seat or judge that acts, with that

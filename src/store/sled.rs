@@ -66,15 +66,13 @@ pub struct SledStore {
     /// sled's log file, kept open so each durable append is one fdatasync.
     log_file: File,
     /// Group commit. Every insert takes a ticket once it is in sled's
-    /// memory, with the log's size then (`written`); a sync covers every
-    /// ticket taken before it began and records the highest in `commit`,
-    /// and the size at it in `durable_size`. An append whose ticket is
-    /// already covered returns without syncing: concurrent appends (of any
-    /// games) share one flush and one fdatasync instead of queueing one each.
-    written: Mutex<Written>,
-    /// The highest ticket known durable, and whether a sync is running.
-    /// The lock is held only to read or change these, never across a
-    /// sync (see `make_durable`).
+    /// memory, with the log's size then (`Commit::written`); a sync covers
+    /// every ticket taken before it began and records the highest in
+    /// `Commit::durable`, and the size at it in `durable_size`. An append
+    /// whose ticket is already covered returns without syncing: concurrent
+    /// appends (of any games) share one flush and one fdatasync instead of
+    /// queueing one each. The lock is held only to read or change these,
+    /// never across a sync (see `make_durable`).
     commit: Mutex<Commit>,
     /// Signalled when a sync ends (well or not): its followers wake together.
     committed: Condvar,
@@ -97,7 +95,8 @@ pub struct SledStore {
     /// The head of each game this process stored an event to, so that an
     /// insert need not decode its game's last event again. Read and changed
     /// only under `frontier`'s lock, and checked against the tree's last key.
-    heads: Mutex<HashMap<String, Link>>,
+    /// (Boxed: the store is held by value in the CLI's `Target`.)
+    heads: Box<Mutex<HashMap<String, Link>>>,
     /// The copy this store was opened on (`open_for_reading`), removed
     /// when the store is dropped: this field is last, so sled is closed first.
     copy: Option<dir::Copy>,
@@ -110,10 +109,11 @@ struct Written {
     size: u64,
 }
 
-/// Where the group commit is: the highest ticket durable, and whether a
-/// leader is syncing now (at most one is).
+/// Where the group commit is: the last ticket taken, the highest durable,
+/// and whether a leader is syncing now (at most one is).
 #[derive(Debug, Default)]
 struct Commit {
+    written: Written,
     durable: u64,
     syncing: bool,
 }
@@ -251,7 +251,6 @@ impl SledStore {
             db,
             dir: dir.to_path_buf(),
             log_file: log,
-            written: Mutex::new(Written::default()),
             commit: Mutex::new(Commit::default()),
             committed: Condvar::new(),
             durable_size: AtomicU64::new(0),
@@ -260,7 +259,7 @@ impl SledStore {
             log: log_tree,
             settings: Mutex::new(settings),
             frontier: Mutex::new(Frontier::default()),
-            heads: Mutex::new(HashMap::new()),
+            heads: Box::default(),
             copy: None,
         };
         match size {
@@ -269,7 +268,7 @@ impl SledStore {
                     .map_err(|e| OpenError::Lost(format!("the store at {shown} has lost part of its log: {e}")))?;
                 store.frontier = Mutex::new(frontier);
                 store.durable_size.store(size, Ordering::SeqCst);
-                *store.written.lock().unwrap_or_else(|p| p.into_inner()) = Written { ticket: 0, size };
+                store.commit.get_mut().unwrap_or_else(|p| p.into_inner()).written = Written { ticket: 0, size };
             }
             None => {
                 // A store written before it had a log: its log is built
@@ -467,10 +466,10 @@ impl SledStore {
     /// then holding `size` events. The caller holds the frontier's lock,
     /// so tickets are taken in the order of the log.
     fn ticket_at(&self, size: u64) -> u64 {
-        let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
-        written.ticket += 1;
-        written.size = size;
-        written.ticket
+        let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
+        commit.written.ticket += 1;
+        commit.written.size = size;
+        commit.written.ticket
     }
 
     /// Takes a ticket for an insert that is not of events (a setting).
@@ -500,11 +499,11 @@ impl SledStore {
             commit = self.committed.wait(commit).unwrap_or_else(|p| p.into_inner());
         }
         commit.syncing = true;
-        drop(commit);
-        let leading = Leading(self);
         // Every ticket up to `covers` was taken after its insert finished,
         // so the flush below includes all of them.
-        let covers = *self.written.lock().unwrap_or_else(|p| p.into_inner());
+        let covers = commit.written;
+        drop(commit);
+        let leading = Leading(self);
         let synced = self.sync_now();
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         let result = match synced {
@@ -1097,8 +1096,11 @@ mod tests {
         let store = SledStore::open(dir.path()).unwrap();
         let base = store.syncs();
         let firsts: Vec<(Event, Vec<u8>)> = (0..THREADS).map(|_| sealed(None)).collect();
-        let tickets: Vec<u64> =
-            firsts.iter().enumerate().map(|(t, e)| store.insert(&format!("t{t}"), &[e.clone()]).unwrap()).collect();
+        let tickets: Vec<u64> = firsts
+            .iter()
+            .enumerate()
+            .map(|(t, e)| store.insert(&format!("t{t}"), std::slice::from_ref(e)).unwrap())
+            .collect();
         let ready = std::sync::Barrier::new(THREADS);
         std::thread::scope(|scope| {
             for ticket in &tickets {
