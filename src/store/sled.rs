@@ -7,8 +7,10 @@
 //!
 //! Write path (see ARCHITECTURE.md): under the log's mutex, check seq and
 //! prev against the game's head (kept in memory, checked against the tree's
-//! last key), then store the events and their entries of the log in one
-//! sled transaction that refuses a seq already taken (no fork): `insert`.
+//! last key), so a seq is never taken twice (no fork), then store the
+//! events and their entries of the log all or none through the journal
+//! (`JOURNAL_KEY`: one sled insert holding every write, then the writes;
+//! an open completes what a crash cut short): `insert`.
 //! Then the group commit (`make_durable`): one leader at a time runs sled's
 //! `flush()` and `fdatasync` on sled's log file for everything written so
 //! far, with no lock held, while the appenders it covers wait on a condvar
@@ -712,8 +714,9 @@ impl Store for SledStore {
 
 impl SledStore {
     /// Checks and stores `events` (in order, all of one game) with their
-    /// leaves of the log, in one sled transaction: all or none, not yet
-    /// durable; returns the ticket for `make_durable`. The log's mutex is
+    /// leaves of the log, all or none (through the journal, or a sled
+    /// transaction for a large batch), not yet durable; returns the ticket
+    /// for `make_durable`. The log's mutex is
     /// held from reading the head to the commit, so positions in the log
     /// are given in the order events are stored, with no gap, and a seq is
     /// never taken twice (no fork).
@@ -1197,5 +1200,35 @@ mod tests {
         let store = SledStore::open(&at).unwrap();
         assert_eq!(store.head("g").unwrap(), Some(e3.link()));
         assert_eq!(store.log_size().unwrap(), 4);
+    }
+
+    /// A batch too large for the journal is stored in one transaction,
+    /// which empties the journal: an open never replays an older insert
+    /// over a newer one.
+    #[test]
+    fn a_batch_too_large_for_the_journal_goes_through_a_transaction_that_empties_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let (e0, b0) = sealed(None);
+        store.append("g", &e0, &b0).unwrap();
+        assert!(store.log.get(JOURNAL_KEY).unwrap().is_some());
+        // (A string is at most 1 KiB: the event is large by many of them.)
+        let note: Vec<String> = (0..12).map(|_| "x".repeat(1000)).collect();
+        let mut batch = Vec::new();
+        let mut head = e0.link();
+        while batch.iter().map(|(_, b): &(Event, Vec<u8>)| b.len()).sum::<usize>() <= JOURNAL_MAX_BYTES {
+            let draft =
+                Draft { actor: "p1".into(), action: serde_json::json!({"type": "note", "text": note}), at: None };
+            let (event, bytes) = seal(&draft, Some(&head), chrono::Utc::now()).unwrap();
+            head = event.link();
+            batch.push((event, bytes));
+        }
+        store.append_batch("g", &batch).unwrap();
+        assert!(store.log.get(JOURNAL_KEY).unwrap().is_none());
+        let at = store.dir().to_path_buf();
+        store.close();
+        let store = SledStore::open(&at).unwrap();
+        assert_eq!(store.head("g").unwrap(), Some(head));
+        assert_eq!(store.log_size().unwrap(), 1 + batch.len() as u64);
     }
 }
