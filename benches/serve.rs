@@ -1,11 +1,15 @@
 //! `cargo bench --bench serve` (or `tools/bench-serve N`): durable appends
 //! per second and p50/p99 latency through the HTTP API of `arbiter serve`,
-//! for 1, 8 and 64 tables recording at once, beside the same appends made
-//! through the library directly (one thread per table, one store).
+//! for 1 and 64 tables recording at once, beside the same appends made
+//! through the library directly (one thread per table, one store), and
+//! beside the disk's ceiling measured in the same run: sled insert, flush
+//! and fdatasync once per event, and once per 64 events (what a perfect
+//! group commit of 64 tables could reach).
 //!
 //! Each table replays the bundled Doomtrooper sample (rules checked on
 //! every append), appending as the seat or judge that acts, with that
-//! seat's token and the expected seq, as a table's device would. The
+//! seat's token and the expected seq, as a table's device would: one
+//! keep-alive connection per table, every answer read whole. The
 //! "syncs/append" column shows the group commit: concurrent appends share
 //! one flush and fdatasync.
 
@@ -30,18 +34,24 @@ struct Run {
 }
 
 impl Run {
-    fn row(&mut self, tables: usize, path: &str) {
+    fn rate(&self) -> f64 {
+        self.appends as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn row(&mut self, tables: usize, path: &str, ceiling: f64) {
         self.latencies.sort();
         let pct = |p: f64| {
             let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len()) - 1;
             self.latencies[i].as_secs_f64() * 1000.0
         };
         println!(
-            "{tables:>6}  {path:<8} {:>10.0} {:>9.2} {:>9.2} {:>13.2}",
-            self.appends as f64 / self.elapsed.as_secs_f64(),
+            "{tables:>6}  {path:<8} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>10.0} {:>8.2}x",
+            self.rate(),
             pct(0.50),
             pct(0.99),
-            self.syncs as f64 / self.appends as f64
+            self.syncs as f64 / self.appends as f64,
+            ceiling,
+            self.rate() / ceiling
         );
     }
 }
@@ -125,13 +135,16 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
                     let sub = sample.action(i);
                     let body = json!({"actor": sub.actor, "action": sub.action, "expect_seq": i + 1});
                     let t0 = Instant::now();
-                    let resp = agent
+                    let mut resp = agent
                         .post(&format!("{url}/api/games/t{t}/events"))
                         .header("Authorization", &format!("Bearer {}", tokens[&sub.actor]))
                         .send_json(&body)
                         .unwrap();
+                    // Read the whole answer, as a client does: only then does the
+                    // connection go back to the agent's pool to be kept alive.
+                    let answer = resp.body_mut().read_to_string().unwrap();
                     mine.push(t0.elapsed());
-                    assert_eq!(resp.status().as_u16(), 201, "table {t} seq {}", i + 1);
+                    assert_eq!(resp.status().as_u16(), 201, "table {t} seq {}: {answer}", i + 1);
                 }
                 latencies.lock().unwrap().extend(mine);
             });
@@ -144,16 +157,50 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
     Run { appends: tables * per_table, elapsed, latencies: latencies.into_inner().unwrap(), syncs }
 }
 
+/// The disk's ceiling for `events` durable events of `bytes` bytes each:
+/// sled insert, then flush + fdatasync of sled's log once per `per_sync`
+/// events, on one thread, with nothing of arbiter's in the way.
+fn ceiling(events: usize, per_sync: usize, bytes: usize) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sled::Config::new().path(dir.path()).segment_size(8 << 20).open().unwrap();
+    let tree = db.open_tree("game/t0").unwrap();
+    let log = std::fs::File::open(dir.path().join("db")).unwrap();
+    let value = vec![b'x'; bytes];
+    let start = Instant::now();
+    for i in 0..events {
+        tree.insert((i as u64).to_be_bytes(), value.as_slice()).unwrap();
+        if (i + 1) % per_sync == 0 || i + 1 == events {
+            db.flush().unwrap();
+            log.sync_data().unwrap();
+        }
+    }
+    events as f64 / start.elapsed().as_secs_f64()
+}
+
 fn main() {
     let per_table: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
     let sample = Sample::load();
+    // The ceiling's values are as large as the sample's stored events on average.
+    let bytes = {
+        let (_dir, store) = new_store(&sample, 1);
+        let mut recorder = Recorder::load(&store, "t0").unwrap();
+        let stored: usize = (0..sample.actions.len())
+            .map(|i| arbiter::record::canonical_bytes(&recorder.append(&sample.action(i), None).unwrap().event).len())
+            .sum();
+        stored / sample.actions.len()
+    };
     println!("durable appends, {per_table} per table (Doomtrooper sample, rules checked on each)");
+    println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
+    println!("1 table, once per 64 events for 64 tables, measured just before each row (the disk is shared)");
     println!(
-        "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13}",
-        "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append"
+        "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13} {:>10} {:>9}",
+        "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "ceiling/s", "x ceiling"
     );
-    for tables in [1, 8, 64] {
-        library(&sample, tables, per_table).row(tables, "library");
-        api(&sample, tables, per_table).row(tables, "api");
+    for tables in [1, 64] {
+        let ceiling = || ceiling(tables * 1_000, tables, bytes);
+        let c = ceiling();
+        library(&sample, tables, per_table).row(tables, "library", c);
+        let c = ceiling();
+        api(&sample, tables, per_table).row(tables, "api", c);
     }
 }

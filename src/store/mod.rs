@@ -5,6 +5,14 @@
 //! rules) is checked above it, in `record`, and again here on the way in
 //! and out (TigerBeetle style: assert on both sides of the boundary).
 //! `sled` (the embedded default) is the only backend so far.
+//!
+//! The write path of a backend (see `SledStore` and ARCHITECTURE.md): an
+//! append is checked against the stream's head and stored with its entries
+//! of the verifiable log all or none (never a fork), then made durable by
+//! a group commit: one sync at a time covers every insert made before it
+//! began, the appends it covers wait for it and are acknowledged together,
+//! and a sync that fails fails the store. So concurrent appends (of any
+//! games) share syncs, and a batch is one sync.
 
 pub mod checkpoints;
 pub mod dir;
