@@ -650,6 +650,22 @@ impl Store for SledStore {
             .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
         self.make_durable(self.ticket())
     }
+
+    fn snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
+        self.latest_snapshot(game, seq)
+    }
+
+    fn put_snapshot(&self, game: &str, seq: u64, bytes: &[u8]) -> Result<(), AppendError> {
+        self.keep_snapshot(game, seq, bytes)
+    }
+
+    fn snapshot_seqs(&self, game: &str) -> Result<Vec<u64>, ReadError> {
+        self.kept_snapshots(game)
+    }
+
+    fn delete_snapshots(&self, game: &str) -> Result<(), AppendError> {
+        self.drop_snapshots(game)
+    }
 }
 
 impl SledStore {
@@ -805,6 +821,77 @@ fn position_key(game: &str, seq: u64) -> Vec<u8> {
 }
 
 const SIZE_KEY: &[u8] = b"size";
+
+/// The tree of snapshots (`crate::fold::Folder::snapshot`), a cache beside
+/// the games: key game NUL seq (big-endian), value the snapshot's bytes.
+const SNAPSHOT_TREE: &str = "snapshots";
+
+fn snapshot_key(game: &str, seq: u64) -> Vec<u8> {
+    let mut k = snapshot_prefix(game);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+fn snapshot_prefix(game: &str) -> Vec<u8> {
+    let mut k = game.as_bytes().to_vec();
+    k.push(0);
+    k
+}
+
+impl SledStore {
+    /// The snapshot tree if it exists: a store that only reads never makes it.
+    fn snapshot_tree(&self) -> Result<Option<sled::Tree>, String> {
+        if !self.db.tree_names().iter().any(|n| n.as_ref() == SNAPSHOT_TREE.as_bytes()) {
+            return Ok(None);
+        }
+        self.db.open_tree(SNAPSHOT_TREE).map(Some).map_err(|e| e.to_string())
+    }
+
+    /// A failed store gives no snapshot: the event one follows may not be durable.
+    fn latest_snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
+        if self.failure().is_some() {
+            return Ok(None);
+        }
+        let Some(tree) = self.snapshot_tree().map_err(ReadError::Io)? else { return Ok(None) };
+        let found = tree.range(snapshot_prefix(game)..=snapshot_key(game, seq)).next_back();
+        let Some(item) = found else { return Ok(None) };
+        let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
+        let at = k.len().checked_sub(8).map(|i| &k[i..]).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
+        Ok(at.map(|at| (at, v.to_vec())))
+    }
+
+    fn keep_snapshot(&self, game: &str, seq: u64, bytes: &[u8]) -> Result<(), AppendError> {
+        self.refuse()?;
+        let tree = self.db.open_tree(SNAPSHOT_TREE).map_err(|e| AppendError::Io(e.to_string()))?;
+        tree.insert(snapshot_key(game, seq), bytes).map_err(|e| AppendError::Io(e.to_string()))?;
+        Ok(())
+    }
+
+    fn kept_snapshots(&self, game: &str) -> Result<Vec<u64>, ReadError> {
+        let Some(tree) = self.snapshot_tree().map_err(ReadError::Io)? else { return Ok(Vec::new()) };
+        let prefix = snapshot_prefix(game);
+        tree.scan_prefix(&prefix)
+            .keys()
+            .map(|k| {
+                let k = k.map_err(|e| ReadError::Io(e.to_string()))?;
+                k[prefix.len()..]
+                    .try_into()
+                    .map(u64::from_be_bytes)
+                    .map_err(|_| ReadError::Io("bad snapshot key".into()))
+            })
+            .collect()
+    }
+
+    fn drop_snapshots(&self, game: &str) -> Result<(), AppendError> {
+        self.refuse()?;
+        let Some(tree) = self.snapshot_tree().map_err(AppendError::Io)? else { return Ok(()) };
+        for k in tree.scan_prefix(snapshot_prefix(game)).keys() {
+            let k = k.map_err(|e| AppendError::Io(e.to_string()))?;
+            tree.remove(k).map_err(|e| AppendError::Io(e.to_string()))?;
+        }
+        self.make_durable(self.ticket())
+    }
+}
 
 #[cfg(test)]
 mod tests {
