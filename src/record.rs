@@ -18,7 +18,7 @@ use crate::event::{Draft, Event, EventError, Header, Link, check_game_name, chec
 use crate::fold::{FoldError, Folder, Next, NoSnapshots, Source};
 use crate::json::{canonical, parse_strict};
 use crate::kernel::{View, Violation};
-use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY};
+use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY, SNAPSHOT_SPARSE};
 use crate::rules::Table;
 use crate::store::{AppendError, ReadError, Store};
 
@@ -363,11 +363,23 @@ impl<'s> Recorder<'s> {
         self.every > 0 && seq > 0 && seq.is_multiple_of(self.every)
     }
 
-    /// Keeps snapshots beside the events just stored. A cache: one that is
-    /// not kept (a full disk) makes later reads slower, not wrong.
+    /// Keeps snapshots beside the events just stored, and removes the one
+    /// two before each unless it is one of the sparse ones kept for good
+    /// (`limits::SNAPSHOT_SPARSE`). A cache: one that is not kept (a full
+    /// disk) makes later reads slower, not wrong.
     fn keep_snapshots(&self, snapshots: &[(u64, Vec<u8>)]) {
+        let (store, game) = (self.source.store, &self.source.game);
         for (seq, bytes) in snapshots {
-            let _ = self.source.store.put_snapshot(&self.source.game, *seq, bytes);
+            if store.put_snapshot(game, *seq, bytes).is_err() {
+                continue;
+            }
+            // The two latest stay: any seq near the head is within
+            // `every` events after one of them (`replay --from` near the end).
+            if let Some(before) = seq.checked_sub(2 * self.every).filter(|b| *b > 0)
+                && !before.is_multiple_of(self.every * SNAPSHOT_SPARSE)
+            {
+                let _ = store.delete_snapshot(game, before);
+            }
         }
     }
 

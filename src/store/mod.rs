@@ -135,8 +135,9 @@ pub trait Store: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// Removes every snapshot of `game`: answers stay the same, only slower.
-    fn delete_snapshots(&self, _game: &str) -> Result<(), AppendError> {
+    /// Removes the snapshot of `game` after `seq`, if there is one:
+    /// answers stay the same, only slower.
+    fn delete_snapshot(&self, _game: &str, _seq: u64) -> Result<(), AppendError> {
         Ok(())
     }
 

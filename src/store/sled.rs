@@ -663,8 +663,8 @@ impl Store for SledStore {
         self.kept_snapshots(game)
     }
 
-    fn delete_snapshots(&self, game: &str) -> Result<(), AppendError> {
-        self.drop_snapshots(game)
+    fn delete_snapshot(&self, game: &str, seq: u64) -> Result<(), AppendError> {
+        self.drop_snapshot(game, seq)
     }
 }
 
@@ -823,12 +823,19 @@ fn position_key(game: &str, seq: u64) -> Vec<u8> {
 const SIZE_KEY: &[u8] = b"size";
 
 /// The tree of snapshots (`crate::fold::Folder::snapshot`), a cache beside
-/// the games: key game NUL seq (big-endian), value the snapshot's bytes.
+/// the games: key game NUL seq part (big-endian), value a part of the
+/// snapshot's bytes.
 const SNAPSHOT_TREE: &str = "snapshots";
 
-fn snapshot_key(game: &str, seq: u64) -> Vec<u8> {
+/// A snapshot is stored in parts of at most this size: a sled node larger
+/// than a quarter of a segment becomes a blob file (see `SEGMENT_SIZE`),
+/// and a leaf of 16 such parts stays well below it.
+const SNAPSHOT_PART_BYTES: usize = 64 * 1024;
+
+fn snapshot_key(game: &str, seq: u64, part: u32) -> Vec<u8> {
     let mut k = snapshot_prefix(game);
     k.extend_from_slice(&seq.to_be_bytes());
+    k.extend_from_slice(&part.to_be_bytes());
     k
 }
 
@@ -836,6 +843,11 @@ fn snapshot_prefix(game: &str) -> Vec<u8> {
     let mut k = game.as_bytes().to_vec();
     k.push(0);
     k
+}
+
+/// The seq in a snapshot part's key.
+fn snapshot_seq(prefix: &[u8], key: &[u8]) -> Option<u64> {
+    key.get(prefix.len()..prefix.len() + 8)?.try_into().ok().map(u64::from_be_bytes)
 }
 
 impl SledStore {
@@ -852,44 +864,59 @@ impl SledStore {
         if self.failure().is_some() {
             return Ok(None);
         }
+        let io = |e: sled::Error| ReadError::Io(e.to_string());
         let Some(tree) = self.snapshot_tree().map_err(ReadError::Io)? else { return Ok(None) };
-        let found = tree.range(snapshot_prefix(game)..=snapshot_key(game, seq)).next_back();
+        let prefix = snapshot_prefix(game);
+        let found = tree.range(prefix.clone()..=snapshot_key(game, seq, u32::MAX)).next_back();
         let Some(item) = found else { return Ok(None) };
-        let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
-        let at = k.len().checked_sub(8).map(|i| &k[i..]).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
-        Ok(at.map(|at| (at, v.to_vec())))
+        let Some(at) = snapshot_seq(&prefix, &item.map_err(io)?.0) else { return Ok(None) };
+        let mut bytes = Vec::new();
+        for part in tree.scan_prefix(&snapshot_key(game, at, 0)[..prefix.len() + 8]).values() {
+            bytes.extend_from_slice(&part.map_err(io)?);
+        }
+        Ok(Some((at, bytes)))
     }
 
+    /// All parts in one sled batch (a torn one is found by its checksum).
     fn keep_snapshot(&self, game: &str, seq: u64, bytes: &[u8]) -> Result<(), AppendError> {
         self.refuse()?;
-        let tree = self.db.open_tree(SNAPSHOT_TREE).map_err(|e| AppendError::Io(e.to_string()))?;
-        tree.insert(snapshot_key(game, seq), bytes).map_err(|e| AppendError::Io(e.to_string()))?;
-        Ok(())
+        let io = |e: sled::Error| AppendError::Io(e.to_string());
+        let tree = self.db.open_tree(SNAPSHOT_TREE).map_err(io)?;
+        let mut batch = sled::Batch::default();
+        for key in tree.scan_prefix(&snapshot_key(game, seq, 0)[..snapshot_prefix(game).len() + 8]).keys() {
+            batch.remove(key.map_err(io)?);
+        }
+        for (i, part) in bytes.chunks(SNAPSHOT_PART_BYTES).enumerate() {
+            batch.insert(snapshot_key(game, seq, i as u32), part);
+        }
+        tree.apply_batch(batch).map_err(io)
     }
 
     fn kept_snapshots(&self, game: &str) -> Result<Vec<u64>, ReadError> {
         let Some(tree) = self.snapshot_tree().map_err(ReadError::Io)? else { return Ok(Vec::new()) };
         let prefix = snapshot_prefix(game);
-        tree.scan_prefix(&prefix)
-            .keys()
-            .map(|k| {
-                let k = k.map_err(|e| ReadError::Io(e.to_string()))?;
-                k[prefix.len()..]
-                    .try_into()
-                    .map(u64::from_be_bytes)
-                    .map_err(|_| ReadError::Io("bad snapshot key".into()))
-            })
-            .collect()
+        let mut seqs = Vec::new();
+        for k in tree.scan_prefix(&prefix).keys() {
+            let k = k.map_err(|e| ReadError::Io(e.to_string()))?;
+            let seq = snapshot_seq(&prefix, &k).ok_or_else(|| ReadError::Io("bad snapshot key".into()))?;
+            if seqs.last() != Some(&seq) {
+                seqs.push(seq);
+            }
+        }
+        Ok(seqs)
     }
 
-    fn drop_snapshots(&self, game: &str) -> Result<(), AppendError> {
+    /// Not synced on its own either: a snapshot that comes back after a
+    /// crash is still checked by every reader.
+    fn drop_snapshot(&self, game: &str, seq: u64) -> Result<(), AppendError> {
         self.refuse()?;
+        let io = |e: sled::Error| AppendError::Io(e.to_string());
         let Some(tree) = self.snapshot_tree().map_err(AppendError::Io)? else { return Ok(()) };
-        for k in tree.scan_prefix(snapshot_prefix(game)).keys() {
-            let k = k.map_err(|e| AppendError::Io(e.to_string()))?;
-            tree.remove(k).map_err(|e| AppendError::Io(e.to_string()))?;
+        let mut batch = sled::Batch::default();
+        for key in tree.scan_prefix(&snapshot_key(game, seq, 0)[..snapshot_prefix(game).len() + 8]).keys() {
+            batch.remove(key.map_err(io)?);
         }
-        self.make_durable(self.ticket())
+        tree.apply_batch(batch).map_err(io)
     }
 }
 
