@@ -202,11 +202,41 @@ impl<'s> StoredGame<'s> {
 
 impl Source for StoredGame<'_> {
     type Error = RecordError;
+    /// Read in ranges of `READ_RANGE` events, each a new read of the store
+    /// (which checks the link to the event before it): a long scan through
+    /// one sled iterator keeps the pages it passed in memory.
     fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
-        match self.store.read(&self.game, from) {
-            Ok(events) => Box::new(events.map(|e| e.map_err(RecordError::from))),
-            Err(e) => Box::new(std::iter::once(Err(e.into()))),
-        }
+        let (mut next, mut range, mut left, mut done) = (from, None, 0, false);
+        Box::new(std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            if left == 0 {
+                match self.store.read(&self.game, next) {
+                    Ok(events) => (range, left) = (Some(events), READ_RANGE),
+                    Err(e) => {
+                        done = true;
+                        return Some(Err(e.into()));
+                    }
+                }
+            }
+            let item = range.as_mut()?.next();
+            left -= 1;
+            match item {
+                Some(Ok(event)) => {
+                    next = event.seq + 1;
+                    Some(Ok(event))
+                }
+                Some(Err(e)) => {
+                    done = true;
+                    Some(Err(e.into()))
+                }
+                None => {
+                    done = true;
+                    None
+                }
+            }
+        }))
     }
 
     fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
@@ -230,6 +260,9 @@ impl Source for StoredGame<'_> {
         None
     }
 }
+
+/// Events read through one store iterator (see `StoredGame::events_from`).
+const READ_RANGE: u64 = 10_000;
 
 /// Stored snapshots tried, newest first, before a fold starts from seq 0.
 const SNAPSHOT_TRIES: usize = 3;
