@@ -32,6 +32,19 @@ impl Source for Record<'_> {
             Record::Bytes(b) => b.events_from(from),
         }
     }
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
+        match self {
+            Record::Stored(s) => s.hash_of(seq),
+            Record::File(f) => f.hash_of(seq),
+            Record::Bytes(b) => b.hash_of(seq),
+        }
+    }
+    fn snapshot(&self, seq: u64) -> Option<(crate::fold::Folder, crate::event::Link)> {
+        match self {
+            Record::Stored(s) => s.snapshot(seq),
+            Record::File(_) | Record::Bytes(_) => None,
+        }
+    }
 }
 
 impl Record<'_> {
@@ -158,6 +171,8 @@ enum Loose {
 
 /// A fold that keeps seqs where events are skipped: game actions and
 /// rulings; a rewind folds the same filtered record again up to its target.
+/// Before the first skipped event it is the record's own fold, so it starts
+/// from the nearest snapshot before that event.
 fn loose_fold<S: Source<Error = RecordError>>(
     source: &S,
     skip: &BTreeSet<u64>,
@@ -166,7 +181,15 @@ fn loose_fold<S: Source<Error = RecordError>>(
     let mut table: Option<Table> = None;
     let mut last = 0;
     let mut rewound: Vec<(u64, u64)> = Vec::new();
-    for event in source.events_from(0) {
+    let unchanged = skip.first().map_or(upto, |first| upto.min(first.saturating_sub(1)));
+    let mut from = 0;
+    if let Some((folder, link)) = source.snapshot(unchanged) {
+        table = folder.table().cloned();
+        rewound = folder.rewound().to_vec();
+        last = link.seq;
+        from = folder.len();
+    }
+    for event in source.events_from(from) {
         let event = event?;
         if event.seq > upto {
             break;

@@ -1,25 +1,53 @@
 //! The fold: a stream of events, in order, to the state at each seq.
 //!
 //! Most events go straight to the ruleset through [`Table::apply`]. Rulings
-//! and notes name an earlier event by seq and hash, so the fold keeps every
-//! event's hash (32 bytes each) to check them; a `rewind` returns the combat
-//! to the state after an earlier event, which the fold rebuilds by folding
-//! the source again up to that event (rewinds are rare; memory stays one
-//! state plus the hashes, whatever the length). Events after the target and
-//! before the rewind stay in the log, marked rewound.
+//! and notes name an earlier event by seq and hash: the fold reads that
+//! event's hash from the source when one arrives (they are rare), so it
+//! keeps nothing per event; a `rewind` returns the combat to the state after
+//! an earlier event, which the fold rebuilds by folding the source again up
+//! to that event, from the nearest snapshot before it. Memory stays one
+//! state, whatever the length. Events after the target and before the
+//! rewind stay in the log, marked rewound.
+//!
+//! A snapshot ([`Folder::snapshot`], [`Folder::from_snapshot`]) is the fold
+//! after some seq, kept beside the events as a cache: it names the hash of
+//! the event it follows, carries a checksum, the snapshot format and the
+//! ruleset's name and version, and is ignored unless all of them match.
+//! Folding from a snapshot gives the same state as folding from seq 0
+//! (`verify --snapshots` checks each one that way).
 
+use std::cell::Cell;
 use std::convert::Infallible;
 
-use crate::adjudication::{Adjudication, Ruling};
-use crate::event::{ActionType, Event, Header};
+use serde::{Deserialize, Serialize};
+
+use crate::adjudication::{Adjudication, NoteRecord, PenaltyRecord, Ruling, RulingRecord};
+use crate::event::{ActionType, Event, Header, Link};
 use crate::kernel::{StepRef, Violation};
-use crate::rules::Table;
+use crate::rules::{RULESETS, RulesetState, Table, doomtrooper, gurps, rawdeal, riftbound, wtactics};
 
 /// Somewhere events can be read again from any seq: a stored game, an export
 /// file, a slice in memory.
 pub trait Source {
     type Error;
     fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, Self::Error>> + '_>;
+
+    /// The hash of event `seq` (None past the end), to check a ruling or a
+    /// note that names it.
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, Self::Error> {
+        match self.events_from(seq).next() {
+            Some(Ok(e)) if e.seq == seq => Ok(Some(e.hash)),
+            Some(Err(e)) => Err(e),
+            _ => Ok(None),
+        }
+    }
+
+    /// The fold after the latest snapshot at or before `seq` that checks
+    /// out, with the link of the event it follows. A cache: None (no
+    /// snapshots, or none that checks out) is always a correct answer.
+    fn snapshot(&self, _seq: u64) -> Option<(Folder, Link)> {
+        None
+    }
 }
 
 impl Source for [Event] {
@@ -27,12 +55,32 @@ impl Source for [Event] {
     fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, Infallible>> + '_> {
         Box::new(self.iter().skip(from as usize).cloned().map(Ok))
     }
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, Infallible> {
+        Ok(usize::try_from(seq).ok().and_then(|i| self.get(i)).filter(|e| e.seq == seq).map(|e| e.hash.clone()))
+    }
 }
 
 impl Source for Vec<Event> {
     type Error = Infallible;
     fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, Infallible>> + '_> {
         self.as_slice().events_from(from)
+    }
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, Infallible> {
+        self.as_slice().hash_of(seq)
+    }
+}
+
+/// A source read without its snapshots: what `verify` folds, so that a
+/// verification never rests on a cache.
+pub struct NoSnapshots<'a, S: ?Sized>(pub &'a S);
+
+impl<S: Source + ?Sized> Source for NoSnapshots<'_, S> {
+    type Error = S::Error;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, S::Error>> + '_> {
+        self.0.events_from(from)
+    }
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, S::Error> {
+        self.0.hash_of(seq)
     }
 }
 
@@ -53,10 +101,11 @@ pub struct Next {
 }
 
 /// The state of a fold after some prefix.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Folder {
     table: Option<Table>,
-    hashes: Vec<[u8; 32]>,
+    /// Events folded (the next seq).
+    len: u64,
     rewound: Vec<(u64, u64)>,
     /// Seqs of penalties, judges added and notes, ascending: they stand even
     /// inside a range a later rewind took back (the adjudication is not rewound).
@@ -83,11 +132,11 @@ impl Folder {
     }
 
     pub fn len(&self) -> u64 {
-        self.hashes.len() as u64
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.len == 0
     }
 
     /// Ranges of seqs (inclusive) that judges' rewinds took back.
@@ -131,7 +180,11 @@ impl Folder {
             ))
         })?;
         let concerns = adjudication.concerns();
-        let known = self.hashes.get(concerns.seq as usize).map(|h| blake3::Hash::from_bytes(*h).to_hex().to_string());
+        // Read from the source, not kept per event: rulings and notes are rare.
+        let known = match concerns.seq < event.seq {
+            true => source.hash_of(concerns.seq).map_err(FoldError::Source)?,
+            false => None,
+        };
         if known.as_deref() != Some(concerns.hash.as_str()) {
             let why = match known {
                 None => format!("seq {} is not an earlier event of this game", concerns.seq),
@@ -188,7 +241,7 @@ impl Folder {
 
     /// Takes the result of `next` for `event`.
     pub fn commit(&mut self, event: &Event, next: Next) {
-        self.commit_hash(event);
+        self.commit_len(event);
         if let Some(range) = next.rewound {
             self.rewound.push(range);
         }
@@ -198,11 +251,10 @@ impl Folder {
         self.table = Some(next.table);
     }
 
-    /// Keeps the hash of `event` (the next seq), which rulings name.
-    fn commit_hash(&mut self, event: &Event) {
+    /// Counts `event` (the next seq) as folded.
+    fn commit_len(&mut self, event: &Event) {
         debug_assert_eq!(event.seq, self.len());
-        let hash = blake3::Hash::from_hex(&event.hash).map(|h| *h.as_bytes()).unwrap_or([0; 32]);
-        self.hashes.push(hash);
+        self.len = event.seq + 1;
     }
 
     /// Folds one more event. An action (not a ruling or note) is applied to
@@ -214,7 +266,7 @@ impl Folder {
             table
                 .apply_in_place(event.seq, &event.actor, &event.action)
                 .map_err(|violation| FoldError::Illegal { seq: event.seq, violation: Box::new(violation) })?;
-            self.commit_hash(event);
+            self.commit_len(event);
             return Ok(());
         }
         let next = self.next(event, source)?;
@@ -234,10 +286,11 @@ fn is_adjudication(event: &Event) -> bool {
     }
 }
 
-/// Folds a source from event 0 up to and including `last`.
+/// Folds a source up to and including `last`, from the nearest snapshot
+/// at or before it (else from event 0).
 pub fn fold_to<S: Source + ?Sized>(source: &S, last: u64) -> Result<Folder, FoldError<S::Error>> {
-    let mut folder = Folder::new();
-    for event in source.events_from(0) {
+    let mut folder = source.snapshot(last).map(|(f, _)| f).unwrap_or_default();
+    for event in source.events_from(folder.len()) {
         let event = event.map_err(FoldError::Source)?;
         if event.seq > last {
             break;
@@ -250,4 +303,135 @@ pub fn fold_to<S: Source + ?Sized>(source: &S, last: u64) -> Result<Folder, Fold
 /// Folds a whole source.
 pub fn fold_all<S: Source + ?Sized>(source: &S) -> Result<Folder, FoldError<S::Error>> {
     fold_to(source, u64::MAX)
+}
+
+/// The snapshot format this build writes and reads. A snapshot of another
+/// format is ignored: the fold starts from an earlier one, or from seq 0.
+pub const SNAPSHOT_FORMAT: u64 = 1;
+
+thread_local! {
+    /// Set while a snapshot is being written: the rulesets' own bookkeeping
+    /// (an index into a step table, a step to resume at) is serialised too.
+    /// Nothing a reducer does reads it.
+    static WHOLE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// For `#[serde(skip_serializing_if)]` on a ruleset's own bookkeeping: left
+/// out of every state shown (`state`, deltas, diffs), kept in a snapshot so
+/// that folding on from one gives the same states as folding from seq 0.
+pub fn outside_snapshot<T>(_: &T) -> bool {
+    !WHOLE.with(Cell::get)
+}
+
+#[derive(Serialize)]
+struct SnapshotOut<'a> {
+    format: u64,
+    ruleset: &'a str,
+    ruleset_version: u64,
+    seq: u64,
+    hash: &'a str,
+    rewound: &'a [(u64, u64)],
+    adjudication: &'a [u64],
+    table: &'a Table,
+}
+
+/// What a snapshot says of itself, read before its state (serde skips the rest).
+#[derive(Deserialize)]
+struct SnapshotHead {
+    format: u64,
+    ruleset: String,
+    ruleset_version: u64,
+    seq: u64,
+    hash: String,
+}
+
+#[derive(Deserialize)]
+struct SnapshotBody<S> {
+    rewound: Vec<(u64, u64)>,
+    adjudication: Vec<u64>,
+    table: TableIn<S>,
+}
+
+/// A `Table` as serialised, with the ruleset's state of a type chosen by
+/// the snapshot's ruleset (the state is untagged when shown).
+#[derive(Deserialize)]
+struct TableIn<S> {
+    header: Header,
+    state: S,
+    penalties: Vec<PenaltyRecord>,
+    notes: Vec<NoteRecord>,
+    rulings: Vec<RulingRecord>,
+}
+
+const CHECKSUM_BYTES: usize = 32;
+
+impl Folder {
+    /// This fold as a snapshot, after its last event, whose hash is `hash`:
+    /// a BLAKE3 checksum of the rest (a torn write is found), then JSON.
+    pub fn snapshot(&self, hash: &str) -> Vec<u8> {
+        let table = self.table.as_ref().expect("a snapshot follows event 0");
+        let out = SnapshotOut {
+            format: SNAPSHOT_FORMAT,
+            ruleset: &table.header.ruleset,
+            ruleset_version: table.header.ruleset_version,
+            seq: self.len - 1,
+            hash,
+            rewound: &self.rewound,
+            adjudication: &self.adjudication,
+            table,
+        };
+        WHOLE.with(|w| w.set(true));
+        let body = serde_json::to_vec(&out);
+        WHOLE.with(|w| w.set(false));
+        let body = body.expect("a state serialises");
+        let mut bytes = Vec::with_capacity(CHECKSUM_BYTES + body.len());
+        bytes.extend_from_slice(blake3::hash(&body).as_bytes());
+        bytes.extend_from_slice(&body);
+        bytes
+    }
+
+    /// The fold a snapshot holds, or why it is not trusted: it must be
+    /// whole (its checksum), of this build's snapshot format and version of
+    /// its ruleset, and follow event `seq`, whose hash is `hash`.
+    pub fn from_snapshot(bytes: &[u8], seq: u64, hash: &str) -> Result<Folder, String> {
+        let (sum, body) = bytes.split_at_checked(CHECKSUM_BYTES).ok_or("shorter than its checksum")?;
+        if blake3::hash(body).as_bytes() != sum {
+            return Err("its checksum does not match (a torn or damaged write)".into());
+        }
+        let head: SnapshotHead = serde_json::from_slice(body).map_err(|e| format!("not a snapshot: {e}"))?;
+        if head.format != SNAPSHOT_FORMAT {
+            return Err(format!("snapshot format {}, this build reads {SNAPSHOT_FORMAT}", head.format));
+        }
+        if !RULESETS.contains(&(head.ruleset.as_str(), head.ruleset_version)) {
+            return Err(format!("ruleset {} v{} is not one this build folds", head.ruleset, head.ruleset_version));
+        }
+        if head.seq != seq || head.hash != hash {
+            return Err(format!("it follows seq {} {}, not the stored seq {seq} {hash}", head.seq, head.hash));
+        }
+        let folder = match head.ruleset.as_str() {
+            doomtrooper::NAME => folder_of(body, seq, RulesetState::Doomtrooper),
+            wtactics::NAME => folder_of(body, seq, RulesetState::Wtactics),
+            riftbound::NAME => folder_of(body, seq, RulesetState::Riftbound),
+            rawdeal::NAME => folder_of(body, seq, RulesetState::Rawdeal),
+            gurps::NAME => folder_of(body, seq, RulesetState::Gurps),
+            other => Err(format!("no state type for ruleset {other}")),
+        }?;
+        let header = &folder.table.as_ref().expect("a state").header;
+        if (header.ruleset.as_str(), header.ruleset_version) != (head.ruleset.as_str(), head.ruleset_version) {
+            return Err("its header is of another ruleset than it says".into());
+        }
+        Ok(folder)
+    }
+}
+
+fn folder_of<S: serde::de::DeserializeOwned>(
+    body: &[u8],
+    seq: u64,
+    wrap: fn(S) -> RulesetState,
+) -> Result<Folder, String> {
+    let b: SnapshotBody<S> = serde_json::from_slice(body).map_err(|e| format!("not a snapshot: {e}"))?;
+    let t = b.table;
+    let table =
+        Table { header: t.header, state: wrap(t.state), penalties: t.penalties, notes: t.notes, rulings: t.rulings };
+    Ok(Folder { table: Some(table), len: seq + 1, rewound: b.rewound, adjudication: b.adjudication })
 }

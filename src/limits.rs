@@ -76,3 +76,21 @@ pub const MAX_CLOCK_SKEW_SECONDS: i64 = 120;
 /// Most games one live stream follows (`/api/stream?games=...`): a head
 /// judge's floor, not the whole store; each costs a watcher on the server.
 pub const MAX_FOLLOWED_GAMES: usize = 64;
+
+/// Events between two snapshots of a game's fold (`Recorder` writes one when
+/// a stored event's seq is a multiple of this). Folding costs tens of
+/// microseconds an event, so from the nearest snapshot any state is at most
+/// this many events away: tens of milliseconds, within the 100 ms a `state`
+/// or `replay --from` should take. Writing one costs one serialisation of
+/// the state per this many appends (well under 1% of an append's cost for
+/// a state of a few KB) and the disk a state's size per this many events.
+pub const SNAPSHOT_EVERY: u64 = 1000;
+
+/// Of the snapshots, those after a multiple of `SNAPSHOT_EVERY` times this
+/// are kept, and the two latest: the others are removed when the next but
+/// one is written. A state far back is then at most this many times
+/// `SNAPSHOT_EVERY` events from a snapshot, and the disk holds a snapshot
+/// per 16,000 events (a state that grows with the game, such as
+/// Doomtrooper's finished combats, would otherwise cost its size every
+/// 1,000 events).
+pub const SNAPSHOT_SPARSE: u64 = 16;

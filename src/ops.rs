@@ -73,6 +73,14 @@ where
     Ok(json!({"game": game, "ok": true, "events": verified.events, "head": verified.head, "rewound": verified.rewound}))
 }
 
+/// `verify GAME --snapshots`: `verify`, and each snapshot kept for the game
+/// compared with the fold from seq 0 at its seq.
+pub fn verify_snapshots(store: &dyn Store, game: &str) -> Result<Value, RecordError> {
+    let (verified, snapshots) = record::verify_snapshots(store, game)?;
+    Ok(json!({"game": game, "ok": true, "events": verified.events, "head": verified.head,
+        "rewound": verified.rewound, "snapshots": snapshots}))
+}
+
 /// `import`: a verified export stored as a new game.
 pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Value, RecordError> {
     let verified = record::import(store, game, events)?;

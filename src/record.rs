@@ -15,10 +15,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::event::{Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal};
-use crate::fold::{FoldError, Folder, Next, Source};
+use crate::fold::{FoldError, Folder, Next, NoSnapshots, Source};
 use crate::json::{canonical, parse_strict};
 use crate::kernel::{View, Violation};
-use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS};
+use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY, SNAPSHOT_SPARSE};
 use crate::rules::Table;
 use crate::store::{AppendError, ReadError, Store};
 
@@ -183,6 +183,9 @@ pub struct Recorder<'s> {
     source: StoredGame<'s>,
     folder: Folder,
     head: Link,
+    /// A snapshot of the fold is kept after every stored event whose seq is
+    /// a multiple of this (0: none).
+    every: u64,
 }
 
 /// A stored game, as a source the fold can read again (for a rewind).
@@ -199,13 +202,70 @@ impl<'s> StoredGame<'s> {
 
 impl Source for StoredGame<'_> {
     type Error = RecordError;
+    /// Read in ranges of `READ_RANGE` events, each a new read of the store
+    /// (which checks the link to the event before it): a long scan through
+    /// one sled iterator keeps the pages it passed in memory.
     fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
-        match self.store.read(&self.game, from) {
-            Ok(events) => Box::new(events.map(|e| e.map_err(RecordError::from))),
-            Err(e) => Box::new(std::iter::once(Err(e.into()))),
+        let (mut next, mut range, mut left, mut done) = (from, None, 0, false);
+        Box::new(std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            if left == 0 {
+                match self.store.read(&self.game, next) {
+                    Ok(events) => (range, left) = (Some(events), READ_RANGE),
+                    Err(e) => {
+                        done = true;
+                        return Some(Err(e.into()));
+                    }
+                }
+            }
+            let item = range.as_mut()?.next();
+            left -= 1;
+            match item {
+                Some(Ok(event)) => {
+                    next = event.seq + 1;
+                    Some(Ok(event))
+                }
+                Some(Err(e)) => {
+                    done = true;
+                    Some(Err(e.into()))
+                }
+                None => {
+                    done = true;
+                    None
+                }
+            }
+        }))
+    }
+
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
+        Ok(self.store.get(&self.game, seq)?.map(|e| e.hash))
+    }
+
+    /// The latest stored snapshot at or before `seq` that checks out
+    /// against the stored event it names; one that does not is passed over
+    /// for an earlier one (a few at most, then the fold starts from seq 0).
+    fn snapshot(&self, seq: u64) -> Option<(Folder, Link)> {
+        let mut at_most = seq;
+        for _ in 0..SNAPSHOT_TRIES {
+            let (at, bytes) = self.store.snapshot(&self.game, at_most).ok()??;
+            if let Ok(Some(event)) = self.store.get(&self.game, at)
+                && let Ok(folder) = Folder::from_snapshot(&bytes, at, &event.hash)
+            {
+                return Some((folder, event.link()));
+            }
+            at_most = at.checked_sub(1)?;
         }
+        None
     }
 }
+
+/// Events read through one store iterator (see `StoredGame::events_from`).
+const READ_RANGE: u64 = 10_000;
+
+/// Stored snapshots tried, newest first, before a fold starts from seq 0.
+const SNAPSHOT_TRIES: usize = 3;
 
 /// A game's stored events up to `next`, then a batch being sealed after
 /// them: what the fold reads again when a rewind in the batch goes back to
@@ -225,6 +285,17 @@ impl Source for Pending<'_, '_> {
             Some(stored) if stored > 0 => Box::new(self.stored.events_from(from).take(stored as usize).chain(batch)),
             _ => Box::new(batch.skip((from - self.next) as usize)),
         }
+    }
+
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
+        match seq.checked_sub(self.next) {
+            None => self.stored.hash_of(seq),
+            Some(i) => Ok(self.batch.get(i as usize).map(|e| e.hash.clone())),
+        }
+    }
+
+    fn snapshot(&self, seq: u64) -> Option<(Folder, Link)> {
+        self.stored.snapshot(seq.min(self.next.checked_sub(1)?))
     }
 }
 
@@ -295,19 +366,53 @@ pub fn create(
 }
 
 impl<'s> Recorder<'s> {
-    /// Reads and folds the whole game, verifying every event on the way.
+    /// The game folded at its head, from its latest snapshot that checks out
+    /// (else from seq 0), every event read verified on the way; snapshots
+    /// kept every `limits::SNAPSHOT_EVERY` events.
     pub fn load(store: &'s dyn Store, game: &str) -> Result<Recorder<'s>, RecordError> {
+        Recorder::load_with(store, game, SNAPSHOT_EVERY)
+    }
+
+    /// `load`, keeping a snapshot every `every` events (0: none).
+    pub fn load_with(store: &'s dyn Store, game: &str, every: u64) -> Result<Recorder<'s>, RecordError> {
         let source = StoredGame::new(store, game);
-        let mut folder = Folder::new();
-        let mut head = None;
-        for event in source.events_from(0) {
+        let (mut folder, mut head) = match source.snapshot(u64::MAX) {
+            Some((folder, link)) => (folder, Some(link)),
+            None => (Folder::new(), None),
+        };
+        for event in source.events_from(folder.len()) {
             let event = event?;
             folder.push(&event, &source).map_err(|e| broken(e, "no longer legal"))?;
             head = Some(event.link());
         }
         match head {
-            Some(head) => Ok(Recorder { source, folder, head }),
+            Some(head) => Ok(Recorder { source, folder, head, every }),
             None => Err(RecordError::NoSuchGame(game.to_string())),
+        }
+    }
+
+    /// Whether a snapshot is kept after event `seq`.
+    fn snapshot_after(&self, seq: u64) -> bool {
+        self.every > 0 && seq > 0 && seq.is_multiple_of(self.every)
+    }
+
+    /// Keeps snapshots beside the events just stored, and removes the one
+    /// two before each unless it is one of the sparse ones kept for good
+    /// (`limits::SNAPSHOT_SPARSE`). A cache: one that is not kept (a full
+    /// disk) makes later reads slower, not wrong.
+    fn keep_snapshots(&self, snapshots: &[(u64, Vec<u8>)]) {
+        let (store, game) = (self.source.store, &self.source.game);
+        for (seq, bytes) in snapshots {
+            if store.put_snapshot(game, *seq, bytes).is_err() {
+                continue;
+            }
+            // The two latest stay: any seq near the head is within
+            // `every` events after one of them (`replay --from` near the end).
+            if let Some(before) = seq.checked_sub(2 * self.every).filter(|b| *b > 0)
+                && !before.is_multiple_of(self.every * SNAPSHOT_SPARSE)
+            {
+                let _ = store.delete_snapshot(game, before);
+            }
         }
     }
 
@@ -338,14 +443,16 @@ impl<'s> Recorder<'s> {
 
     /// Seals `subs` in order after the head, each folded on `folder` (the
     /// state at the head): the events with their bytes, the view after each
-    /// (if `with_views`), and the state after the last.
+    /// (if `with_views`), and the state after the last; with views, the
+    /// snapshots to keep once stored too.
     #[allow(clippy::type_complexity)]
     fn seal_batch(
         &self,
         subs: &[Submission],
         mut folder: Folder,
         with_views: bool,
-    ) -> Result<(Vec<(Event, Vec<u8>)>, Vec<View>, Folder), (usize, RecordError)> {
+    ) -> Result<(Vec<(Event, Vec<u8>)>, Vec<View>, Folder, Vec<(u64, Vec<u8>)>), (usize, RecordError)> {
+        let mut snapshots = Vec::new();
         let next = self.head.seq + 1;
         let mut head = self.head.clone();
         let mut sealed: Vec<(Event, Vec<u8>)> = Vec::with_capacity(subs.len());
@@ -360,12 +467,15 @@ impl<'s> Recorder<'s> {
             folder.commit(&event, folded);
             if with_views {
                 views.push(folder.table().expect("a folded game has a state").view());
+                if self.snapshot_after(event.seq) {
+                    snapshots.push((event.seq, folder.snapshot(&event.hash)));
+                }
             }
             head = event.link();
             events.push(event.clone());
             sealed.push((event, bytes));
         }
-        Ok((sealed, views, folder))
+        Ok((sealed, views, folder, snapshots))
     }
 
     /// Appends one action. With `expect`, it must go at that seq (optimistic
@@ -428,7 +538,7 @@ impl<'s> Recorder<'s> {
         // several on a copy, which replaces it once they are stored.
         enum After {
             One(Next),
-            Many(Folder),
+            Many(Folder, Vec<(u64, Vec<u8>)>),
         }
         let (sealed, views, after) = match rest {
             [sub] => {
@@ -437,15 +547,24 @@ impl<'s> Recorder<'s> {
                 (vec![(event, bytes)], vec![view], After::One(folded))
             }
             _ => {
-                let (sealed, views, folder) =
+                let (sealed, views, folder, snapshots) =
                     self.seal_batch(rest, self.folder.clone(), true).map_err(|(i, e)| (k + i, e))?;
-                (sealed, views, After::Many(folder))
+                (sealed, views, After::Many(folder, snapshots))
             }
         };
         self.source.store.append_batch(&self.source.game, &sealed).map_err(|e| (k, e.into()))?;
         match after {
-            After::One(folded) => self.folder.commit(&sealed[0].0, folded),
-            After::Many(folder) => self.folder = folder,
+            After::One(folded) => {
+                let event = &sealed[0].0;
+                self.folder.commit(event, folded);
+                if self.snapshot_after(event.seq) {
+                    self.keep_snapshots(&[(event.seq, self.folder.snapshot(&event.hash))]);
+                }
+            }
+            After::Many(folder, snapshots) => {
+                self.folder = folder;
+                self.keep_snapshots(&snapshots);
+            }
         }
         self.head = sealed.last().expect("a batch").0.link();
         done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| Appended { event, duplicate: false, view }));
@@ -464,16 +583,31 @@ pub struct Verified {
 
 /// Verifies a record from seq 0: hashes, links, and a full re-fold in which
 /// every event must still be legal and every ruling names a real event by
-/// its hash and was made by a judge. Streams: memory is one state and the
-/// hashes, whatever the length.
+/// its hash and was made by a judge. Streams: memory is one state, whatever
+/// the length. No snapshot is used (a rewind folds again from seq 0): a
+/// verification never rests on a cache.
 pub fn verify<S>(source: &S, expect_head: Option<&str>) -> Result<(Verified, Folder), RecordError>
 where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
-    let mut folder = Folder::new();
-    let mut prev: Option<Link> = None;
-    for event in source.events_from(0) {
+    verify_from(&NoSnapshots(source), Folder::new(), None, expect_head)
+}
+
+/// `verify` from a fold already made (`start`, after the event `prev`
+/// links to): the events after it are read, hashed, linked and folded.
+pub fn verify_from<S>(
+    source: &S,
+    start: Folder,
+    mut prev: Option<Link>,
+    expect_head: Option<&str>,
+) -> Result<(Verified, Folder), RecordError>
+where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let mut folder = start;
+    for event in source.events_from(folder.len()) {
         let event = event.map_err(Into::into)?;
         // A broken link is reported at the position where the record breaks.
         let at = prev.as_ref().map_or(0, |p| p.seq + 1);
@@ -497,6 +631,64 @@ where
     }
     let rewound = folder.rewound().to_vec();
     Ok((Verified { events: head.seq + 1, head: head.hash, rewound }, folder))
+}
+
+/// What `verify --snapshots` found for one game's snapshots.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SnapshotsChecked {
+    /// Snapshots kept for the game.
+    pub kept: u64,
+    /// Snapshots that check out and hold exactly the fold from seq 0.
+    pub agree: u64,
+    /// Snapshots no reader trusts (torn, damaged, stale, of another format
+    /// or ruleset version, past the head), and why: folds pass over them.
+    pub ignored: Vec<(u64, String)>,
+}
+
+/// Verifies a stored game as `verify` does (from seq 0, no snapshot used)
+/// and compares each snapshot kept for it with the fold at its seq. A
+/// snapshot that checks out (checksum, format, ruleset, the hash of the
+/// event it follows) but holds another state would give wrong answers: the
+/// record is then reported broken at that seq.
+pub fn verify_snapshots(store: &dyn Store, game: &str) -> Result<(Verified, SnapshotsChecked), RecordError> {
+    let seqs = store.snapshot_seqs(game)?;
+    let stored = StoredGame::new(store, game);
+    let source = NoSnapshots(&stored);
+    let mut checked = SnapshotsChecked { kept: seqs.len() as u64, ..Default::default() };
+    let mut wanted = seqs.iter().copied().peekable();
+    let mut folder = Folder::new();
+    let mut prev: Option<Link> = None;
+    for event in source.events_from(0) {
+        let event = event?;
+        let at = prev.as_ref().map_or(0, |p| p.seq + 1);
+        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
+        folder.push(&event, &source).map_err(|e| broken(e, "the event is not legal"))?;
+        while let Some(seq) = wanted.next_if(|s| *s <= event.seq) {
+            let bytes = match store.snapshot(game, seq)? {
+                Some((s, bytes)) if s == seq => bytes,
+                _ => continue,
+            };
+            match Folder::from_snapshot(&bytes, seq, &event.hash) {
+                Err(why) => checked.ignored.push((seq, why)),
+                Ok(kept) if kept == folder => checked.agree += 1,
+                Ok(_) => {
+                    return Err(RecordError::Broken {
+                        seq,
+                        why:
+                            "the snapshot after this event checks out but holds another state than the fold from seq 0"
+                                .into(),
+                    });
+                }
+            }
+        }
+        prev = Some(event.link());
+    }
+    let Some(head) = prev else {
+        return Err(RecordError::Broken { seq: 0, why: "the record is empty".into() });
+    };
+    checked.ignored.extend(wanted.map(|s| (s, "it follows no stored event (past the head)".to_string())));
+    let rewound = folder.rewound().to_vec();
+    Ok((Verified { events: head.seq + 1, head: head.hash, rewound }, checked))
 }
 
 /// Reads an export (JSON Lines, one event per line), each event checked on

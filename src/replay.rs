@@ -1,8 +1,8 @@
 //! Replay: each event of a record in plain words, with the step before and
 //! after it and what it changed in the state, rulings and notes inline,
 //! rewound events marked. Two streaming passes (one to learn which events
-//! later rulings rewound, one to show them): memory is one state and the
-//! hashes, whatever the length.
+//! later rulings rewound, one to show them), each from the nearest
+//! snapshot: memory is one state, whatever the length.
 
 use serde::Serialize;
 
@@ -10,7 +10,7 @@ use crate::delta::{self, Change};
 use crate::event::{ActionType, Event};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
-use crate::record::{RecordError, verify};
+use crate::record::{RecordError, verify, verify_from};
 use crate::rules::describe;
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,38 +41,60 @@ pub struct Shown {
     pub rewound: bool,
 }
 
-/// Calls `show` for every event with `from <= seq <= to`.
-pub fn replay<S>(source: &S, from: u64, to: Option<u64>, mut show: impl FnMut(Shown)) -> Result<(), RecordError>
+/// Calls `show` for every event with `from <= seq <= to`; returns the seq
+/// ranges judges' rewinds took back (as `verify` says them).
+///
+/// Which events later rulings rewound is known from the fold at the head:
+/// from the latest snapshot (the events after it read, hashed, linked and
+/// folded), or, for a source without snapshots (an export file), from a
+/// full verification. The events shown are folded from the nearest
+/// snapshot before `from`. Each state's JSON and board are built once: the
+/// state after one event is the state before the next.
+pub fn replay<S>(
+    source: &S,
+    from: u64,
+    to: Option<u64>,
+    mut show: impl FnMut(Shown),
+) -> Result<Vec<(u64, u64)>, RecordError>
 where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
-    let (_, verified) = verify(source, None)?;
-    let mut folder = Folder::new();
-    // The board after one event is the board before the next: drawn once.
-    let mut last_board = None;
-    for event in source.events_from(0) {
+    let (_, at_head) = match source.snapshot(u64::MAX) {
+        Some((folder, link)) => verify_from(source, folder, Some(link), None)?,
+        None => verify(source, None)?,
+    };
+    let mut folder = match from.checked_sub(1).and_then(|seq| source.snapshot(seq)) {
+        Some((folder, _)) => folder,
+        None => Folder::new(),
+    };
+    // What the state before the next event looks like: built once per event.
+    let mut before: Option<Before> = None;
+    for event in source.events_from(folder.len()) {
         let event = event.map_err(Into::into)?;
         if to.is_some_and(|t| event.seq > t) {
             break;
         }
-        let before = folder.table().cloned();
+        let shown = event.seq >= from;
+        if shown && before.is_none() {
+            before = folder.table().map(Before::of);
+        }
         folder.push(&event, source).map_err(broken)?;
-        if event.seq < from {
+        if !shown {
             continue;
         }
-        let after = folder.table().expect("state");
-        let changes = match &before {
-            Some(b) => delta::diff(&b.live_json(), &after.live_json()),
-            None => vec![],
+        let after = Before::of(folder.table().expect("state"));
+        let (changes, said, before_step) = match before.take() {
+            Some(b) => {
+                let said = match (&b.board, &after.board) {
+                    (Some(b), Some(a)) => Some(a.changes_since(b)),
+                    _ => None,
+                };
+                (delta::diff(&b.live, &after.live), said, Some(b.step))
+            }
+            None => (vec![], None, None),
         };
-        let board_before = last_board.take().or_else(|| before.as_ref().and_then(|b| b.board()));
-        let board_after = after.board();
-        let said = match (&board_before, &board_after) {
-            (Some(b), Some(a)) => Some(a.changes_since(b)),
-            _ => None,
-        };
-        last_board = board_after;
+        let table = folder.table().expect("state");
         let kind = match event.action_type() {
             Some(ActionType::Ruling) => "ruling",
             Some(ActionType::Note) => "note",
@@ -83,18 +105,32 @@ where
             seq: event.seq,
             at: event.at.clone(),
             actor: event.actor.clone(),
-            by: after.header.name_of(&event.actor),
+            by: table.header.name_of(&event.actor),
             kind,
             action: describe(&event.action),
-            before: before.map(|b| b.view().step),
-            after: after.view().step,
-            recorded: after.said(event.seq),
+            before: before_step,
+            after: after.step.clone(),
+            recorded: table.said(event.seq),
             changes,
             said,
-            rewound: verified.is_rewound(event.seq),
+            rewound: at_head.is_rewound(event.seq),
         });
+        before = Some(after);
     }
-    Ok(())
+    Ok(at_head.rewound().to_vec())
+}
+
+/// A state as replay compares it: its live JSON, its step and its board.
+struct Before {
+    live: serde_json::Value,
+    step: StepRef,
+    board: Option<crate::rules::Board>,
+}
+
+impl Before {
+    fn of(table: &crate::rules::Table) -> Before {
+        Before { live: table.live_json(), step: table.view().step, board: table.board() }
+    }
 }
 
 fn broken<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {

@@ -375,6 +375,12 @@ fn dispute_tools_work_over_the_api() {
     let (_, r) = s.get("/api/games/sample/replay?from=3&to=5", None);
     assert_eq!(r["events"].as_array().unwrap().len(), 3);
     assert!(r["events"][0]["after"]["reference"].as_str().unwrap().starts_with("Doomtrooper"));
+    // The replay comes in pages: `next` says where the next one starts.
+    let (_, r) = s.get("/api/games/sample/replay?from=3&limit=4", None);
+    let seqs: Vec<u64> = r["events"].as_array().unwrap().iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!((seqs, r["next"].clone(), r["rewound"].clone()), (vec![3, 4, 5, 6], json!(7), json!([])));
+    let (_, r) = s.get(&format!("/api/games/sample/replay?from={}", events - 2), None);
+    assert_eq!((r["events"].as_array().unwrap().len(), r["next"].clone()), (2, json!(null)));
     let (_, v) = s.get("/api/games/sample/verify", None);
     assert_eq!((v["ok"].clone(), v["events"].as_u64()), (json!(true), Some(events)));
     let (_, st) = s.get("/api/games/sample/state?at=3", None);

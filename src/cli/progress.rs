@@ -41,4 +41,16 @@ impl<S: Source + ?Sized> Source for Ticking<'_, S> {
         let bar = self.bar;
         Box::new(self.source.events_from(from).inspect(move |_| bar.inc(1)))
     }
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, S::Error> {
+        self.source.hash_of(seq)
+    }
+    // A fold that starts from a snapshot reads fewer events: the bar
+    // starts where the snapshot leaves off.
+    fn snapshot(&self, seq: u64) -> Option<(arbiter::fold::Folder, arbiter::event::Link)> {
+        let found = self.source.snapshot(seq);
+        if let Some((folder, _)) = &found {
+            self.bar.inc(folder.len());
+        }
+        found
+    }
 }

@@ -22,6 +22,10 @@ pub struct Args {
     /// The head hash the game must end at (one game only).
     #[arg(long)]
     pub head: Option<String>,
+    /// Also check each snapshot kept for the game (a cache of the fold)
+    /// against the fold from seq 0 at its seq (local store only).
+    #[arg(long, conflicts_with = "head")]
+    pub snapshots: bool,
 }
 
 pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
@@ -38,6 +42,8 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     }
     for game in &games {
         let v = match target {
+            Target::Local(store) if a.snapshots => ops::verify_snapshots(store, game).map_err(rec),
+            Target::Remote(_) if a.snapshots => bail!("--snapshots checks a local store"),
             Target::Local(store) => {
                 let len = store.head(game).ok().flatten().map(|h| h.seq + 1);
                 let bar = progress::bar(len, "verifying");
@@ -53,7 +59,18 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
         }
         .map_err(|e| e.context(format!("{game} failed verification")))?;
         out.emit(v.clone(), || {
-            format!("ok: {game}: {} events, hashes, links and rules verified; head {}", v["events"], str(&v["head"]))
+            let mut s = format!(
+                "ok: {game}: {} events, hashes, links and rules verified; head {}",
+                v["events"],
+                str(&v["head"])
+            );
+            if let Some(c) = v.get("snapshots") {
+                s += &format!("\nok: {game}: {} of {} snapshots hold the fold from seq 0", c["agree"], c["kept"]);
+                for i in c["ignored"].as_array().into_iter().flatten() {
+                    s += &format!("\n  snapshot after seq {} is ignored: {}", i[0], str(&i[1]));
+                }
+            }
+            s
         });
     }
     // With --all, the log too: every leaf from its event, against the newest checkpoint.

@@ -269,7 +269,7 @@ pub struct Breakdown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reverses: Option<u64>,
     /// Index into STEPS.
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
     at: usize,
     pub step: String,
     pub priority: String,
@@ -291,7 +291,7 @@ pub struct Breakdown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub awaiting_ruling: Option<Uneven>,
     /// Requirements met at 2b/2c (kept until 2d is decided).
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
     requirements_met: bool,
 }
 

@@ -363,7 +363,7 @@ pub struct State {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub winner: Option<String>,
     /// Each unit's Might in the combat under way (with Assault or Shield).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub combat_might: BTreeMap<String, i64>,
     /// Who takes the record's first turn: the first in turn order, or the header's `first_turn`.
     pub first_turn: String,

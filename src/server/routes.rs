@@ -228,9 +228,16 @@ pub const ROUTES: &[Route] = &[
         path: "/api/games/{game}/replay",
         summary: "Each event in plain words, with the step before and after, what changed, rulings and rewinds",
         who: Who::Reader,
-        query: &[("from", "first seq shown (default 0)"), ("to", "last seq shown")],
+        query: &[
+            ("from", "first seq shown (default 0)"),
+            ("to", "last seq shown"),
+            ("limit", "at most this many (default and at most 1000)"),
+        ],
         body: None,
-        ok: (200, "{events: [{seq, at, actor, kind, action, before, after, said?, changes, rewound}...]}"),
+        ok: (
+            200,
+            "{events: [{seq, at, actor, kind, action, before, after, said?, changes, rewound}...], next, rewound: [[first, last]...]}",
+        ),
         errors: READ_ERRORS,
         handler: || get(views::replay),
     },

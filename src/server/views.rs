@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::routes::{json_body, query_num};
 use super::{ApiError, Shared, blocking};
 use crate::compare::{self, Record};
+use crate::limits::MAX_PAGE_EVENTS;
 use crate::ops;
 use crate::record::{RecordError, StoredGame, Submission, canonical_bytes};
 use crate::replay::replay as replay_record;
@@ -161,8 +162,12 @@ pub async fn diff(State(s): State<Shared>, h: HeaderMap, Query(q): Q) -> Result<
     Ok(Json(body))
 }
 
-/// `GET /api/games/{game}/replay?from=N&to=M`: each event in plain words,
-/// with the step before and after, what changed, rulings and rewinds.
+/// `GET /api/games/{game}/replay?from=N&to=M&limit=L`: each event in plain
+/// words, with the step before and after, what changed, rulings and
+/// rewinds. Paged: at most `limit` (default and at most
+/// `MAX_PAGE_EVENTS`) events from `from`, with `next` (the seq to ask for
+/// next, null at the end) and `rewound` (the seq ranges judges' rewinds
+/// took back), so a reader that follows a game asks only for what is new.
 pub async fn replay(
     State(s): State<Shared>,
     Path(game): Path<String>,
@@ -171,12 +176,17 @@ pub async fn replay(
 ) -> Result<Json<Value>, ApiError> {
     s.reader(&h, &q, &game)?;
     let from = query_num(&q, "from")?.unwrap_or(0);
-    let to = query_num(&q, "to")?;
+    let limit = query_num(&q, "limit")?.unwrap_or(MAX_PAGE_EVENTS).clamp(1, MAX_PAGE_EVENTS);
+    let page_end = from.saturating_add(limit - 1);
+    let to = query_num(&q, "to")?.map_or(page_end, |t| t.min(page_end));
     let store = s.store();
-    let shown = blocking(move || {
+    let (shown, rewound, head) = blocking(move || {
         let mut shown = Vec::new();
-        replay_record(&StoredGame::new(store, &game), from, to, |e| shown.push(e)).map(|()| shown)
+        let rewound = replay_record(&StoredGame::new(store, &game), from, Some(to), |e| shown.push(e))?;
+        let head = store.head(&game)?.map(|h| h.seq);
+        Ok::<_, RecordError>((shown, rewound, head))
     })
     .await??;
-    Ok(Json(json!({ "events": shown })))
+    let next = head.filter(|h| to == page_end && to < *h).map(|_| to + 1);
+    Ok(Json(json!({ "events": shown, "next": next, "rewound": rewound })))
 }

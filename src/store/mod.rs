@@ -124,6 +124,31 @@ pub trait Store: Send + Sync {
     /// The log position of event `seq` of `game`, stored beside it.
     fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError>;
 
+    /// The latest snapshot of `game` at or before `seq`: (its seq, its
+    /// bytes). Snapshots are a cache beside the events (see
+    /// `crate::fold::Folder::snapshot`): a backend may keep none.
+    fn snapshot(&self, _game: &str, _seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
+        Ok(None)
+    }
+
+    /// Keeps a snapshot of `game` after event `seq`. Not synced on its own
+    /// (the next durable write carries it): a snapshot lost or torn in a
+    /// crash is only slower, never wrong, since every reader checks it.
+    fn put_snapshot(&self, _game: &str, _seq: u64, _bytes: &[u8]) -> Result<(), AppendError> {
+        Ok(())
+    }
+
+    /// The seqs of the snapshots kept for `game`, ascending.
+    fn snapshot_seqs(&self, _game: &str) -> Result<Vec<u64>, ReadError> {
+        Ok(Vec::new())
+    }
+
+    /// Removes the snapshot of `game` after `seq`, if there is one:
+    /// answers stay the same, only slower.
+    fn delete_snapshot(&self, _game: &str, _seq: u64) -> Result<(), AppendError> {
+        Ok(())
+    }
+
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
         let mut events = self.read(game, seq)?;
