@@ -89,7 +89,7 @@ fn simultaneous_combat_walks_every_step_in_the_texts_order() {
     sim.at_step("1", &["p1", "p2"]);
     assert_eq!(sim.state().points["p1"], 1);
     assert_eq!(sim.state().finished.len(), 1);
-    assert_eq!(sim.state().finished[0].first_combat.results.as_ref().unwrap()[1].warrior, D);
+    assert_eq!(sim.state().finished.last().unwrap().first_combat.results.as_ref().unwrap()[1].warrior, D);
 }
 
 #[test]
@@ -289,7 +289,8 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     sim.pass(&["p2", "p3", "p1"]);
     sim.at_step("1", &["p1", "p2", "p3"]);
     assert_eq!((sim.state().points["p1"], sim.state().points["p2"]), (2, 1));
-    let done = &sim.state().finished[0];
+    assert_eq!(sim.state().finished.len(), 1);
+    let done = sim.state().finished.last().unwrap();
     assert_eq!(
         done.second_combat.as_ref().unwrap().results.as_ref().unwrap()[1].outcome,
         arbiter::rules::doomtrooper::Fate::Killed
@@ -314,7 +315,8 @@ fn no_second_combat_when_the_second_warrior_was_killed() {
     sim.act("p1", award(1));
     sim.pass(&["p2", "p1"]);
     sim.at_step("1", &["p1", "p2"]);
-    assert!(sim.state().finished[0].second_combat.is_none());
+    assert_eq!(sim.state().finished.len(), 1);
+    assert!(sim.state().finished.last().unwrap().second_combat.is_none());
 }
 
 #[test]
@@ -526,13 +528,17 @@ fn the_bundled_sample_is_legal_and_ends_as_recorded() {
         header(&["p1", "p2", "p3"], &["Dana"]).as_object().map(|_| first["action"].clone()).unwrap()
     );
     let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    let mut first_repeats = None;
     for line in lines {
         let sub: serde_json::Value = serde_json::from_str(line).unwrap();
         sim.act(sub["actor"].as_str().unwrap(), sub["action"].clone());
+        if sim.state().finished.len() == 1 {
+            first_repeats = sim.state().finished.last().map(|c| c.repeats);
+        }
     }
     assert_eq!(sim.state().finished.len(), 2);
     assert_eq!(sim.state().points["p1"], 2);
-    assert_eq!(sim.state().finished[0].repeats, 1);
+    assert_eq!(first_repeats, Some(1), "the first combat was repeated once");
 }
 
 // ---------------------------------------------------------------------------
