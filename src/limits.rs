@@ -90,7 +90,7 @@ pub const SNAPSHOT_EVERY: u64 = 1000;
 /// are kept, and the two latest: the others are removed when the next but
 /// one is written. A state far back is then at most this many times
 /// `SNAPSHOT_EVERY` events from a snapshot, and the disk holds a snapshot
-/// per 16,000 events (a state that grows with the game, such as
-/// Doomtrooper's finished combats, would otherwise cost its size every
-/// 1,000 events).
+/// per 16,000 events (a state that keeps a history, such as GURPS's log
+/// or Raw Deal's cards played, would otherwise cost its size every 1,000
+/// events).
 pub const SNAPSHOT_SPARSE: u64 = 16;
