@@ -94,6 +94,13 @@ fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
             keys.sort();
             keys.dedup();
             for k in keys {
+                // Most of a state is the same from one event to the next:
+                // an equal subtree is skipped before its path is built.
+                if let (Some(u), Some(v)) = (x.get(k), y.get(k))
+                    && u == v
+                {
+                    continue;
+                }
                 let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
                 match (x.get(k), y.get(k)) {
                     (Some(u), Some(v)) => walk(&p, u, v, out),
@@ -103,6 +110,11 @@ fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
         }
         (Value::Array(x), Value::Array(y)) => {
             for i in 0..x.len().max(y.len()) {
+                if let (Some(u), Some(v)) = (x.get(i), y.get(i))
+                    && u == v
+                {
+                    continue;
+                }
                 let p = format!("{path}[{i}]");
                 match (x.get(i), y.get(i)) {
                     (Some(u), Some(v)) => walk(&p, u, v, out),
