@@ -25,6 +25,8 @@ pub use chain::{Chain, ChainItem};
 pub use ledger::{Effect, Ledger};
 pub use window::Window;
 
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -129,6 +131,56 @@ pub fn apply_in_place<S: Clone + PartialEq + std::fmt::Debug, A: DeserializeOwne
             Err(Violation::new(&view(state), rule, message))
         }
     }
+}
+
+/// A state whose growing histories only ever grow at their end: no step
+/// removes or changes an entry of one. A step on such a state can be undone
+/// by putting back a copy of the rest (small: what the game is doing now)
+/// and cutting each history back to the length it had.
+pub trait Undo {
+    /// What undoes one step: the rest of the state and the histories' lengths.
+    type Mark;
+    fn mark(&self) -> Self::Mark;
+    fn undo(&mut self, mark: Self::Mark);
+}
+
+/// [`apply`] on the state itself, for a ruleset whose steps may change the
+/// state before they refuse: the step runs in place after a [`Undo::mark`],
+/// and a refusal is undone from it, so a refusal leaves the state as it was
+/// (debug builds assert it) and an accepted action copies only the small
+/// rest of the state, never its histories. The view is built only for a
+/// refusal, from the state as it was.
+pub fn apply_undoable<S: Undo + Clone + PartialEq + std::fmt::Debug, A: DeserializeOwned>(
+    state: &mut S,
+    view: impl Fn(&S) -> View,
+    ruleset: &str,
+    action: &Value,
+    step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
+) -> Result<(), Violation> {
+    let action = payload(state, &view, ruleset, action)?;
+    #[cfg(debug_assertions)]
+    let before = state.clone();
+    let mark = state.mark();
+    match step(state, &action) {
+        Ok(()) => Ok(()),
+        Err((rule, message)) => {
+            state.undo(mark);
+            #[cfg(debug_assertions)]
+            assert_eq!(*state, before, "undoing a refused {ruleset} action left another state");
+            Err(Violation::new(&view(state), rule, message))
+        }
+    }
+}
+
+/// Each pile's length, for [`Undo::mark`].
+pub fn pile_lengths<T>(piles: &BTreeMap<String, Vec<T>>) -> BTreeMap<String, usize> {
+    piles.iter().map(|(k, v)| (k.clone(), v.len())).collect()
+}
+
+/// Cuts each pile back to its length in `lengths`, and drops the piles a
+/// step added, for [`Undo::undo`].
+pub fn cut_piles<T>(piles: &mut BTreeMap<String, Vec<T>>, lengths: &BTreeMap<String, usize>) {
+    piles.retain(|k, v| lengths.get(k).map(|&n| v.truncate(n)).is_some());
 }
 
 /// The action as the ruleset's payload type, read from the event's JSON by

@@ -280,6 +280,41 @@ impl State {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
+    /// [`State::apply`] on this state: the step runs in place and a refusal
+    /// is undone (see the [`kernel::Undo`] impl), so nothing is copied but
+    /// the small rest of the state.
+    pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &Value) -> Result<(), Violation> {
+        kernel::apply_undoable(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
+    }
+}
+
+/// The log only grows at its end: a refused step is undone by cutting it
+/// back, and everything else is copied.
+impl kernel::Undo for State {
+    type Mark = (State, usize);
+    fn mark(&self) -> Self::Mark {
+        let State { seats, judges, characters, sequence, ties, second, phase, combats, log } = self;
+        let rest = State {
+            seats: seats.clone(),
+            judges: judges.clone(),
+            characters: characters.clone(),
+            sequence: sequence.clone(),
+            ties: ties.clone(),
+            second: *second,
+            phase: phase.clone(),
+            combats: *combats,
+            log: vec![],
+        };
+        (rest, log.len())
+    }
+    fn undo(&mut self, (rest, log): Self::Mark) {
+        let mut l = std::mem::take(&mut self.log);
+        l.truncate(log);
+        *self = State { log: l, ..rest };
+    }
+}
+
+impl State {
     fn is_gm(&self, actor: &str) -> bool {
         self.judges.iter().any(|j| j == actor)
     }

@@ -161,16 +161,17 @@ impl Table {
     /// [`Table::apply`] on this table, for a fold that keeps only the
     /// newest state: nothing but the ruleset's state changes, and a refusal
     /// changes nothing. Doomtrooper's steps check before they change
-    /// anything, so its state takes the action in place; the other rulesets
-    /// still step a copy of their state (their histories are the copy's cost).
+    /// anything, so its state takes the action in place; the other rulesets'
+    /// steps run in place too, and a refusal is undone from a copy of the
+    /// state without its histories (`kernel::apply_undoable`).
     pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &Value) -> Result<(), Violation> {
         self.check_action(actor, action)?;
         match &mut self.state {
             RulesetState::Doomtrooper(s) => s.apply_in_place(seq, actor, action)?,
-            RulesetState::Wtactics(s) => *s = s.apply(seq, actor, action)?,
-            RulesetState::Riftbound(s) => *s = s.apply(seq, actor, action)?,
-            RulesetState::Rawdeal(s) => *s = s.apply(seq, actor, action)?,
-            RulesetState::Gurps(s) => *s = s.apply(seq, actor, action)?,
+            RulesetState::Wtactics(s) => s.apply_in_place(seq, actor, action)?,
+            RulesetState::Riftbound(s) => s.apply_in_place(seq, actor, action)?,
+            RulesetState::Rawdeal(s) => s.apply_in_place(seq, actor, action)?,
+            RulesetState::Gurps(s) => s.apply_in_place(seq, actor, action)?,
         }
         Ok(())
     }

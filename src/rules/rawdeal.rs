@@ -434,6 +434,46 @@ impl State {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
+    /// [`State::apply`] on this state: the step runs in place and a refusal
+    /// is undone (see the [`kernel::Undo`] impl), so nothing is copied but
+    /// the small rest of the state.
+    pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &Value) -> Result<(), Violation> {
+        kernel::apply_undoable(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
+    }
+}
+
+/// The history and the piles of cards (Ring area, other areas) only grow at
+/// their end: a refused step is undone by cutting them back, and everything
+/// else is copied.
+impl kernel::Undo for State {
+    type Mark = (State, usize, BTreeMap<String, usize>, BTreeMap<String, BTreeMap<String, usize>>);
+    fn mark(&self) -> Self::Mark {
+        let State { seats, judges, rounding, stack, history, ended, ring_area, areas } = self;
+        let rest = State {
+            seats: seats.clone(),
+            judges: judges.clone(),
+            rounding: rounding.clone(),
+            stack: stack.clone(),
+            history: vec![],
+            ended: ended.clone(),
+            ring_area: BTreeMap::new(),
+            areas: BTreeMap::new(),
+        };
+        let areas = areas.iter().map(|(a, piles)| (a.clone(), kernel::pile_lengths(piles))).collect();
+        (rest, history.len(), kernel::pile_lengths(ring_area), areas)
+    }
+    fn undo(&mut self, (rest, history, ring, lengths): Self::Mark) {
+        let mut h = std::mem::take(&mut self.history);
+        h.truncate(history);
+        let mut ring_area = std::mem::take(&mut self.ring_area);
+        kernel::cut_piles(&mut ring_area, &ring);
+        let mut areas = std::mem::take(&mut self.areas);
+        areas.retain(|a, piles| lengths.get(a).map(|l| kernel::cut_piles(piles, l)).is_some());
+        *self = State { history: h, ring_area, areas, ..rest };
+    }
+}
+
+impl State {
     fn is_judge(&self, actor: &str) -> bool {
         self.judges.iter().any(|j| j == actor)
     }

@@ -581,6 +581,66 @@ impl State {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
+    /// [`State::apply`] on this state: the step runs in place and a refusal
+    /// is undone (see the [`kernel::Undo`] impl), so nothing is copied but
+    /// the small rest of the state.
+    pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<(), Violation> {
+        kernel::apply_undoable(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
+    }
+}
+
+/// The trash and the scoring only grow at their end: a refused step is
+/// undone by cutting them back, and everything else is copied.
+impl kernel::Undo for State {
+    type Mark = (State, usize, usize);
+    fn mark(&self) -> Self::Mark {
+        let State {
+            seats,
+            judges,
+            mode,
+            victory_score,
+            teams,
+            battlefields,
+            units,
+            trash,
+            scores,
+            scoring,
+            turn,
+            pending,
+            phase,
+            winner,
+            combat_might,
+            first_turn,
+        } = self;
+        let rest = State {
+            seats: seats.clone(),
+            judges: judges.clone(),
+            mode: mode.clone(),
+            victory_score: *victory_score,
+            teams: teams.clone(),
+            battlefields: battlefields.clone(),
+            units: units.clone(),
+            trash: vec![],
+            scores: scores.clone(),
+            scoring: vec![],
+            turn: turn.clone(),
+            pending: pending.clone(),
+            phase: phase.clone(),
+            winner: winner.clone(),
+            combat_might: combat_might.clone(),
+            first_turn: first_turn.clone(),
+        };
+        (rest, trash.len(), scoring.len())
+    }
+    fn undo(&mut self, (rest, trash, scoring): Self::Mark) {
+        let (mut t, mut s) = (std::mem::take(&mut self.trash), std::mem::take(&mut self.scoring));
+        t.truncate(trash);
+        s.truncate(scoring);
+        *self = State { trash: t, scoring: s, ..rest };
+    }
+}
+
+impl State {
     /// The scoring side of a player: the player, or its team in 2v2.
     fn side(&self, seat: &str) -> String {
         if self.mode == "2v2" {

@@ -361,6 +361,53 @@ impl State {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
     }
 
+    /// [`State::apply`] on this state: the step runs in place and a refusal
+    /// is undone (see the [`kernel::Undo`] impl), so nothing is copied but
+    /// the small rest of the state.
+    pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<(), Violation> {
+        kernel::apply_undoable(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
+    }
+}
+
+/// The discard piles only grow (cards arrive at the end): a refused step is
+/// undone by cutting each pile back, and everything else is copied.
+impl kernel::Undo for State {
+    type Mark = (State, BTreeMap<String, usize>);
+    fn mark(&self) -> Self::Mark {
+        let State {
+            seats,
+            judges,
+            creatures,
+            discard,
+            influence_lost,
+            phase,
+            turn,
+            attack,
+            last_attack,
+            attacks_finished,
+        } = self;
+        let rest = State {
+            seats: seats.clone(),
+            judges: judges.clone(),
+            creatures: creatures.clone(),
+            discard: BTreeMap::new(),
+            influence_lost: influence_lost.clone(),
+            phase: phase.clone(),
+            turn: turn.clone(),
+            attack: attack.clone(),
+            last_attack: last_attack.clone(),
+            attacks_finished: *attacks_finished,
+        };
+        (rest, kernel::pile_lengths(discard))
+    }
+    fn undo(&mut self, (rest, piles): Self::Mark) {
+        let mut discard = std::mem::take(&mut self.discard);
+        kernel::cut_piles(&mut discard, &piles);
+        *self = State { discard, ..rest };
+    }
+}
+
+impl State {
     fn is_judge(&self, actor: &str) -> bool {
         self.judges.iter().any(|j| j == actor)
     }
