@@ -120,17 +120,7 @@ pub fn apply_in_place<S: Clone + PartialEq + std::fmt::Debug, A: DeserializeOwne
     action: &Value,
     step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
 ) -> Result<(), Violation> {
-    let action = payload(state, &view, ruleset, action)?;
-    #[cfg(debug_assertions)]
-    let before = state.clone();
-    match step(state, &action) {
-        Ok(()) => Ok(()),
-        Err((rule, message)) => {
-            #[cfg(debug_assertions)]
-            assert_eq!(*state, before, "a refused {ruleset} action changed the state");
-            Err(Violation::new(&view(state), rule, message))
-        }
-    }
+    in_place(state, view, ruleset, action, step, |_| (), |_, ()| {})
 }
 
 /// A state whose growing histories only ever grow at their end: no step
@@ -157,16 +147,30 @@ pub fn apply_undoable<S: Undo + Clone + PartialEq + std::fmt::Debug, A: Deserial
     action: &Value,
     step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
 ) -> Result<(), Violation> {
+    in_place(state, view, ruleset, action, step, S::mark, S::undo)
+}
+
+/// A step on the state itself: `mark` before it, `undo` after a refusal
+/// (nothing to undo for a ruleset whose steps refuse before they change).
+fn in_place<S: Clone + PartialEq + std::fmt::Debug, A: DeserializeOwned, M>(
+    state: &mut S,
+    view: impl Fn(&S) -> View,
+    ruleset: &str,
+    action: &Value,
+    step: impl FnOnce(&mut S, &A) -> Result<(), Refusal>,
+    mark: impl FnOnce(&S) -> M,
+    undo: impl FnOnce(&mut S, M),
+) -> Result<(), Violation> {
     let action = payload(state, &view, ruleset, action)?;
     #[cfg(debug_assertions)]
     let before = state.clone();
-    let mark = state.mark();
+    let marked = mark(state);
     match step(state, &action) {
         Ok(()) => Ok(()),
         Err((rule, message)) => {
-            state.undo(mark);
+            undo(state, marked);
             #[cfg(debug_assertions)]
-            assert_eq!(*state, before, "undoing a refused {ruleset} action left another state");
+            assert_eq!(*state, before, "a refused {ruleset} action left another state");
             Err(Violation::new(&view(state), rule, message))
         }
     }
