@@ -64,6 +64,7 @@ fn main() {
         eprintln!("(made a store of {n} events in {:.1} s)", made.elapsed().as_secs_f64());
         let rates = in_process(&dir, n);
         rates.print(n, first.as_ref());
+        with_the_store_open(&dir, n);
         through_the_binary(&dir, n);
         first.get_or_insert(rates);
     }
@@ -199,6 +200,37 @@ fn measured_append_check(recorder: &Recorder, subs: &[Submission]) {
     for sub in subs {
         std::hint::black_box(recorder.check(sub).unwrap());
     }
+}
+
+/// The same reads as the binary's, in a process that has the store open
+/// already (as `arbiter serve` has): what a view costs once sled's open,
+/// which grows with the store, is paid.
+fn with_the_store_open(dir: &Path, n: u64) {
+    let store = SledStore::open(dir).unwrap();
+    let (last, from) = (n - 1, n.saturating_sub(10));
+    println!("{n} events, in a process with the store open (as the server has it):");
+    let time = |what: &str, f: &dyn Fn()| {
+        f(); // the first read warms sled's cache, as the server's first view of a game does
+        let t = Instant::now();
+        f();
+        println!("  {what:<46} {:>8.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+    };
+    time("state (at the head)", &|| {
+        std::hint::black_box(arbiter::ops::state(&store, GAME, None).unwrap());
+    });
+    time(&format!("state --at {}", last / 2), &|| {
+        std::hint::black_box(arbiter::ops::state(&store, GAME, Some(last / 2)).unwrap());
+    });
+    time(&format!("replay --from {from}"), &|| {
+        let mut shown = 0;
+        arbiter::replay::replay(&StoredGame::new(&store, GAME), from, None, |s| {
+            std::hint::black_box(s);
+            shown += 1;
+        })
+        .unwrap();
+        assert_eq!(shown, n - from);
+    });
+    store.close();
 }
 
 /// The verbs a judge runs, through the binary: wall time and peak RSS.

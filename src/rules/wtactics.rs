@@ -276,7 +276,12 @@ pub struct Turn {
 pub struct State {
     pub seats: Vec<String>,
     pub judges: Vec<String>,
-    pub creatures: BTreeMap<String, Creature>,
+    /// Every creature the table has named, the dead included (a dead
+    /// creature may not come back). A persistent map: the undo mark of every
+    /// step copies it, and a copy shares the tree instead of copying each
+    /// creature, so a step costs the same however many creatures the game
+    /// has seen.
+    pub creatures: imbl::OrdMap<String, Creature>,
     /// Each seat's discard pile, in the order cards arrived.
     pub discard: BTreeMap<String, Vec<String>>,
     pub influence_lost: BTreeMap<String, i64>,
@@ -302,7 +307,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         influence_lost: seats.iter().map(|s| (s.clone(), 0)).collect(),
         seats,
         judges: header.judges.clone(),
-        creatures: BTreeMap::new(),
+        creatures: imbl::OrdMap::new(),
         phase: Phase::Idle,
         turn: None,
         attack: None,
@@ -334,7 +339,7 @@ impl State {
 pub struct Live<'a> {
     seats: &'a [String],
     judges: &'a [String],
-    creatures: &'a BTreeMap<String, Creature>,
+    creatures: &'a imbl::OrdMap<String, Creature>,
     discard: BTreeMap<&'a String, kernel::Tail<'a, String>>,
     influence_lost: &'a BTreeMap<String, i64>,
     phase: &'a Phase,
@@ -370,7 +375,8 @@ impl State {
 }
 
 /// The discard piles only grow (cards arrive at the end): a refused step is
-/// undone by cutting each pile back, and everything else is copied.
+/// undone by cutting each pile back, and everything else is copied (the
+/// creatures in O(1): see [`State::creatures`]).
 impl kernel::Undo for State {
     type Mark = (State, BTreeMap<String, usize>);
     fn mark(&self) -> Self::Mark {
