@@ -364,6 +364,8 @@ pub fn decode(text: &str) -> Result<(Event, Vec<u8>), EventError> {
 pub struct Parsed {
     pub event: Event,
     pub at: DateTime<Utc>,
+    /// Where the `hash` member is in the bytes, if the parse found it.
+    hash_member: Option<(usize, usize)>,
 }
 
 /// The first half of reading a stored event: UTF-8, strict JSON in its
@@ -374,24 +376,25 @@ pub struct Parsed {
 /// gave: `decode`'s, then "not canonical").
 pub fn parse_stored(bytes: &[u8]) -> Result<Parsed, EventError> {
     let text = std::str::from_utf8(bytes).map_err(|_| EventError::Malformed("not UTF-8".into()))?;
-    if crate::json::is_canonical_strict(text)
+    if let Some(hash_member) = crate::json::canonical_strict_member(text, Some("hash"))
         && let Ok(event) = serde_json::from_str::<Event>(text)
         && let Ok(at) = event.check_envelope()
     {
-        return Ok(Parsed { event, at });
+        return Ok(Parsed { event, at, hash_member });
     }
     let (event, canonical) = decode(text)?;
     if canonical != bytes {
         return Err(EventError::Malformed("stored bytes are not canonical".into()));
     }
     let at = event.check_envelope()?;
-    Ok(Parsed { event, at })
+    Ok(Parsed { event, at, hash_member: None })
 }
 
 /// The second half: the size and the hash of the bytes, and the seq the
 /// event is stored under.
 pub fn check_stored(parsed: &Parsed, seq: u64, bytes: &[u8]) -> Result<(), EventError> {
-    check_canonical_bytes(&parsed.event, bytes)?;
+    let member = parsed.hash_member.or_else(|| crate::json::top_level_member(bytes, "hash"));
+    check_hash(&parsed.event, bytes, member)?;
     if parsed.event.seq != seq {
         return Err(EventError::Seq { expected: seq, found: parsed.event.seq });
     }
@@ -401,10 +404,15 @@ pub fn check_stored(parsed: &Parsed, seq: u64, bytes: &[u8]) -> Result<(), Event
 /// Checks an event's canonical bytes: the size limit, and its hash against
 /// the bytes without it.
 pub fn check_canonical_bytes(event: &Event, bytes: &[u8]) -> Result<(), EventError> {
+    check_hash(event, bytes, crate::json::top_level_member(bytes, "hash"))
+}
+
+/// `check_canonical_bytes` with the `hash` member already found in the bytes.
+fn check_hash(event: &Event, bytes: &[u8], hash_member: Option<(usize, usize)>) -> Result<(), EventError> {
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(EventError::TooLarge(bytes.len()));
     }
-    match hash_of_canonical(bytes) {
+    match hash_member.map(|member| crate::json::hash_without(bytes, member)) {
         Some(hash) if hash.to_hex().as_str() == event.hash => Ok(()),
         _ => Err(EventError::Hash),
     }

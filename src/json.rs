@@ -174,7 +174,12 @@ pub fn top_level_member(bytes: &[u8], key: &str) -> Option<(usize, usize)> {
 /// removed (members are joined by commas, each written on its own), without
 /// building or writing it again. None when there is no such member.
 pub fn hash_without_member(bytes: &[u8], key: &str) -> Option<blake3::Hash> {
-    let (start, end) = top_level_member(bytes, key)?;
+    Some(hash_without(bytes, top_level_member(bytes, key)?))
+}
+
+/// `hash_without_member` for a member already found (`top_level_member`,
+/// `canonical_strict_member`).
+pub fn hash_without(bytes: &[u8], (start, end): (usize, usize)) -> blake3::Hash {
     // Drop the comma after the member, or, for the last member, the one before it.
     let (cut_from, cut_to) = if bytes[end] == b',' {
         (start, end + 1)
@@ -186,7 +191,7 @@ pub fn hash_without_member(bytes: &[u8], key: &str) -> Option<blake3::Hash> {
     let mut hasher = blake3::Hasher::new();
     hasher.update(&bytes[..cut_from]);
     hasher.update(&bytes[cut_to..]);
-    Some(hasher.finalize())
+    hasher.finalize()
 }
 
 /// Whether `bytes` are, exactly, the canonical JSON that `canonical` writes
@@ -205,8 +210,16 @@ pub fn hash_without_member(bytes: &[u8], key: &str) -> Option<blake3::Hash> {
 /// nesting, array and string lengths within the limits; nothing after the
 /// value. The text is UTF-8 already (a `&str`).
 pub fn is_canonical_strict(text: &str) -> bool {
-    let mut scan = Scan { bytes: text.as_bytes(), at: 0 };
-    scan.value(0).is_some() && scan.at == scan.bytes.len()
+    canonical_strict_member(text, None).is_some()
+}
+
+/// `is_canonical_strict`, and where the top-level member `key` is (what
+/// `top_level_member` would find), found in the same pass: None if the
+/// text is not (known to be) canonical strict JSON.
+pub fn canonical_strict_member(text: &str, key: Option<&str>) -> Option<Option<(usize, usize)>> {
+    let mut scan = Scan { bytes: text.as_bytes(), at: 0, key: key.map(str::as_bytes), member: None };
+    scan.value(0)?;
+    (scan.at == scan.bytes.len()).then_some(scan.member)
 }
 
 /// A cursor over text being checked by `is_canonical_strict`; None: not
@@ -214,7 +227,26 @@ pub fn is_canonical_strict(text: &str) -> bool {
 struct Scan<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// A top-level member to find, and where it was found.
+    key: Option<&'a [u8]>,
+    member: Option<(usize, usize)>,
 }
+
+/// Bytes a string's scan stops at: its closing quote, an escape, and
+/// control characters (C0, DEL, and 0xC2, the first byte of C1 ones).
+static STOP: [bool; 256] = {
+    let mut stop = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        stop[b] = true;
+        b += 1;
+    }
+    stop[b'"' as usize] = true;
+    stop[b'\\' as usize] = true;
+    stop[0x7F] = true;
+    stop[0xC2] = true;
+    stop
+};
 
 impl<'a> Scan<'a> {
     fn next(&mut self) -> Option<u8> {
@@ -252,6 +284,7 @@ impl<'a> Scan<'a> {
         }
         let mut last: Option<&[u8]> = None;
         loop {
+            let start = self.at;
             let key = self.string()?;
             // Byte order is the order of the unescaped keys, and RFC 8785's
             // (UTF-16) order, for keys without escapes or 4-byte characters.
@@ -261,6 +294,9 @@ impl<'a> Scan<'a> {
             last = Some(key);
             self.expect(b":")?;
             self.value(depth)?;
+            if depth == 1 && self.key == Some(key) {
+                self.member = Some((start, self.at));
+            }
             match self.next()? {
                 b',' => {}
                 b'}' => return Some(()),
@@ -294,13 +330,14 @@ impl<'a> Scan<'a> {
         self.expect(b"\"")?;
         let start = self.at;
         loop {
+            // Most bytes need no look of their own: on to the next that does.
+            self.at += self.bytes.get(self.at..)?.iter().position(|&b| STOP[usize::from(b)])?;
             match self.next()? {
                 b'"' => break,
-                b'\\' => {
-                    if !matches!(self.next()?, b'"' | b'\\') {
-                        return None;
-                    }
-                }
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' => {}
+                    _ => return None,
+                },
                 // Control characters (`char::is_control`): C0, DEL, and C1 (U+0080-U+009F, C2 80-9F in UTF-8).
                 0x00..=0x1F | 0x7F => return None,
                 0xC2 if matches!(self.bytes.get(self.at), Some(0x80..=0x9F)) => return None,
@@ -552,9 +589,12 @@ mod tests {
                             false => bytes.insert(at, b),
                         }
                         let Ok(changed) = std::str::from_utf8(&bytes) else { continue };
-                        if is_canonical_strict(changed) {
+                        if let Some(member) = canonical_strict_member(changed, Some("hash")) {
                             let value = parse_strict(changed).unwrap_or_else(|e| panic!("{changed}: {e}"));
                             assert_eq!(canonical(&value), changed.as_bytes(), "{changed}");
+                            if value.is_object() {
+                                assert_eq!(member, top_level_member(changed.as_bytes(), "hash"), "{changed}");
+                            }
                         }
                     }
                 }

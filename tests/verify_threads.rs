@@ -119,7 +119,7 @@ fn a_pipelined_verify_says_what_reading_one_event_at_a_time_says() {
         }
     }
     // An event moved to another seq (its link and seq are then wrong), and an earlier one broken too: the first wins.
-    let moved = tamper(dir.path(), 400, |b| Some(b));
+    let moved = tamper(dir.path(), 400, Some);
     let was = tamper(dir.path(), 401, |_| Some(moved.clone()));
     let first = tamper(dir.path(), 350, |b| Some(text(b).replacen("\"actor\":\"", "\"actor\":\"y", 1).into_bytes()));
     let (threads, one) = both(dir.path());

@@ -633,7 +633,7 @@ impl Store for SledStore {
         let mut chain = Chain::after(prev);
         Ok(Box::new(stored_range(&tree, from, last).map(move |item| {
             let (seq, bytes) = item?;
-            let Parsed { event, at } = decode_parsed(seq, &bytes)?;
+            let Parsed { event, at, .. } = decode_parsed(seq, &bytes)?;
             chain.push(&event, at).map_err(|why| ReadError::Corrupt { seq, why })?;
             Ok(event)
         })))
