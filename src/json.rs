@@ -260,7 +260,8 @@ fn plain_ascii_run(bytes: &[u8]) -> usize {
     for word in bytes.chunks_exact(8) {
         let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
         let special = (x & HIGH)
-            | (x.wrapping_add(ONES * 0x01) & HIGH)
+            // DEL (0x7F) is the one byte below 0x80 that 1 more takes to its high bit.
+            | (x.wrapping_add(ONES) & HIGH)
             | (x.wrapping_sub(ONES * 0x20) & !x & HIGH)
             | zero(x ^ (ONES * u64::from(b'"')))
             | zero(x ^ (ONES * u64::from(b'\\')));
