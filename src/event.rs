@@ -356,13 +356,63 @@ pub fn decode(text: &str) -> Result<(Event, Vec<u8>), EventError> {
     Ok((event, bytes))
 }
 
+/// An event read from bytes that must be its canonical JSON (a stored
+/// value), with its time parsed once for the link to the next event.
+/// Checked but for its hash: `check_stored` does that, maybe on another
+/// thread (see `record::verify`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub event: Event,
+    pub at: DateTime<Utc>,
+    /// Where the `hash` member is in the bytes, if the parse found it.
+    hash_member: Option<(usize, usize)>,
+}
+
+/// The first half of reading a stored event: UTF-8, strict JSON in its
+/// canonical form, the envelope. Canonical strict bytes (every stored event
+/// that is whole) are checked on the bytes and parsed straight into the
+/// event, once; anything else takes `decode`, which says exactly what is
+/// wrong (the same errors, in the same order, as reading an event always
+/// gave: `decode`'s, then "not canonical").
+pub fn parse_stored(bytes: &[u8]) -> Result<Parsed, EventError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| EventError::Malformed("not UTF-8".into()))?;
+    if let Some(hash_member) = crate::json::canonical_strict_member(text, Some("hash"))
+        && let Ok(event) = serde_json::from_str::<Event>(text)
+        && let Ok(at) = event.check_envelope()
+    {
+        return Ok(Parsed { event, at, hash_member });
+    }
+    let (event, canonical) = decode(text)?;
+    if canonical != bytes {
+        return Err(EventError::Malformed("stored bytes are not canonical".into()));
+    }
+    let at = event.check_envelope()?;
+    Ok(Parsed { event, at, hash_member: None })
+}
+
+/// The second half: the size and the hash of the bytes, and the seq the
+/// event is stored under.
+pub fn check_stored(parsed: &Parsed, seq: u64, bytes: &[u8]) -> Result<(), EventError> {
+    let member = parsed.hash_member.or_else(|| crate::json::top_level_member(bytes, "hash"));
+    check_hash(&parsed.event, bytes, member)?;
+    if parsed.event.seq != seq {
+        return Err(EventError::Seq { expected: seq, found: parsed.event.seq });
+    }
+    Ok(())
+}
+
 /// Checks an event's canonical bytes: the size limit, and its hash against
 /// the bytes without it.
 pub fn check_canonical_bytes(event: &Event, bytes: &[u8]) -> Result<(), EventError> {
+    check_hash(event, bytes, crate::json::top_level_member(bytes, "hash"))
+}
+
+/// `check_canonical_bytes` with the `hash` member already found in the bytes.
+fn check_hash(event: &Event, bytes: &[u8], hash_member: Option<(usize, usize)>) -> Result<(), EventError> {
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(EventError::TooLarge(bytes.len()));
     }
-    match hash_of_canonical(bytes) {
+    match hash_member.map(|member| crate::json::hash_without(bytes, member)) {
         Some(hash) if hash.to_hex().as_str() == event.hash => Ok(()),
         _ => Err(EventError::Hash),
     }
@@ -370,6 +420,15 @@ pub fn check_canonical_bytes(event: &Event, bytes: &[u8]) -> Result<(), EventErr
 
 /// Checks that `event` follows `prev` (None: it must be event 0).
 pub fn check_link(event: &Event, prev: Option<&Link>) -> Result<(), EventError> {
+    check_position(event, prev)?;
+    match prev {
+        Some(p) => check_order(event, parse_time(&event.at)?, p, parse_time(&p.at)?),
+        None => Ok(()),
+    }
+}
+
+/// The link's seq and hash.
+fn check_position(event: &Event, prev: Option<&Link>) -> Result<(), EventError> {
     let expected = prev.map_or(0, |p| p.seq + 1);
     if event.seq != expected {
         return Err(EventError::Seq { expected, found: event.seq });
@@ -378,25 +437,88 @@ pub fn check_link(event: &Event, prev: Option<&Link>) -> Result<(), EventError> 
     if event.prev != prev_hash {
         return Err(EventError::Link);
     }
-    if let Some(p) = prev
-        && parse_time(&event.at)? < parse_time(&p.at)?
-    {
-        return Err(EventError::TimeBackwards { at: event.at.clone(), prev_at: p.at.clone() });
+    Ok(())
+}
+
+/// The link's times: never backwards.
+fn check_order(event: &Event, at: DateTime<Utc>, prev: &Link, prev_at: DateTime<Utc>) -> Result<(), EventError> {
+    if at < prev_at {
+        return Err(EventError::TimeBackwards { at: event.at.clone(), prev_at: prev.at.clone() });
     }
     Ok(())
 }
 
+/// A stream being read in order: the last event checked, with its time
+/// parsed once, which the next one must link to (`check_link`'s checks).
+#[derive(Debug, Clone, Default)]
+pub struct Chain {
+    prev: Option<Link>,
+    /// The time of `prev`, once parsed.
+    prev_at: Option<DateTime<Utc>>,
+}
+
+impl Chain {
+    /// A stream read from after `prev` (None: from event 0).
+    pub fn after(prev: Option<Link>) -> Chain {
+        Chain { prev, prev_at: None }
+    }
+
+    /// Checks that `event`, whose time is `at`, follows the last event
+    /// checked, and makes it the last.
+    pub fn push(&mut self, event: &Event, at: DateTime<Utc>) -> Result<(), EventError> {
+        check_position(event, self.prev.as_ref())?;
+        if let Some(prev) = &self.prev {
+            let prev_at = match self.prev_at {
+                Some(t) => t,
+                None => parse_time(&prev.at)?,
+            };
+            check_order(event, at, prev, prev_at)?;
+        }
+        self.prev = Some(event.link());
+        self.prev_at = Some(at);
+        Ok(())
+    }
+
+    /// `push` for an event whose time is not parsed yet: the time is
+    /// checked after the seq and the hash, as `check_link` does.
+    pub fn push_event(&mut self, event: &Event) -> Result<(), EventError> {
+        check_position(event, self.prev.as_ref())?;
+        let at = match &self.prev {
+            Some(_) => parse_time(&event.at)?,
+            // Event 0 links to nothing: its time is not checked here.
+            None => match parse_time(&event.at) {
+                Ok(at) => at,
+                Err(_) => {
+                    self.prev = Some(event.link());
+                    self.prev_at = None;
+                    return Ok(());
+                }
+            },
+        };
+        self.push(event, at)
+    }
+
+    /// The last event checked.
+    pub fn last(&self) -> Option<&Link> {
+        self.prev.as_ref()
+    }
+
+    pub fn into_last(self) -> Option<Link> {
+        self.prev
+    }
+}
+
 impl Event {
-    /// The envelope on its own: version, an action with a string `type`, the time.
-    pub fn check_envelope(&self) -> Result<(), EventError> {
+    /// The envelope on its own: version, an action with a string `type`,
+    /// the time (returned, parsed).
+    pub fn check_envelope(&self) -> Result<DateTime<Utc>, EventError> {
         if self.v != FORMAT_VERSION {
             return Err(EventError::Version(self.v));
         }
         if !self.action.is_object() || self.action.get("type").and_then(Value::as_str).is_none() {
             return Err(EventError::Malformed("action must be an object with a string \"type\"".into()));
         }
-        parse_time(&self.at)?;
-        Ok(())
+        parse_time(&self.at)
     }
 
     pub fn link(&self) -> Link {

@@ -25,6 +25,7 @@ use crate::adjudication::{Adjudication, NoteRecord, PenaltyRecord, Ruling, Rulin
 use crate::event::{ActionType, Event, Header, Link};
 use crate::kernel::{StepRef, Violation};
 use crate::rules::{RULESETS, RulesetState, Table, doomtrooper, gurps, rawdeal, riftbound, wtactics};
+use crate::store::StoredEvents;
 
 /// Somewhere events can be read again from any seq: a stored game, an export
 /// file, a slice in memory.
@@ -46,6 +47,14 @@ pub trait Source {
     /// out, with the link of the event it follows. A cache: None (no
     /// snapshots, or none that checks out) is always a correct answer.
     fn snapshot(&self, _seq: u64) -> Option<(Folder, Link)> {
+        None
+    }
+
+    /// The events from `from` as their stored bytes, unchecked (see
+    /// `Store::read_stored`), read by an iterator another thread may run:
+    /// `record::verify` checks and folds them there and here at once. None
+    /// (the default): a source read only through `events_from`.
+    fn stored_from(&self, _from: u64) -> Option<StoredEvents<'_>> {
         None
     }
 }
@@ -81,6 +90,9 @@ impl<S: Source + ?Sized> Source for NoSnapshots<'_, S> {
     }
     fn hash_of(&self, seq: u64) -> Result<Option<String>, S::Error> {
         self.0.hash_of(seq)
+    }
+    fn stored_from(&self, from: u64) -> Option<StoredEvents<'_>> {
+        self.0.stored_from(from)
     }
 }
 

@@ -174,7 +174,12 @@ pub fn top_level_member(bytes: &[u8], key: &str) -> Option<(usize, usize)> {
 /// removed (members are joined by commas, each written on its own), without
 /// building or writing it again. None when there is no such member.
 pub fn hash_without_member(bytes: &[u8], key: &str) -> Option<blake3::Hash> {
-    let (start, end) = top_level_member(bytes, key)?;
+    Some(hash_without(bytes, top_level_member(bytes, key)?))
+}
+
+/// `hash_without_member` for a member already found (`top_level_member`,
+/// `canonical_strict_member`).
+pub fn hash_without(bytes: &[u8], (start, end): (usize, usize)) -> blake3::Hash {
     // Drop the comma after the member, or, for the last member, the one before it.
     let (cut_from, cut_to) = if bytes[end] == b',' {
         (start, end + 1)
@@ -186,7 +191,216 @@ pub fn hash_without_member(bytes: &[u8], key: &str) -> Option<blake3::Hash> {
     let mut hasher = blake3::Hasher::new();
     hasher.update(&bytes[..cut_from]);
     hasher.update(&bytes[cut_to..]);
-    Some(hasher.finalize())
+    hasher.finalize()
+}
+
+/// Whether `bytes` are, exactly, the canonical JSON that `canonical` writes
+/// for a value `parse_strict` accepts: checked on the bytes in one pass,
+/// nothing built. What a stored event is read through, so that the strict
+/// parse and the canonical writing are not both done for every event read.
+///
+/// It may say no to text that is canonical and strict (a key with an
+/// escape or a character beyond U+FFFF, whose order it does not work out,
+/// a string longer than the limit before unescaping): the caller then
+/// takes the full way (`parse_strict`, `canonical`), which also says why.
+/// It never says yes to anything else: no white space; members sorted and
+/// unique; integers only, within +-2^53, in their shortest form; strings
+/// with no control character and no escape but `\"` and `\\` (all that
+/// serde_json's escaper writes once control characters are refused);
+/// nesting, array and string lengths within the limits; nothing after the
+/// value. The text is UTF-8 already (a `&str`).
+pub fn is_canonical_strict(text: &str) -> bool {
+    canonical_strict_member(text, None).is_some()
+}
+
+/// `is_canonical_strict`, and where the top-level member `key` is (what
+/// `top_level_member` would find), found in the same pass: None if the
+/// text is not (known to be) canonical strict JSON.
+pub fn canonical_strict_member(text: &str, key: Option<&str>) -> Option<Option<(usize, usize)>> {
+    let mut scan = Scan { bytes: text.as_bytes(), at: 0, key: key.map(str::as_bytes), member: None };
+    scan.value(0)?;
+    (scan.at == scan.bytes.len()).then_some(scan.member)
+}
+
+/// A cursor over text being checked by `is_canonical_strict`; None: not
+/// (known to be) canonical strict JSON.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// A top-level member to find, and where it was found.
+    key: Option<&'a [u8]>,
+    member: Option<(usize, usize)>,
+}
+
+/// Bytes a string's scan stops at: its closing quote, an escape, and
+/// control characters (C0, DEL, and 0xC2, the first byte of C1 ones).
+static STOP: [bool; 256] = {
+    let mut stop = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        stop[b] = true;
+        b += 1;
+    }
+    stop[b'"' as usize] = true;
+    stop[b'\\' as usize] = true;
+    stop[0x7F] = true;
+    stop[0xC2] = true;
+    stop
+};
+
+/// How many of the leading bytes, in whole words of 8, are printable
+/// ASCII other than `"` and `\\` (none of them is a `STOP` byte): 8 at a
+/// time, as a string's text mostly is.
+fn plain_ascii_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero: its high bit in the result (exact when no byte has its high bit set).
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let mut run = 0;
+    for word in bytes.chunks_exact(8) {
+        let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let special = (x & HIGH)
+            // DEL (0x7F) is the one byte below 0x80 that 1 more takes to its high bit.
+            | (x.wrapping_add(ONES) & HIGH)
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGH)
+            | zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\')));
+        if special != 0 {
+            break;
+        }
+        run += 8;
+    }
+    run
+}
+
+impl<'a> Scan<'a> {
+    fn next(&mut self) -> Option<u8> {
+        let b = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn expect(&mut self, literal: &[u8]) -> Option<()> {
+        let end = self.at + literal.len();
+        (self.bytes.get(self.at..end)? == literal).then(|| self.at = end)
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match *self.bytes.get(self.at)? {
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b'"' => self.string().map(|_| ()),
+            b't' => self.expect(b"true"),
+            b'f' => self.expect(b"false"),
+            b'n' => self.expect(b"null"),
+            b'-' | b'0'..=b'9' => self.integer(),
+            _ => None,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        if self.bytes.get(self.at) == Some(&b'}') {
+            self.at += 1;
+            return Some(());
+        }
+        let mut last: Option<&[u8]> = None;
+        loop {
+            let start = self.at;
+            let key = self.string()?;
+            // Byte order is the order of the unescaped keys, and RFC 8785's
+            // (UTF-16) order, for keys without escapes or 4-byte characters.
+            if key.iter().any(|&b| b == b'\\' || b >= 0xF0) || last.is_some_and(|last| last >= key) {
+                return None;
+            }
+            last = Some(key);
+            self.expect(b":")?;
+            self.value(depth)?;
+            if depth == 1 && self.key == Some(key) {
+                self.member = Some((start, self.at));
+            }
+            match self.next()? {
+                b',' => {}
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        if self.bytes.get(self.at) == Some(&b']') {
+            self.at += 1;
+            return Some(());
+        }
+        for _ in 0..MAX_ARRAY_ITEMS {
+            self.value(depth)?;
+            match self.next()? {
+                b',' => {}
+                b']' => return Some(()),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// A string from its opening quote: its text between the quotes, as written.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.expect(b"\"")?;
+        let start = self.at;
+        loop {
+            // Most bytes need no look of their own: on to the next that does.
+            self.at += plain_ascii_run(self.bytes.get(self.at..)?);
+            self.at += self.bytes.get(self.at..)?.iter().position(|&b| STOP[usize::from(b)])?;
+            match self.next()? {
+                b'"' => break,
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' => {}
+                    _ => return None,
+                },
+                // Control characters (`char::is_control`): C0, DEL, and C1 (U+0080-U+009F, C2 80-9F in UTF-8).
+                0x00..=0x1F | 0x7F => return None,
+                0xC2 if matches!(self.bytes.get(self.at), Some(0x80..=0x9F)) => return None,
+                _ => {}
+            }
+        }
+        let text = &self.bytes[start..self.at - 1];
+        (text.len() <= MAX_STRING_BYTES).then_some(text)
+    }
+
+    /// An integer as `canonical` writes one: no `-0`, no leading zero, no
+    /// fraction or exponent, at most 2^53 - 1 in magnitude.
+    fn integer(&mut self) -> Option<()> {
+        let negative = self.bytes[self.at] == b'-';
+        if negative {
+            self.at += 1;
+        }
+        let start = self.at;
+        let mut magnitude: u64 = 0;
+        while let Some(&b @ b'0'..=b'9') = self.bytes.get(self.at) {
+            // 17 digits cannot fit below 2^53: stop before u64 could overflow.
+            if self.at - start == 16 {
+                return None;
+            }
+            magnitude = magnitude * 10 + u64::from(b - b'0');
+            self.at += 1;
+        }
+        let digits = &self.bytes[start..self.at];
+        let shortest = match digits {
+            [] => false,
+            [b'0'] => !negative,
+            [b'0', ..] => false,
+            _ => true,
+        };
+        let fraction_follows = matches!(self.bytes.get(self.at), Some(b'.' | b'e' | b'E'));
+        (shortest && !fraction_follows && magnitude <= MAX_SAFE_INTEGER as u64).then_some(())
+    }
 }
 
 struct Strict {
@@ -370,5 +584,76 @@ mod tests {
         without.as_object_mut().unwrap().remove("hash");
         assert_eq!(hash_without_member(&bytes, "hash"), Some(blake3::hash(&canonical(&without))));
         assert_eq!(hash_without_member(&bytes, "none"), None);
+    }
+
+    /// `is_canonical_strict` says yes to what `canonical` writes (but for
+    /// what it leaves to the full way), and to nothing that `parse_strict`
+    /// refuses or that is not its value's canonical form: every text one
+    /// byte away from canonical ones is tried.
+    #[test]
+    fn canonical_strict_text_is_known_on_its_bytes() {
+        let texts = [
+            r#"{"action":{"cards":["A","B"],"n":-3,"ok":true,"type":"play","x":null},"actor":"p1","at":"2026-11-21T15:03:10.123Z","hash":"ab","prev":"00","seq":7,"v":1}"#,
+            r#"{"a":[],"b":{},"c":"q\"\\é","d":0,"e":9007199254740991,"f":-9007199254740991,"g":[[1],[2,{"h":false}]]}"#,
+            r#"[1,"x",{"y":[]}]"#,
+            r#"{"hash":"0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH","é":"0123456789abcdefé0123456789"}"#,
+            "0",
+        ];
+        for text in texts {
+            let value = parse_strict(text).unwrap();
+            assert_eq!(canonical(&value), text.as_bytes());
+            assert!(is_canonical_strict(text), "{text}");
+            for at in 0..=text.len() {
+                for b in [
+                    b' ', b'"', b'\\', b',', b'0', b'1', b'9', b'-', b'.', b'e', b'a', b'z', b'{', b'}', b'[', b']',
+                    b':', 0x7F, 0x0A,
+                ] {
+                    for replace in [false, true] {
+                        let mut bytes = text.as_bytes().to_vec();
+                        match replace {
+                            true if at < bytes.len() => bytes[at] = b,
+                            true => continue,
+                            false => bytes.insert(at, b),
+                        }
+                        let Ok(changed) = std::str::from_utf8(&bytes) else { continue };
+                        if let Some(member) = canonical_strict_member(changed, Some("hash")) {
+                            let value = parse_strict(changed).unwrap_or_else(|e| panic!("{changed}: {e}"));
+                            assert_eq!(canonical(&value), changed.as_bytes(), "{changed}");
+                            if value.is_object() {
+                                assert_eq!(member, top_level_member(changed.as_bytes(), "hash"), "{changed}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // What it leaves to the full way, and what it refuses.
+        for text in [
+            r#"{"\u0041":1}"#,
+            "{\"\u{10000}\":1}",
+            r#"{"a":1.5}"#,
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":1}"#,
+            "-0",
+            "01",
+            "9007199254740992",
+            "12345678901234567890",
+            "\"\u{85}\"",
+            r#""\n""#,
+            r#"{"a":1} "#,
+            "[1,]",
+            "{,}",
+        ] {
+            assert!(!is_canonical_strict(text), "{text}");
+        }
+        let long = format!("\"{}\"", "x".repeat(MAX_STRING_BYTES + 1));
+        assert!(!is_canonical_strict(&long));
+        let deep = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert!(is_canonical_strict(&deep));
+        let deeper = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert!(!is_canonical_strict(&deeper));
+        let items = |n: usize| format!("[{}]", vec!["1"; n].join(","));
+        assert!(is_canonical_strict(&items(MAX_ARRAY_ITEMS)));
+        assert!(!is_canonical_strict(&items(MAX_ARRAY_ITEMS + 1)));
     }
 }

@@ -9,18 +9,22 @@
 //! stored by one `Store::append_batch`: one durable write, all or nothing.
 
 use std::io::BufRead;
+use std::sync::mpsc::{SyncSender, sync_channel};
 
 use chrono::Utc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event::{Draft, Event, EventError, Header, Link, check_game_name, check_link, decode, seal};
+use crate::event::{
+    Chain, Draft, Event, EventError, Header, Link, Parsed, check_game_name, check_link, check_stored, decode,
+    parse_stored, seal,
+};
 use crate::fold::{FoldError, Folder, Next, NoSnapshots, Source};
 use crate::json::{canonical, parse_strict};
 use crate::kernel::{View, Violation};
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY, SNAPSHOT_SPARSE};
 use crate::rules::Table;
-use crate::store::{AppendError, ReadError, Store};
+use crate::store::{AppendError, ReadError, Store, StoredEvents};
 
 /// Why an operation on a record failed. The variants are what a caller
 /// does differently: fix the input, accept the refusal, re-read after a
@@ -206,37 +210,12 @@ impl Source for StoredGame<'_> {
     /// (which checks the link to the event before it): a long scan through
     /// one sled iterator keeps the pages it passed in memory.
     fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
-        let (mut next, mut range, mut left, mut done) = (from, None, 0, false);
-        Box::new(std::iter::from_fn(move || {
-            if done {
-                return None;
-            }
-            if left == 0 {
-                match self.store.read(&self.game, next) {
-                    Ok(events) => (range, left) = (Some(events), READ_RANGE),
-                    Err(e) => {
-                        done = true;
-                        return Some(Err(e.into()));
-                    }
-                }
-            }
-            let item = range.as_mut()?.next();
-            left -= 1;
-            match item {
-                Some(Ok(event)) => {
-                    next = event.seq + 1;
-                    Some(Ok(event))
-                }
-                Some(Err(e)) => {
-                    done = true;
-                    Some(Err(e.into()))
-                }
-                None => {
-                    done = true;
-                    None
-                }
-            }
-        }))
+        Box::new(in_ranges(from, |next| self.store.read(&self.game, next), |e| e.seq).map(|r| r.map_err(Into::into)))
+    }
+
+    /// In ranges as `events_from` reads.
+    fn stored_from(&self, from: u64) -> Option<StoredEvents<'_>> {
+        Some(Box::new(in_ranges(from, |next| self.store.read_stored(&self.game, next), |(seq, _)| *seq)))
     }
 
     fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
@@ -259,6 +238,49 @@ impl Source for StoredGame<'_> {
         }
         None
     }
+}
+
+/// Items read in ranges of `READ_RANGE`, each a new `read` from the seq
+/// after the last item (`seq_of`), until one is an error or a read is empty.
+fn in_ranges<'a, T: 'a, I>(
+    from: u64,
+    read: impl Fn(u64) -> Result<I, ReadError> + 'a,
+    seq_of: fn(&T) -> u64,
+) -> impl Iterator<Item = Result<T, ReadError>> + 'a
+where
+    I: Iterator<Item = Result<T, ReadError>> + 'a,
+{
+    let (mut next, mut range, mut left, mut done) = (from, None, 0, false);
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        if left == 0 {
+            match read(next) {
+                Ok(items) => (range, left) = (Some(items), READ_RANGE),
+                Err(e) => {
+                    done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let item = range.as_mut()?.next();
+        left -= 1;
+        match item {
+            Some(Ok(item)) => {
+                next = seq_of(&item) + 1;
+                Some(Ok(item))
+            }
+            Some(Err(e)) => {
+                done = true;
+                Some(Err(e))
+            }
+            None => {
+                done = true;
+                None
+            }
+        }
+    })
 }
 
 /// Events read through one store iterator (see `StoredGame::events_from`).
@@ -596,10 +618,18 @@ where
 
 /// `verify` from a fold already made (`start`, after the event `prev`
 /// links to): the events after it are read, hashed, linked and folded.
+///
+/// A source that gives its stored bytes (a stored game) is read, checked
+/// and folded on two threads when the record is long enough for a thread
+/// to pay: one reads the bytes and parses each event (strict, canonical,
+/// once), the other checks each hash and link on the same bytes and folds
+/// (`read_step`, `fold_step`). The first broken event wins, as it would on
+/// one thread: the folding thread meets the events, and a reading error,
+/// in order.
 pub fn verify_from<S>(
     source: &S,
     start: Folder,
-    mut prev: Option<Link>,
+    prev: Option<Link>,
     expect_head: Option<&str>,
 ) -> Result<(Verified, Folder), RecordError>
 where
@@ -607,15 +637,20 @@ where
     S::Error: Into<RecordError>,
 {
     let mut folder = start;
-    for event in source.events_from(folder.len()) {
-        let event = event.map_err(Into::into)?;
-        // A broken link is reported at the position where the record breaks.
-        let at = prev.as_ref().map_or(0, |p| p.seq + 1);
-        check_link(&event, prev.as_ref()).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
-        folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
-        prev = Some(event.link());
+    let mut chain = Chain::after(prev);
+    match source.stored_from(folder.len()) {
+        Some(stored) => verify_stored(stored, source, &mut folder, &mut chain)?,
+        None => {
+            for event in source.events_from(folder.len()) {
+                let event = event.map_err(Into::into)?;
+                // A broken link is reported at the position where the record breaks.
+                let at = chain.last().map_or(0, |p| p.seq + 1);
+                chain.push_event(&event).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
+                folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
+            }
+        }
     }
-    let Some(head) = prev else {
+    let Some(head) = chain.into_last() else {
         return Err(RecordError::Broken { seq: 0, why: "the record is empty".into() });
     };
     if let Some(want) = expect_head
@@ -631,6 +666,101 @@ where
     }
     let rewound = folder.rewound().to_vec();
     Ok((Verified { events: head.seq + 1, head: head.hash, rewound }, folder))
+}
+
+/// Stored events handed from the reading thread to the folding one at a time.
+const BATCH: usize = 256;
+
+/// Batches read ahead of the fold at most: memory stays bounded whatever
+/// the two threads' pace.
+const BATCHES_AHEAD: usize = 4;
+
+/// A stored event read and parsed (by `read_step`), its bytes kept for its hash.
+type Read = (u64, Parsed, Vec<u8>);
+
+/// A stored event that does not check out, as reading it always said.
+fn corrupt(seq: u64, why: EventError) -> RecordError {
+    ReadError::Corrupt { seq, why }.into()
+}
+
+/// The reading half of verifying a stored event: strict JSON in canonical
+/// form, the envelope.
+fn read_step(item: Result<(u64, Vec<u8>), ReadError>) -> Result<Read, RecordError> {
+    let (seq, bytes) = item?;
+    let parsed = parse_stored(&bytes).map_err(|why| corrupt(seq, why))?;
+    Ok((seq, parsed, bytes))
+}
+
+/// The folding half: the hash of the bytes, the seq they are stored under,
+/// the link to the event before, the rules.
+fn fold_step<S>(read: Read, chain: &mut Chain, folder: &mut Folder, source: &S) -> Result<(), RecordError>
+where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let (seq, parsed, bytes) = read;
+    check_stored(&parsed, seq, &bytes).map_err(|why| corrupt(seq, why))?;
+    chain.push(&parsed.event, parsed.at).map_err(|why| corrupt(seq, why))?;
+    folder.push(&parsed.event, source).map_err(|e| broken(e, "the event is not legal"))
+}
+
+/// Up to `BATCH` stored events through `read_step`, and whether reading
+/// is over (the events ran out, or one did not check out: nothing after
+/// the first broken event matters).
+fn read_batch(stored: &mut StoredEvents<'_>) -> (Vec<Result<Read, RecordError>>, bool) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while batch.len() < BATCH {
+        let Some(item) = stored.next() else {
+            return (batch, true);
+        };
+        let read = read_step(item);
+        let broken = read.is_err();
+        batch.push(read);
+        if broken {
+            return (batch, true);
+        }
+    }
+    (batch, false)
+}
+
+/// The reading thread: batches until reading is over or the fold stops
+/// taking them (it stopped at a broken event).
+fn read_ahead(mut stored: StoredEvents<'_>, to_fold: SyncSender<Vec<Result<Read, RecordError>>>) {
+    loop {
+        let (batch, over) = read_batch(&mut stored);
+        if to_fold.send(batch).is_err() || over {
+            return;
+        }
+    }
+}
+
+/// Verifies stored events from their bytes. The first batch is read here:
+/// a record that ends within it is folded here too, with no thread.
+fn verify_stored<S>(
+    mut stored: StoredEvents<'_>,
+    source: &S,
+    folder: &mut Folder,
+    chain: &mut Chain,
+) -> Result<(), RecordError>
+where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let (first, over) = read_batch(&mut stored);
+    if over {
+        return first.into_iter().try_for_each(|read| fold_step(read?, chain, folder, source));
+    }
+    std::thread::scope(|threads| {
+        let (to_fold, read) = sync_channel(BATCHES_AHEAD);
+        threads.spawn(move || read_ahead(stored, to_fold));
+        // Returning drops the receiver: the reading thread stops at its next batch.
+        for batch in std::iter::once(first).chain(read) {
+            for read in batch {
+                fold_step(read?, chain, folder, source)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// What `verify --snapshots` found for one game's snapshots.

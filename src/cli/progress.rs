@@ -44,6 +44,11 @@ impl<S: Source + ?Sized> Source for Ticking<'_, S> {
     fn hash_of(&self, seq: u64) -> Result<Option<String>, S::Error> {
         self.source.hash_of(seq)
     }
+    // Ticks on the thread that reads, if `verify` reads on one of its own.
+    fn stored_from(&self, from: u64) -> Option<arbiter::store::StoredEvents<'_>> {
+        let bar = self.bar;
+        Some(Box::new(self.source.stored_from(from)?.inspect(move |_| bar.inc(1))))
+    }
     // A fold that starts from a snapshot reads fewer events: the bar
     // starts where the snapshot leaves off.
     fn snapshot(&self, seq: u64) -> Option<(arbiter::fold::Folder, arbiter::event::Link)> {

@@ -89,6 +89,12 @@ pub trait Store: Send + Sync {
     /// link to the one before it within this read).
     fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError>;
 
+    /// The stored bytes of `game`'s events from `from` on, in order, each
+    /// with the seq it is stored under, not checked: for a reader that
+    /// checks them itself (`event::parse_stored`, `check_stored`, `Chain`:
+    /// what `read` does), on a thread of its own (`record::verify`).
+    fn read_stored(&self, game: &str, from: u64) -> Result<StoredEvents<'_>, ReadError>;
+
     /// Appends `event` (already sealed; `bytes` its canonical JSON) if and
     /// only if it is the next event of the stream: seq = head + 1 and prev =
     /// head's hash (seq 0 creates the game). Returns only once durable.
@@ -158,6 +164,10 @@ pub trait Store: Send + Sync {
 
 /// An iterator over verified events.
 pub type Events<'a> = Box<dyn Iterator<Item = Result<Event, ReadError>> + 'a>;
+
+/// An iterator over stored events' bytes, each with the seq it is stored
+/// under; another thread may run it.
+pub type StoredEvents<'a> = Box<dyn Iterator<Item = Result<(u64, Vec<u8>), ReadError>> + Send + 'a>;
 
 /// A store's log as the tree's complete subtrees, for `crate::tlog::merkle`.
 pub struct LogNodes<'s>(pub &'s dyn Store);

@@ -39,8 +39,10 @@ use sled::Transactional;
 use sled::transaction::TransactionError;
 
 use super::dir::{self, Before, Opening};
-use super::{AppendError, Events, Head, OpenError, ReadError, Store};
-use crate::event::{Event, EventError, Link, check_canonical_bytes, check_link, decode};
+use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents};
+use crate::event::{
+    Chain, Event, EventError, Link, Parsed, check_canonical_bytes, check_link, check_stored, parse_stored,
+};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash};
 
 const TREE_PREFIX: &str = "game/";
@@ -552,17 +554,43 @@ fn key(seq: u64) -> [u8; 8] {
 }
 
 fn decode_stored(seq: u64, bytes: &[u8]) -> Result<Event, ReadError> {
+    Ok(decode_parsed(seq, bytes)?.event)
+}
+
+/// A stored event read and checked: `event::parse_stored` then
+/// `check_stored` (the link is the reader's to check).
+fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<Parsed, ReadError> {
     let corrupt = |why| ReadError::Corrupt { seq, why };
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| corrupt(crate::event::EventError::Malformed("not UTF-8".into())))?;
-    let (event, canonical) = decode(text).map_err(corrupt)?;
-    if canonical != bytes {
-        return Err(corrupt(crate::event::EventError::Malformed("stored bytes are not canonical".into())));
+    let parsed = parse_stored(bytes).map_err(corrupt)?;
+    check_stored(&parsed, seq, bytes).map_err(corrupt)?;
+    Ok(parsed)
+}
+
+/// The stored events of `tree` from `from` to `last`, unchecked, each with
+/// the seq it is stored under.
+fn stored_range(tree: &sled::Tree, from: u64, last: u64) -> StoredEvents<'static> {
+    if from > last {
+        return Box::new(std::iter::empty());
     }
-    if event.seq != seq {
-        return Err(corrupt(crate::event::EventError::Seq { expected: seq, found: event.seq }));
+    Box::new(tree.range(key(from)..=key(last)).map(|item| {
+        let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
+        let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
+        Ok((seq, v.to_vec()))
+    }))
+}
+
+impl SledStore {
+    /// The last seq a read may return: a failed store reads up to its
+    /// durable head only.
+    fn readable_to(&self, game: &str, tree: &sled::Tree) -> Result<u64, ReadError> {
+        match self.failure() {
+            None => Ok(u64::MAX),
+            Some(_) => match self.durable_head(game, tree)? {
+                Some(head) => Ok(head.seq),
+                None => Err(ReadError::NoSuchGame(game.to_string())),
+            },
+        }
     }
-    Ok(event)
 }
 
 impl Store for SledStore {
@@ -593,34 +621,28 @@ impl Store for SledStore {
 
     fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError> {
         let tree = self.existing_tree(game)?;
-        // A failed store reads up to its durable head only.
-        let last = match self.failure() {
-            None => u64::MAX,
-            Some(_) => match self.durable_head(game, &tree)? {
-                Some(head) => head.seq,
-                None => return Err(ReadError::NoSuchGame(game.to_string())),
-            },
-        };
+        let last = self.readable_to(game, &tree)?;
         // The first event read links to the one before it: fetch that link.
-        let mut prev: Option<Link> = match from.checked_sub(1) {
+        let prev: Option<Link> = match from.checked_sub(1) {
             None => None,
             Some(p) => match tree.get(key(p)).map_err(|e| ReadError::Io(e.to_string()))? {
                 Some(bytes) => Some(decode_stored(p, &bytes)?.link()),
                 None => return Ok(Box::new(std::iter::empty())),
             },
         };
-        if from > last {
-            return Ok(Box::new(std::iter::empty()));
-        }
-        let iter = tree.range(key(from)..=key(last)).map(move |item| {
-            let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
-            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
-            let event = decode_stored(seq, &v)?;
-            check_link(&event, prev.as_ref()).map_err(|why| ReadError::Corrupt { seq, why })?;
-            prev = Some(event.link());
+        let mut chain = Chain::after(prev);
+        Ok(Box::new(stored_range(&tree, from, last).map(move |item| {
+            let (seq, bytes) = item?;
+            let Parsed { event, at, .. } = decode_parsed(seq, &bytes)?;
+            chain.push(&event, at).map_err(|why| ReadError::Corrupt { seq, why })?;
             Ok(event)
-        });
-        Ok(Box::new(iter))
+        })))
+    }
+
+    fn read_stored(&self, game: &str, from: u64) -> Result<StoredEvents<'_>, ReadError> {
+        let tree = self.existing_tree(game)?;
+        let last = self.readable_to(game, &tree)?;
+        Ok(stored_range(&tree, from, last))
     }
 
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {

@@ -1,0 +1,136 @@
+//! `verify` of a stored game reads its bytes on one thread and checks and
+//! folds them on another once the record is longer than a batch. Whatever is
+//! wrong with the stored bytes, it must say exactly what reading the decoded
+//! events one at a time says (the same error, at the same seq), and pass the
+//! same record.
+
+use std::path::Path;
+
+use arbiter::event::Event;
+use arbiter::fold::Source;
+use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
+use arbiter::store::SledStore;
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+const GAME: &str = "g";
+/// Several batches of the reading thread, and a read range boundary is not needed to see them.
+const EVENTS: u64 = 1_000;
+
+/// A stored game read only as decoded events: `verify`'s one-thread way.
+struct Decoded<'a>(&'a StoredGame<'a>);
+
+impl Source for Decoded<'_> {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        self.0.events_from(from)
+    }
+    fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
+        self.0.hash_of(seq)
+    }
+}
+
+fn make(dir: &Path) {
+    let sample = common::Sample::load();
+    let store = SledStore::open(dir).unwrap();
+    create(&store, GAME, &sample.header, &sample.opened_by, None).unwrap();
+    let mut recorder = Recorder::load(&store, GAME).unwrap();
+    let batch: Vec<Submission> = (0..EVENTS as usize - 1).map(|i| sample.action(i)).collect();
+    recorder.append_batch(&batch, None).map_err(|(i, e)| format!("action {i}: {e}")).unwrap();
+    drop(recorder);
+    store.close();
+}
+
+/// Both ways of verifying, as text (the error's words and its seq).
+fn both(dir: &Path) -> (String, String) {
+    let store = SledStore::open(dir).unwrap();
+    let stored = StoredGame::new(&store, GAME);
+    let say = |r: Result<_, RecordError>| match r {
+        Ok((v, _)) => format!("ok {v:?}"),
+        Err(e) => format!("{e:?}"),
+    };
+    let threads = say(verify(&stored, None));
+    let one = say(verify(&Decoded(&stored), None));
+    drop(stored);
+    store.close();
+    (threads, one)
+}
+
+/// Changes the stored bytes of `seq` behind arbiter's back (None: removes the event).
+fn tamper(dir: &Path, seq: u64, change: impl FnOnce(Vec<u8>) -> Option<Vec<u8>>) -> Vec<u8> {
+    let db = sled::Config::new().path(dir).segment_size(8 * 1024 * 1024).open().unwrap();
+    let tree = db.open_tree(format!("game/{GAME}")).unwrap();
+    // A removed event is put back from the bytes the caller kept.
+    let was = tree.get(seq.to_be_bytes()).unwrap().map_or_else(Vec::new, |b| b.to_vec());
+    match change(was.clone()) {
+        Some(bytes) => tree.insert(seq.to_be_bytes(), bytes).unwrap(),
+        None => tree.remove(seq.to_be_bytes()).unwrap(),
+    };
+    db.flush().unwrap();
+    drop(tree);
+    drop(db);
+    // sled lets go of its lock a moment after the drop.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    was
+}
+
+fn restore(dir: &Path, seq: u64, bytes: Vec<u8>) {
+    assert!(!bytes.is_empty());
+    tamper(dir, seq, |_| Some(bytes));
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn a_pipelined_verify_says_what_reading_one_event_at_a_time_says() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path());
+    let (threads, one) = both(dir.path());
+    assert!(threads.starts_with("ok ") && threads.contains(&format!("events: {EVENTS}")), "{threads}");
+    assert_eq!(threads, one);
+
+    type Change = fn(Vec<u8>) -> Option<Vec<u8>>;
+    let changes: [(&str, Change); 8] = [
+        ("a changed actor (hash)", |b| Some(text(b).replacen("\"actor\":\"", "\"actor\":\"x", 1).into_bytes())),
+        ("white space (not canonical)", |b| Some(text(b).replacen(',', ", ", 1).into_bytes())),
+        ("keys out of order", |b| Some(text(b).replacen("{\"action\":", "{\"zz\":1,\"action\":", 1).into_bytes())),
+        ("a float", |b| Some(text(b).replacen("\"seq\":", "\"seq\":1.5,\"seq2\":", 1).into_bytes())),
+        ("a duplicate key", |b| Some(text(b).replacen("\"v\":1", "\"v\":1,\"v\":1", 1).into_bytes())),
+        ("not JSON", |b| Some(b[..b.len() / 2].to_vec())),
+        ("not UTF-8", |mut b| {
+            b[10] = 0xFF;
+            Some(b)
+        }),
+        ("a removed event (a gap)", |_| None),
+    ];
+    // In the first batch (read before any thread), in a later one, and the last event.
+    for seq in [3, 300, 611, EVENTS - 1] {
+        for (what, change) in changes {
+            let was = tamper(dir.path(), seq, change);
+            let (threads, one) = both(dir.path());
+            restore(dir.path(), seq, was);
+            assert_eq!(threads, one, "{what} at seq {seq}");
+            // Without the expected head, a record without its last event is a shorter record.
+            let shorter = seq == EVENTS - 1 && what.contains("removed");
+            assert_eq!(threads.starts_with("Broken"), !shorter, "{what} at seq {seq}: {threads}");
+        }
+    }
+    // An event moved to another seq (its link and seq are then wrong), and an earlier one broken too: the first wins.
+    let moved = tamper(dir.path(), 400, Some);
+    let was = tamper(dir.path(), 401, |_| Some(moved.clone()));
+    let first = tamper(dir.path(), 350, |b| Some(text(b).replacen("\"actor\":\"", "\"actor\":\"y", 1).into_bytes()));
+    let (threads, one) = both(dir.path());
+    assert_eq!(threads, one);
+    assert!(threads.contains("seq: 350"), "{threads}");
+    restore(dir.path(), 350, first);
+    let (threads, one) = both(dir.path());
+    assert_eq!(threads, one);
+    assert!(threads.contains("seq: 401"), "{threads}");
+    restore(dir.path(), 401, was);
+    let (threads, one) = both(dir.path());
+    assert_eq!(threads, one);
+    assert!(threads.starts_with("ok "), "{threads}");
+}
