@@ -84,7 +84,8 @@ impl Doc {
     /// Writes `value` over this doc (its buffers are reused).
     pub fn write(&mut self, value: &impl Serialize) -> serde_json::Result<()> {
         self.text.clear();
-        self.ends.clear();
+        // `ends` is not cleared (a memset per write): the walk reads it only
+        // at the brackets of this text, each marked again as it is written.
         let len = Cell::new(0);
         let out = Counted { text: &mut self.text, len: &len };
         let marks = Marks { len: &len, ends: &mut self.ends, open: Vec::new() };
