@@ -3,6 +3,10 @@
 //! between two records. Outcome fields sort first, so a judge reads who was
 //! wounded or killed, control and points before the rest.
 
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::cmp::Ordering;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -43,8 +47,119 @@ const SEQ_PAIRS: &[&str] = &["battle_tactic", "warzone", "award"];
 pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
     let mut out = Vec::new();
     walk("", a, b, &mut out);
-    out.sort_by_key(|c| rank(&c.path));
+    out.sort_by_cached_key(|c| rank(&c.path));
     out
+}
+
+/// [`diff`] of two values written as [`Doc`]s: the same changes in the same
+/// order, without building either side as a `Value`. Subtrees whose bytes
+/// are equal are skipped unread, and only the leaves that differ are
+/// parsed. Object members are matched by key, so the two texts may list
+/// them in any order (a struct's fields in declaration order).
+pub fn diff_docs(a: &Doc, b: &Doc) -> Vec<Change> {
+    let mut out = Vec::new();
+    walk("", Text::whole(a), Text::whole(b), &mut out);
+    out.sort_by_cached_key(|c| rank(&c.path));
+    out
+}
+
+/// A value as compact JSON text (serde_json's), and where each of its
+/// objects and arrays ends: marked while it is written, so a walk steps over
+/// a subtree without reading it.
+#[derive(Debug, Default)]
+pub struct Doc {
+    text: Vec<u8>,
+    /// At the index of each opening `{` or `[`: the index just past its
+    /// closing one (0 elsewhere).
+    ends: Vec<u32>,
+}
+
+impl Doc {
+    pub fn of(value: &impl Serialize) -> serde_json::Result<Doc> {
+        let mut doc = Doc::default();
+        doc.write(value)?;
+        Ok(doc)
+    }
+
+    /// Writes `value` over this doc (its buffers are reused).
+    pub fn write(&mut self, value: &impl Serialize) -> serde_json::Result<()> {
+        self.text.clear();
+        // `ends` is not cleared (a memset per write): the walk reads it only
+        // at the brackets of this text, each marked again as it is written.
+        let len = Cell::new(0);
+        let out = Counted { text: &mut self.text, len: &len };
+        let marks = Marks { len: &len, ends: &mut self.ends, open: Vec::new() };
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, marks))
+    }
+
+    /// The JSON text.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.text
+    }
+}
+
+/// A writer that keeps its length where [`Marks`] reads it.
+struct Counted<'a> {
+    text: &'a mut Vec<u8>,
+    len: &'a Cell<usize>,
+}
+
+impl std::io::Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(buf);
+        self.len.set(self.text.len());
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.write(buf).map(drop)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// serde_json's compact formatter, marking where each object and array
+/// ends. (Strings are not marked: most are keys and short, and a walk reads
+/// only the keys of the objects it looks inside.)
+struct Marks<'a> {
+    len: &'a Cell<usize>,
+    ends: &'a mut Vec<u32>,
+    /// Where the objects and arrays still open begin.
+    open: Vec<usize>,
+}
+
+impl Marks<'_> {
+    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.open.push(self.len.get());
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        w.write_all(bracket)?;
+        let start = self.open.pop().expect("an open bracket");
+        if self.ends.len() <= start {
+            self.ends.resize((start + 1).max(2 * self.ends.len()), 0);
+        }
+        self.ends[start] = u32::try_from(self.len.get()).map_err(std::io::Error::other)?;
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for Marks<'_> {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
 }
 
 /// The path's field names, without array indexes.
@@ -53,7 +168,7 @@ fn fields(path: &str) -> impl Iterator<Item = &str> {
 }
 
 /// 0: the result (points, scores, control); 1: the rest of the outcome; 2: the rest.
-fn rank(path: &str) -> u8 {
+pub fn rank(path: &str) -> u8 {
     if is_renumbering_path(path) {
         2
     } else if fields(path).any(|f| RESULT.contains(&f)) {
@@ -87,43 +202,216 @@ pub fn is_renumbering(c: &Change) -> bool {
     number(&c.before) && number(&c.after) && is_renumbering_path(&c.path)
 }
 
-fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                // Most of a state is the same from one event to the next:
-                // an equal subtree is skipped before its path is built.
-                if let (Some(u), Some(v)) = (x.get(k), y.get(k))
-                    && u == v
-                {
-                    continue;
+/// A JSON value as the walk reads it: a `Value`, or the text of one.
+trait Tree<'a>: Copy {
+    /// The members of an object, in key order; the elements of an array.
+    fn shape(self) -> Shape<'a, Self>;
+    /// Equal as JSON values. May say false for two equal values: the walk
+    /// then looks inside, and finds no leaf that differs.
+    fn same(self, other: Self) -> bool;
+    fn value(self) -> Value;
+}
+
+enum Shape<'a, T> {
+    Object(Vec<(Cow<'a, str>, T)>),
+    Array(Vec<T>),
+    Leaf,
+}
+
+impl<'a> Tree<'a> for &'a Value {
+    fn shape(self) -> Shape<'a, Self> {
+        match self {
+            // serde_json's map iterates in key order (`preserve_order` off).
+            Value::Object(m) => Shape::Object(m.iter().map(|(k, v)| (Cow::Borrowed(k.as_str()), v)).collect()),
+            Value::Array(a) => Shape::Array(a.iter().collect()),
+            _ => Shape::Leaf,
+        }
+    }
+
+    fn same(self, other: Self) -> bool {
+        self == other
+    }
+
+    fn value(self) -> Value {
+        self.clone()
+    }
+}
+
+/// One value in a [`Doc`]: the bytes `start..end` of its text.
+#[derive(Clone, Copy)]
+struct Text<'a> {
+    doc: &'a Doc,
+    start: usize,
+    end: usize,
+}
+
+impl<'a> Text<'a> {
+    fn whole(doc: &'a Doc) -> Text<'a> {
+        Text { doc, start: 0, end: doc.text.len() }
+    }
+
+    fn bytes(self) -> &'a [u8] {
+        &self.doc.text[self.start..self.end]
+    }
+
+    /// The value that starts at `start` (compact text: no spaces).
+    fn at(doc: &'a Doc, start: usize) -> Text<'a> {
+        let text = &doc.text;
+        let end = match text[start] {
+            b'{' | b'[' => doc.ends[start] as usize,
+            b'"' => {
+                let mut i = start + 1;
+                loop {
+                    match text[i] {
+                        b'"' => break i + 1,
+                        b'\\' => i += 2,
+                        _ => i += 1,
+                    }
                 }
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                match (x.get(k), y.get(k)) {
-                    (Some(u), Some(v)) => walk(&p, u, v, out),
-                    (u, v) => out.push(Change { path: p, before: u.cloned(), after: v.cloned() }),
+            }
+            // A number, true, false or null.
+            _ => {
+                start + text[start..].iter().position(|c| matches!(c, b',' | b'}' | b']')).unwrap_or(text.len() - start)
+            }
+        };
+        Text { doc, start, end }
+    }
+}
+
+impl<'a> Tree<'a> for Text<'a> {
+    fn shape(self) -> Shape<'a, Self> {
+        let b = &self.doc.text;
+        match b.get(self.start) {
+            Some(b'{') => {
+                let mut members = Vec::new();
+                let mut i = self.start + 1;
+                while b[i] != b'}' {
+                    let key = Text::at(self.doc, i);
+                    let name = &b[key.start + 1..key.end - 1];
+                    let name = match (name.contains(&b'\\'), std::str::from_utf8(name)) {
+                        (false, Ok(k)) => Cow::Borrowed(k),
+                        _ => Cow::Owned(serde_json::from_slice(key.bytes()).expect("a JSON key")),
+                    };
+                    // Past the key and its colon.
+                    let value = Text::at(self.doc, key.end + 1);
+                    members.push((name, value));
+                    i = if b[value.end] == b',' { value.end + 1 } else { value.end };
+                }
+                // Stable: were a key given twice, its members would stay in
+                // text order.
+                members.sort_by(|x, y| x.0.cmp(&y.0));
+                Shape::Object(members)
+            }
+            Some(b'[') => {
+                let mut elements = Vec::new();
+                let mut i = self.start + 1;
+                while b[i] != b']' {
+                    let element = Text::at(self.doc, i);
+                    elements.push(element);
+                    i = if b[element.end] == b',' { element.end + 1 } else { element.end };
+                }
+                Shape::Array(elements)
+            }
+            _ => Shape::Leaf,
+        }
+    }
+
+    /// Equal bytes are equal values. Different bytes are mostly different
+    /// values, but not always (`-0.0` and `0.0`, members in another order):
+    /// the walk then looks inside and compares the leaves as values.
+    fn same(self, other: Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+
+    fn value(self) -> Value {
+        serde_json::from_slice(self.bytes()).expect("JSON text")
+    }
+}
+
+/// `i` in decimal, written into `buf`.
+fn itoa(mut i: usize, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (i % 10) as u8;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
+}
+
+/// The one walk behind [`diff`] and [`diff_text`]: every leaf that differs,
+/// by path, in key order within an object and index order within an array.
+fn walk<'a, T: Tree<'a>>(path: &str, a: T, b: T, out: &mut Vec<Change>) {
+    // Paths are built by hand: `format!` costs several times as much.
+    let join = |k: &str| {
+        let mut p = String::with_capacity(path.len() + 1 + k.len());
+        p.push_str(path);
+        if !path.is_empty() {
+            p.push('.');
+        }
+        p.push_str(k);
+        p
+    };
+    let index = |i: usize| {
+        let mut p = String::with_capacity(path.len() + 6);
+        p.push_str(path);
+        p.push('[');
+        p.push_str(itoa(i, &mut [0; 20]));
+        p.push(']');
+        p
+    };
+    match (a.shape(), b.shape()) {
+        (Shape::Object(x), Shape::Object(y)) => {
+            // Both lists are in key order: merge them.
+            let (mut x, mut y) = (x.into_iter().peekable(), y.into_iter().peekable());
+            loop {
+                let order = match (x.peek(), y.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    (Some((k, _)), Some((l, _))) => k.cmp(l),
+                };
+                match order {
+                    Ordering::Less => {
+                        let (k, u) = x.next().expect("peeked");
+                        out.push(Change { path: join(&k), before: Some(u.value()), after: None });
+                    }
+                    Ordering::Greater => {
+                        let (k, v) = y.next().expect("peeked");
+                        out.push(Change { path: join(&k), before: None, after: Some(v.value()) });
+                    }
+                    Ordering::Equal => {
+                        let ((k, u), (_, v)) = (x.next().expect("peeked"), y.next().expect("peeked"));
+                        // Most of a state is the same from one event to the
+                        // next: an equal subtree is skipped before its path
+                        // is built.
+                        if !u.same(v) {
+                            walk(&join(&k), u, v, out);
+                        }
+                    }
                 }
             }
         }
-        (Value::Array(x), Value::Array(y)) => {
+        (Shape::Array(x), Shape::Array(y)) => {
             for i in 0..x.len().max(y.len()) {
-                if let (Some(u), Some(v)) = (x.get(i), y.get(i))
-                    && u == v
-                {
-                    continue;
-                }
-                let p = format!("{path}[{i}]");
                 match (x.get(i), y.get(i)) {
-                    (Some(u), Some(v)) => walk(&p, u, v, out),
-                    (u, v) => out.push(Change { path: p, before: u.cloned(), after: v.cloned() }),
+                    (Some(u), Some(v)) if u.same(*v) => {}
+                    (Some(u), Some(v)) => walk(&index(i), *u, *v, out),
+                    (u, v) => {
+                        out.push(Change { path: index(i), before: u.map(|u| u.value()), after: v.map(|v| v.value()) })
+                    }
                 }
             }
         }
-        _ if a != b => out.push(Change { path: path.to_string(), before: Some(a.clone()), after: Some(b.clone()) }),
-        _ => {}
+        _ => {
+            let (before, after) = (a.value(), b.value());
+            if before != after {
+                out.push(Change { path: path.to_string(), before: Some(before), after: Some(after) });
+            }
+        }
     }
 }
 
@@ -152,5 +440,26 @@ mod tests {
         assert_eq!(d[1].path, "finished[0].results[0]");
         let renumbered: Vec<&str> = d.iter().filter(|c| is_renumbering(c)).map(|c| c.path.as_str()).collect();
         assert_eq!(renumbered, vec!["finished[0].battle_tactic[0]", "finished[0].effects[0].seq"]);
+    }
+
+    /// A struct writes its fields in declaration order, not key order: the
+    /// walk over its text matches members by key and lists changes as the
+    /// walk over its `Value` does.
+    #[test]
+    fn a_doc_in_declaration_order_diffs_as_its_value() {
+        #[derive(Serialize)]
+        struct Side {
+            zeta: Vec<u64>,
+            alpha: Option<String>,
+            #[serde(rename = "mid\"dle")]
+            middle: std::collections::BTreeMap<u64, (bool, i64)>,
+        }
+        let a = Side { zeta: vec![1, 2], alpha: None, middle: [(3, (true, -1)), (10, (false, 2))].into() };
+        let b = Side { zeta: vec![1], alpha: Some("é\n".into()), middle: [(3, (true, -2)), (4, (false, 2))].into() };
+        let by_value = diff(&serde_json::to_value(&a).unwrap(), &serde_json::to_value(&b).unwrap());
+        assert_eq!(by_value.len(), 5, "{by_value:?}");
+        assert_eq!(diff_docs(&Doc::of(&a).unwrap(), &Doc::of(&b).unwrap()), by_value);
+        assert_eq!(Doc::of(&a).unwrap().as_bytes(), serde_json::to_vec(&a).unwrap());
+        assert!(diff_docs(&Doc::of(&a).unwrap(), &Doc::of(&a).unwrap()).is_empty());
     }
 }

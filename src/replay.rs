@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::delta::{self, Change};
+use crate::delta::{self, Change, Doc};
 use crate::event::{ActionType, Event};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
@@ -70,6 +70,8 @@ where
     };
     // What the state before the next event looks like: built once per event.
     let mut before: Option<Before> = None;
+    // The text buffer of the state before last, written over next.
+    let mut spare = Doc::default();
     for event in source.events_from(folder.len()) {
         let event = event.map_err(Into::into)?;
         if to.is_some_and(|t| event.seq > t) {
@@ -77,20 +79,22 @@ where
         }
         let shown = event.seq >= from;
         if shown && before.is_none() {
-            before = folder.table().map(Before::of);
+            before = folder.table().map(|t| Before::of(t, Doc::default()));
         }
         folder.push(&event, source).map_err(broken)?;
         if !shown {
             continue;
         }
-        let after = Before::of(folder.table().expect("state"));
+        let after = Before::of(folder.table().expect("state"), std::mem::take(&mut spare));
         let (changes, said, before_step) = match before.take() {
             Some(b) => {
                 let said = match (&b.board, &after.board) {
                     (Some(b), Some(a)) => Some(a.changes_since(b)),
                     _ => None,
                 };
-                (delta::diff(&b.live, &after.live), said, Some(b.step))
+                let changes = delta::diff_docs(&b.live, &after.live);
+                spare = b.live;
+                (changes, said, Some(b.step))
             }
             None => (vec![], None, None),
         };
@@ -120,16 +124,18 @@ where
     Ok(at_head.rewound().to_vec())
 }
 
-/// A state as replay compares it: its live JSON, its step and its board.
+/// A state as replay compares it: its live JSON text, its step and its board.
 struct Before {
-    live: serde_json::Value,
+    live: Doc,
     step: StepRef,
     board: Option<crate::rules::Board>,
 }
 
 impl Before {
-    fn of(table: &crate::rules::Table) -> Before {
-        Before { live: table.live_json(), step: table.view().step, board: table.board() }
+    /// `table` as replay compares it, its text written into `live`'s buffer.
+    fn of(table: &crate::rules::Table, mut live: Doc) -> Before {
+        table.write_live_json(&mut live);
+        Before { live, step: table.view().step, board: table.board() }
     }
 }
 

@@ -624,3 +624,111 @@ fn canonical_bytes_of_every_sample_are_rfc8785() {
     }
     assert!(seen > 100, "the samples hold {seen} events");
 }
+
+// ---------------------------------------------------------------------------
+// delta: the walk over JSON text against the walk over `Value`s it replaced.
+// ---------------------------------------------------------------------------
+
+/// The walk `delta::diff` made over two `Value`s before it walked text too:
+/// kept here as the reference the text walk must agree with.
+fn reference_diff(a: &Value, b: &Value) -> Vec<arbiter::delta::Change> {
+    use arbiter::delta::Change;
+    fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                for k in keys {
+                    if let (Some(u), Some(v)) = (x.get(k), y.get(k))
+                        && u == v
+                    {
+                        continue;
+                    }
+                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    match (x.get(k), y.get(k)) {
+                        (Some(u), Some(v)) => walk(&p, u, v, out),
+                        (u, v) => out.push(Change { path: p, before: u.cloned(), after: v.cloned() }),
+                    }
+                }
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                for i in 0..x.len().max(y.len()) {
+                    if let (Some(u), Some(v)) = (x.get(i), y.get(i))
+                        && u == v
+                    {
+                        continue;
+                    }
+                    let p = format!("{path}[{i}]");
+                    match (x.get(i), y.get(i)) {
+                        (Some(u), Some(v)) => walk(&p, u, v, out),
+                        (u, v) => out.push(Change { path: p, before: u.cloned(), after: v.cloned() }),
+                    }
+                }
+            }
+            _ if a != b => out.push(Change { path: path.to_string(), before: Some(a.clone()), after: Some(b.clone()) }),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk("", a, b, &mut out);
+    out.sort_by_key(|c| arbiter::delta::rank(&c.path));
+    out
+}
+
+/// A second value near `a`: some members and elements changed, added or
+/// removed, so that most of the pair is equal (as from one event to the next).
+fn near(a: Value, edits: Vec<(u8, Value)>) -> Value {
+    fn edit(v: &mut Value, pick: u8, new: Value) {
+        match v {
+            Value::Object(m) if !m.is_empty() && !pick.is_multiple_of(4) => {
+                let k = m.keys().nth(pick as usize % m.len()).unwrap().clone();
+                if pick.is_multiple_of(7) {
+                    m.remove(&k);
+                } else {
+                    edit(m.get_mut(&k).unwrap(), pick / 3, new);
+                }
+            }
+            Value::Array(a) if !a.is_empty() && !pick.is_multiple_of(4) => {
+                let i = pick as usize % a.len();
+                if pick.is_multiple_of(7) {
+                    a.truncate(i);
+                } else {
+                    edit(&mut a[i], pick / 3, new);
+                }
+            }
+            Value::Object(m) => {
+                m.insert(format!("k{pick}"), new);
+            }
+            Value::Array(a) => a.push(new),
+            _ => *v = new,
+        }
+    }
+    let mut b = a;
+    for (pick, new) in edits {
+        edit(&mut b, pick, new);
+    }
+    b
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    #[test]
+    fn the_text_walk_finds_the_changes_the_value_walk_found(
+        a in json_value(),
+        other in json_value(),
+        edits in prop::collection::vec((any::<u8>(), json_value()), 0..4),
+        unrelated in any::<bool>(),
+    ) {
+        use arbiter::delta::{Doc, diff, diff_docs};
+        let b = if unrelated { other } else { near(a.clone(), edits) };
+        let want = reference_diff(&a, &b);
+        prop_assert_eq!(diff(&a, &b), want.clone());
+        // A doc written over another (as replay reuses its buffers) reads as a new one.
+        let mut doc_a = Doc::of(&b).unwrap();
+        doc_a.write(&a).unwrap();
+        prop_assert_eq!(doc_a.as_bytes(), serde_json::to_vec(&a).unwrap());
+        prop_assert_eq!(diff_docs(&doc_a, &Doc::of(&b).unwrap()), want);
+    }
+}

@@ -313,9 +313,11 @@ impl Table {
     /// The state as a replay compares it from event to event: growing
     /// histories summarised, so each step costs the same however long the game.
     ///
-    /// Serialised straight from the state into one `Value` (no copy of a
-    /// copy): `{"state", "judges", "penalties", "notes"}`.
-    pub fn live_json(&self) -> Value {
+    /// Written straight from the state as compact JSON text over `out` (no
+    /// `Value` tree, no allocation per node): `{"state", "judges",
+    /// "penalties", "notes"}`, members in the order the types declare them.
+    /// `delta::diff_docs` compares two of these.
+    pub fn write_live_json(&self, out: &mut crate::delta::Doc) {
         #[derive(Serialize)]
         struct Live<'a, S> {
             state: S,
@@ -323,17 +325,17 @@ impl Table {
             penalties: &'a [PenaltyRecord],
             notes: &'a [NoteRecord],
         }
-        fn live<S: Serialize>(t: &Table, state: S) -> serde_json::Result<Value> {
-            serde_json::to_value(Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
+        fn live<S: Serialize>(t: &Table, state: S, out: &mut crate::delta::Doc) -> serde_json::Result<()> {
+            out.write(&Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
         }
-        let value = match &self.state {
-            RulesetState::Doomtrooper(s) => live(self, s.live()),
-            RulesetState::Wtactics(s) => live(self, s.live()),
-            RulesetState::Riftbound(s) => live(self, s.live()),
-            RulesetState::Rawdeal(s) => live(self, s.live()),
-            RulesetState::Gurps(s) => live(self, s.live()),
+        let written = match &self.state {
+            RulesetState::Doomtrooper(s) => live(self, s.live(), out),
+            RulesetState::Wtactics(s) => live(self, s.live(), out),
+            RulesetState::Riftbound(s) => live(self, s.live(), out),
+            RulesetState::Rawdeal(s) => live(self, s.live(), out),
+            RulesetState::Gurps(s) => live(self, s.live(), out),
         };
-        value.expect("a state serialises")
+        written.expect("a state serialises");
     }
 
     /// The order of priority in the window now open, by seat id (empty when
