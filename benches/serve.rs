@@ -11,7 +11,11 @@
 //! seat's token and the expected seq, as a table's device would: one
 //! keep-alive connection per table, every answer read whole. The
 //! "syncs/append" column shows the group commit: concurrent appends share
-//! one flush and fdatasync.
+//! one flush and fdatasync. "cpu us/append" is the process's CPU time
+//! (user + system, all threads; for the API, the clients' too) over the
+//! run, per append: less sensitive than appends/s to a busy machine.
+//! Arguments: appends per table; `library` or `api`, and `tables=1` or
+//! `tables=64`, run only those rows (to profile one of them).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,6 +35,19 @@ struct Run {
     elapsed: Duration,
     latencies: Vec<Duration>,
     syncs: u64,
+    /// CPU time of the whole process (user + system, every thread: the
+    /// appenders, sled's, and for the API the server and its clients too).
+    cpu: Duration,
+}
+
+/// This process's CPU time so far, user + system, all threads. Less
+/// sensitive than appends/s to what else the machine runs.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 impl Run {
@@ -45,11 +62,12 @@ impl Run {
             self.latencies[i].as_secs_f64() * 1000.0
         };
         println!(
-            "{tables:>6}  {path:<8} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>10.0} {:>8.2}x",
+            "{tables:>6}  {path:<8} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>10.0} {:>8.2}x",
             self.rate(),
             pct(0.50),
             pct(0.99),
             self.syncs as f64 / self.appends as f64,
+            self.cpu.as_secs_f64() * 1e6 / self.appends as f64,
             ceiling,
             self.rate() / ceiling
         );
@@ -70,7 +88,7 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
     let (_dir, store) = new_store(sample, tables);
     let syncs = store.syncs();
     let latencies = Mutex::new(Vec::new());
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_time());
     std::thread::scope(|scope| {
         for t in 0..tables {
             let (store, latencies) = (&store, &latencies);
@@ -87,12 +105,13 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
             });
         }
     });
-    let elapsed = start.elapsed();
+    let (elapsed, cpu) = (start.elapsed(), cpu_time() - cpu);
     Run {
         appends: tables * per_table,
         elapsed,
         latencies: latencies.into_inner().unwrap(),
         syncs: store.syncs() - syncs,
+        cpu,
     }
 }
 
@@ -124,7 +143,7 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
     }));
     let syncs = server.store.syncs();
     let latencies = Mutex::new(Vec::new());
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_time());
     std::thread::scope(|scope| {
         for (t, tokens) in tokens.iter().enumerate() {
             let (latencies, url) = (&latencies, &url);
@@ -150,11 +169,11 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
             });
         }
     });
-    let elapsed = start.elapsed();
+    let (elapsed, cpu) = (start.elapsed(), cpu_time() - cpu);
     let syncs = server.store.syncs() - syncs;
     let _ = stop.send(());
     runtime.block_on(serving).unwrap().unwrap();
-    Run { appends: tables * per_table, elapsed, latencies: latencies.into_inner().unwrap(), syncs }
+    Run { appends: tables * per_table, elapsed, latencies: latencies.into_inner().unwrap(), syncs, cpu }
 }
 
 /// The disk's ceiling for `events` durable events of `bytes` bytes each:
@@ -178,7 +197,12 @@ fn ceiling(events: usize, per_sync: usize, bytes: usize) -> f64 {
 }
 
 fn main() {
-    let per_table: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let per_table: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(200);
+    // `library`, `api`, `tables=1` or `tables=64` among the arguments runs
+    // only those rows (to profile one path).
+    let only =
+        |word: &str, all: &[&str]| !args.iter().any(|a| all.contains(&a.as_str())) || args.iter().any(|a| a == word);
     let sample = Sample::load();
     // The ceiling's values are as large as the sample's stored events on average.
     let bytes = {
@@ -193,14 +217,21 @@ fn main() {
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
     println!("1 table, once per 64 events for 64 tables, measured just before each row (the disk is shared)");
     println!(
-        "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13} {:>10} {:>9}",
-        "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "ceiling/s", "x ceiling"
+        "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
+        "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
     for tables in [1, 64] {
+        if !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
+            continue;
+        }
         let ceiling = || ceiling(tables * 1_000, tables, bytes);
-        let c = ceiling();
-        library(&sample, tables, per_table).row(tables, "library", c);
-        let c = ceiling();
-        api(&sample, tables, per_table).row(tables, "api", c);
+        if only("library", &["library", "api"]) {
+            let c = ceiling();
+            library(&sample, tables, per_table).row(tables, "library", c);
+        }
+        if only("api", &["library", "api"]) {
+            let c = ceiling();
+            api(&sample, tables, per_table).row(tables, "api", c);
+        }
     }
 }

@@ -74,10 +74,15 @@ fn the_store_refuses_a_forking_append_even_from_a_second_writer() {
     create(&store, "g", &header(), "organiser", None).unwrap();
     let mut a = Recorder::load(&store, "g").unwrap();
     let mut b = Recorder::load(&store, "g").unwrap();
+    let b_before = b.folder().clone();
     a.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
     // b's view of the head is stale: its append (sealed on seq 0) must not land.
     let err = b.append(&sub("p2", combat("p1", "B", "C")), None).unwrap_err();
     assert!(matches!(err, RecordError::Conflict { expected: 1, next: 2 }), "{err}");
+    // b folded its action in place before the store refused it: its state
+    // is the one at its head again, not one with the action that was not stored.
+    assert_eq!(b.folder(), &b_before);
+    assert_eq!(b.head().seq, 0);
     let (v, _) = verify(&StoredGame::new(&store, "g"), None).unwrap();
     assert_eq!(v.events, 2);
 }

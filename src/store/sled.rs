@@ -881,19 +881,25 @@ impl SledStore {
     }
 
     /// The head an insert to `game` must follow (the caller holds the
-    /// frontier's lock): the one kept in memory when the tree's last key is
-    /// still its seq (every insert of this process goes through `insert`),
-    /// else the tree's last event, decoded.
+    /// frontier's lock): the one kept in memory when the tree holds its seq
+    /// and nothing after it (every insert of this process goes through
+    /// `insert`, and seqs are stored with no gap), else the tree's last
+    /// event, decoded. The check is two point reads: sled's `last` copies
+    /// a whole node through a reverse iterator, 4% of an append's CPU with
+    /// 64 tables.
     fn head_to_insert_after(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
-        let Some((k, v)) = tree.last().map_err(|e| ReadError::Io(e.to_string()))? else {
+        let io = |e: sled::Error| ReadError::Io(e.to_string());
+        let kept = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game).cloned();
+        if let Some(head) = kept
+            && tree.get(key(head.seq + 1)).map_err(io)?.is_none()
+            && tree.contains_key(key(head.seq)).map_err(io)?
+        {
+            return Ok(Some(head));
+        }
+        let Some((k, v)) = tree.last().map_err(io)? else {
             return Ok(None);
         };
         let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
-        if let Some(head) = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game)
-            && head.seq == seq
-        {
-            return Ok(Some(head.clone()));
-        }
         Ok(Some(decode_stored(seq, &v)?.link()))
     }
 
