@@ -9,6 +9,13 @@ use std::process::ExitCode;
 use arbiter::record::RecordError;
 use clap::Parser;
 
+/// mimalloc rather than glibc's malloc: folds and replays make and drop many
+/// small values, across two threads in `verify`, and beside sled's page
+/// table of a large store glibc spent a third of `verify`'s time in
+/// `_int_malloc` and `malloc_consolidate`.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Like other Unix filters, end quietly when the reader goes away
     // (`arbiter log g | head`) instead of panicking on a broken pipe.
