@@ -33,6 +33,11 @@ mod common;
 
 use common::Sample;
 
+/// The allocator the `arbiter` binary uses (see `src/main.rs`), so that the
+/// in-process rows measure what the binary and the server run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const GAME: &str = "bench";
 
 /// Events are read back in chunks of this many, so that the fold and the

@@ -17,6 +17,17 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Where the kernel gives every process transparent huge pages
+    // ("always"), each of mimalloc's arenas is backed by 2 MiB pages as soon
+    // as it is touched: `head` of a small store then peaks at 55 MiB instead
+    // of 20. Turning them off for this process keeps mimalloc's speed at
+    // glibc's footprint.
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only this
+    // process's paging; its failure (an old kernel) costs only memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
     // Like other Unix filters, end quietly when the reader goes away
     // (`arbiter log g | head`) instead of panicking on a broken pipe.
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
