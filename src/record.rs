@@ -359,6 +359,13 @@ impl From<std::convert::Infallible> for RecordError {
     }
 }
 
+/// `sub` drafted against the state `table` and sealed as the event after
+/// `head`, stamped now: its canonical bytes beside it.
+fn sealed_after(sub: &Submission, table: Option<&Table>, head: &Link) -> Result<(Event, Vec<u8>), RecordError> {
+    let draft = sub.draft(table)?;
+    seal(&draft, Some(head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))
+}
+
 /// A fold that stopped, as the record layer says it.
 fn broken<E: Into<RecordError>>(e: FoldError<E>, what: &str) -> RecordError {
     match e {
@@ -455,9 +462,7 @@ impl<'s> Recorder<'s> {
 
     /// Checks a submission against the rules at the head without storing it.
     pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Next), RecordError> {
-        let draft = sub.draft(self.folder.table())?;
-        let (event, bytes) =
-            seal(&draft, Some(&self.head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))?;
+        let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head)?;
         let next = self.folder.next(&event, &self.source).map_err(refused)?;
         Ok((event, bytes, next))
     }
@@ -486,9 +491,7 @@ impl<'s> Recorder<'s> {
         let mut events: Vec<Event> = Vec::with_capacity(subs.len());
         let mut views = Vec::with_capacity(subs.len());
         for (i, sub) in subs.iter().enumerate() {
-            let draft = sub.draft(folder.table()).map_err(|e| (i, e))?;
-            let (event, bytes) =
-                seal(&draft, Some(&head), Utc::now()).map_err(|e| (i, RecordError::Input(e.to_string())))?;
+            let (event, bytes) = sealed_after(sub, folder.table(), &head).map_err(|e| (i, e))?;
             let source = Pending { stored: &self.source, next, batch: &events };
             let folded = folder.next(&event, &source).map_err(|e| (i, refused(e)))?;
             folder.commit(&event, folded);
@@ -599,9 +602,7 @@ impl<'s> Recorder<'s> {
         // replaces the state once they are stored.
         let (sealed, views, snapshots) = match rest {
             [sub] => {
-                let draft = sub.draft(self.folder.table()).map_err(|e| (k, e))?;
-                let (event, bytes) =
-                    seal(&draft, Some(&self.head), Utc::now()).map_err(|e| (k, RecordError::Input(e.to_string())))?;
+                let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head).map_err(|e| (k, e))?;
                 self.folder.push(&event, &self.source).map_err(|e| (k, refused(e)))?;
                 let view = self.table().view();
                 let sealed = vec![(event, bytes)];
