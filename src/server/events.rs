@@ -13,7 +13,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::routes::{json_body, query_num};
+use super::body::{json_body, query_num};
 use super::{ApiError, Shared, blocking};
 use crate::access::Grant;
 use crate::event::Event;

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::routes::{json_body, raw_body};
+use super::body::{json_body, raw_body};
 use super::{ApiError, Shared, blocking};
 use crate::access::{self, Grant, ReadAccess};
 use crate::event::{Header, check_game_name};

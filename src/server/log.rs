@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
-use super::routes::query_num;
+use super::body::query_num;
 use super::{ApiError, Shared, blocking};
 use crate::proof;
 use crate::record::RecordError;

@@ -5,6 +5,7 @@
 //! - [`games`]: create, list, import, fork, tokens, read access.
 //! - [`events`]: append (one or a batch), read pages, and the live stream (SSE).
 //! - [`views`]: head, state, verify, export, what-if, diff, replay.
+//! - [`body`]: reading a request's body and query, strictly.
 //! - [`error`]: the one error body, with a stable code.
 //! - [`page`]: the replay page (one HTML file, no build step).
 //! - [`log`]: the verifiable log: signed checkpoints (one a second while
@@ -20,6 +21,7 @@
 //! flight, ends live streams, and exits; nothing is acknowledged that was
 //! not stored durably.
 
+pub mod body;
 pub mod error;
 pub mod events;
 pub mod games;

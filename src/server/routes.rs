@@ -2,20 +2,14 @@
 //! document says of it, so the router and `/openapi.json` cannot drift
 //! apart (and `schemas/openapi.json` is checked against it by a test).
 
-use std::collections::HashMap;
-
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
-use axum::extract::rejection::BytesRejection;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, get, post, put};
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::CODES;
 use super::{ApiError, Shared, events, games, log, page, views};
-use crate::json::parse_strict;
 use crate::limits::{MAX_IMPORT_BYTES, MAX_REQUEST_BYTES};
 
 /// Who may call a route.
@@ -392,31 +386,6 @@ pub fn router(server: Shared) -> Router {
         .fallback(|| async { ApiError::not_found().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .with_state(server)
-}
-
-/// A JSON request body, parsed strictly (no floats, no duplicate keys,
-/// no unknown fields) like every other input.
-pub fn json_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
-    let bytes = raw_body(body, MAX_REQUEST_BYTES)?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::input("the body is not UTF-8"))?;
-    let value = parse_strict(text).map_err(|e| ApiError::input(format!("the body is not valid JSON: {}", e.0)))?;
-    serde_json::from_value(value).map_err(|e| ApiError::input(format!("the body does not fit the request: {e}")))
-}
-
-pub fn raw_body(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<Bytes, ApiError> {
-    body.map_err(|e| match e {
-        BytesRejection::FailedToBufferBody(_) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
-            ApiError::too_large(limit)
-        }
-        e => ApiError::input(format!("cannot read the body: {e}")),
-    })
-}
-
-/// An unsigned number from the query string, if given.
-pub fn query_num(q: &HashMap<String, String>, key: &str) -> Result<Option<u64>, ApiError> {
-    q.get(key)
-        .map(|v| v.parse::<u64>().map_err(|_| ApiError::input(format!("{key} must be an unsigned integer, not {v:?}"))))
-        .transpose()
 }
 
 /// The OpenAPI 3.1 document, from the route table and the request types.

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::routes::{json_body, query_num};
+use super::body::{json_body, query_num};
 use super::{ApiError, Shared, blocking};
 use crate::compare::{self, Record};
 use crate::limits::MAX_PAGE_EVENTS;
