@@ -1,5 +1,5 @@
-//! Games as the organiser runs them: list, create, import, fork, tokens and
-//! read access.
+//! Games as the organiser runs them: list, create, import, fork, tokens
+//! (issue, list, revoke) and read access.
 
 use std::collections::HashMap;
 
@@ -8,17 +8,17 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
+use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::body::{json_body, raw_body};
 use super::{ApiError, Shared, blocking};
 use crate::access::{self, Grant, ReadAccess};
-use crate::event::{Header, check_game_name};
+use crate::event::Header;
 use crate::limits::MAX_IMPORT_BYTES;
 use crate::ops;
 use crate::record::{RecordError, read_export};
-use crate::store::Store;
 
 /// `GET /api/games`: the names of the games the caller may read.
 pub async fn list(
@@ -67,8 +67,9 @@ pub async fn create(
     let store = s.store();
     let name = req.name.clone();
     let event = blocking(move || -> Result<Value, RecordError> {
-        claim(store, &req.name, req.read)?;
-        ops::create(store, &req.name, &req.header, req.by.as_deref().unwrap_or("organiser"))
+        access::creating(store, &req.name, req.read, || {
+            ops::create(store, &req.name, &req.header, req.by.as_deref().unwrap_or("organiser"))
+        })
     })
     .await??;
     s.advanced(&name, 0);
@@ -91,8 +92,7 @@ pub async fn import(
     let name = game.clone();
     let done = blocking(move || -> Result<Value, RecordError> {
         let events = read_export(std::io::Cursor::new(&bytes[..])).collect::<Result<Vec<_>, _>>()?;
-        claim(store, &name, read)?;
-        ops::import(store, &name, events)
+        access::creating(store, &name, read, || ops::import(store, &name, events))
     })
     .await??;
     if let Some(events) = done["events"].as_u64() {
@@ -127,15 +127,15 @@ pub async fn fork(
             Some(r) => r,
             None => access::read_access(store, &game)?,
         };
-        claim(store, &req.name, read)?;
-        ops::fork(store, &game, req.at, &req.name)
+        access::creating(store, &req.name, read, || ops::fork(store, &game, req.at, &req.name))
     })
     .await??;
     s.advanced(&name, done["at"].as_u64().unwrap_or(0));
     Ok((StatusCode::CREATED, Json(done)))
 }
 
-/// `POST /api/games/{game}/tokens`: `{"seat": "p1"}` or `{"judge": "Ann"}`.
+/// `POST /api/games/{game}/tokens`: `{"seat": "p1"}` or `{"judge": "Ann"}`,
+/// and when it expires.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequest {
@@ -143,6 +143,10 @@ pub struct TokenRequest {
     pub seat: Option<String>,
     #[serde(default)]
     pub judge: Option<String>,
+    /// When the token stops working: "never", a duration ("30m", "12h",
+    /// "7d") or an RFC 3339 UTC time (default: 24 hours after it is issued).
+    #[serde(default)]
+    pub expires: Option<String>,
 }
 
 pub async fn token(
@@ -158,9 +162,52 @@ pub async fn token(
         (None, Some(judge)) => Grant::Judge { game, judge },
         _ => return Err(ApiError::input("name exactly one of \"seat\" or \"judge\"")),
     };
+    // The clock is read here, at the edge; `access` is given the time.
+    let now = Utc::now();
+    let expires = access::expiry(&grant, req.expires.as_deref(), now)?;
     let store = s.store();
-    let (token, grant) = blocking(move || access::issue(store, &grant).map(|t| (t, grant))).await??;
-    Ok((StatusCode::CREATED, Json(json!({"token": token, "grant": grant}))))
+    let issued = blocking(move || access::issue_at(store, &grant, now, expires)).await??;
+    Ok((StatusCode::CREATED, Json(issued_json(&issued))))
+}
+
+/// A new token as the API and `arbiter token` show it: the token (this
+/// once), its id, its grant (as before, for clients that read `grant`),
+/// its times and state.
+pub fn issued_json(issued: &access::Issued) -> Value {
+    let mut v = json!(issued);
+    v["grant"] = json!(issued.listed.grant);
+    v
+}
+
+/// `GET /api/tokens?game=G`: every token (of one game), never the secrets.
+pub async fn tokens(
+    State(s): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    s.organiser(&headers)?;
+    let game = q.get("game").cloned();
+    let now = Utc::now();
+    let store = s.store();
+    let listed = blocking(move || access::list(store, game.as_deref(), now)).await??;
+    Ok(Json(json!({ "tokens": listed })))
+}
+
+/// `POST /api/tokens/{id}/revoke`: the token stops working at once. The
+/// body, if any, is not used, but is read before answering: a request
+/// answered with its body unread closes its connection, and a client
+/// that reuses it finds it gone.
+pub async fn revoke(
+    State(s): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    _body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    s.organiser(&headers)?;
+    let now = Utc::now();
+    let store = s.store();
+    let listed = blocking(move || access::revoke(store, &id, now)).await??;
+    Ok(Json(json!(listed)))
 }
 
 /// `PUT /api/games/{game}/access`: `{"read": "public"}` or `{"read": "token"}`.
@@ -186,17 +233,6 @@ pub async fn set_access(
     })
     .await??;
     Ok(Json(json!({"game": game, "read": req.read})))
-}
-
-/// Checks that `name` is a free, valid game name and sets its read access.
-/// Read access is set before the game exists, so a new game is never
-/// readable by more than intended.
-fn claim(store: &dyn Store, name: &str, read: ReadAccess) -> Result<(), RecordError> {
-    check_game_name(name).map_err(RecordError::Input)?;
-    if store.head(name)?.is_some() {
-        return Err(RecordError::Exists(name.to_string()));
-    }
-    access::set_read_access(store, name, read)
 }
 
 fn read_param(q: &HashMap<String, String>) -> Result<ReadAccess, ApiError> {

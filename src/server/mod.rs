@@ -150,7 +150,16 @@ impl Server {
 
     /// The caller's grant from `Authorization: Bearer TOKEN` (or, for GET
     /// requests, where a browser cannot set headers, `access_token=` in the
-    /// query). No token: None. A token this server did not issue: 401.
+    /// query), else from the pages' cookie (`page::COOKIE`, set by
+    /// `POST /api/session`), which only reads. No token: None. A token sent
+    /// explicitly that this server did not issue, or that was revoked or has
+    /// expired, is 401, saying which. A cookie that no longer works counts
+    /// as no token: the browser sends it with every request, and a public
+    /// game must stay readable after a seat's token expires.
+    ///
+    /// Tokens ride in query strings and cookies: nothing may log those
+    /// (a request log writes the route's pattern, never the query string,
+    /// the Authorization header or the Cookie header).
     pub fn caller(&self, headers: &HeaderMap, query_token: Option<&str>) -> Result<Option<Grant>, ApiError> {
         let header = headers.get(axum::http::header::AUTHORIZATION);
         let token = match header {
@@ -163,10 +172,17 @@ impl Server {
             }
             None => query_token,
         };
-        let Some(token) = token else { return Ok(None) };
-        match access::grant_for(self.store, token)? {
-            Some(grant) => Ok(Some(grant)),
-            None => Err(ApiError::unauthorized("unknown token")),
+        // The clock is read here, at the edge: `access` is given the time.
+        let now = chrono::Utc::now();
+        if let Some(token) = token {
+            return page::standing_grant(access::check(self.store, token, now)?).map(Some);
+        }
+        match page::cookie_token(headers) {
+            Some(token) => match access::check(self.store, token, now)? {
+                access::Standing::Valid(grant, _) => Ok(Some(Grant::Cookie(Box::new(grant)))),
+                _ => Ok(None),
+            },
+            None => Ok(None),
         }
     }
 

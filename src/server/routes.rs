@@ -5,7 +5,7 @@
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
-use axum::routing::{MethodRouter, get, post, put};
+use axum::routing::{MethodRouter, delete, get, post, put};
 use serde_json::{Map, Value, json};
 
 use super::error::CODES;
@@ -258,6 +258,50 @@ pub const ROUTES: &[Route] = &[
         handler: || post(games::token),
     },
     Route {
+        method: "get",
+        path: "/api/tokens",
+        summary: "Every token (of one game, with game=): id, role, game, seat or judge, issued, expires, revoked, state; never the token",
+        who: Who::Organiser,
+        query: &[("game", "only this game's tokens")],
+        body: None,
+        ok: (200, "{tokens: [{id, role, game?, seat?, judge?, issued, expires, revoked, state}...]}"),
+        errors: &["input", "io", "unauthorized", "forbidden"],
+        handler: || get(games::tokens),
+    },
+    Route {
+        method: "post",
+        path: "/api/tokens/{id}/revoke",
+        summary: "Revoke a token by its id (from GET /api/tokens): it answers 401 from now on",
+        who: Who::Organiser,
+        query: &[],
+        body: None,
+        ok: (200, "{id, role, game?, seat?, judge?, issued, expires, revoked, state}"),
+        errors: &["input", "io", "unauthorized", "forbidden"],
+        handler: || post(games::revoke),
+    },
+    Route {
+        method: "post",
+        path: "/api/session",
+        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads and does nothing else",
+        who: Who::Anyone,
+        query: &[],
+        body: Some(Body::Json("SessionRequest")),
+        ok: (200, "{grant, expires}, and Set-Cookie"),
+        errors: &["input", "io", "unauthorized", "too_large"],
+        handler: || post(page::session),
+    },
+    Route {
+        method: "delete",
+        path: "/api/session",
+        summary: "Forget the pages' cookie",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "{ended: true}, and Set-Cookie that clears it"),
+        errors: &[],
+        handler: || delete(page::end_session),
+    },
+    Route {
         method: "put",
         path: "/api/games/{game}/access",
         summary: "Who may read the game: public, or token-only",
@@ -385,6 +429,7 @@ pub fn router(server: Shared) -> Router {
     router
         .fallback(|| async { ApiError::not_found().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .layer(axum::middleware::map_response(page::no_referrer))
         .with_state(server)
 }
 
@@ -401,6 +446,7 @@ pub fn openapi() -> Value {
         named("ForkRequest", generator.root_schema_for::<games::ForkRequest>()),
         named("TokenRequest", generator.root_schema_for::<games::TokenRequest>()),
         named("AccessRequest", generator.root_schema_for::<games::AccessRequest>()),
+        named("SessionRequest", generator.root_schema_for::<page::SessionRequest>()),
         named("WhatIfRequest", generator.root_schema_for::<views::WhatIfRequest>()),
         named("Event", generator.root_schema_for::<crate::event::Event>()),
     ]

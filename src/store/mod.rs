@@ -116,6 +116,12 @@ pub trait Store: Send + Sync {
     /// Sets a setting; returns only once durable.
     fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError>;
 
+    /// Sets a setting to `new` (None: removes it) only if it holds
+    /// `expected` now (None: it is not set), in one atomic step; returns
+    /// whether it did, and only once durable. Of two that race on one key,
+    /// only the one that saw what is there wins (see `access::creating`).
+    fn swap_setting(&self, key: &str, expected: Option<&[u8]>, new: Option<&[u8]>) -> Result<bool, AppendError>;
+
     /// How many events the verifiable log holds (every game's, in the
     /// order they were stored; see `crate::tlog`).
     fn log_size(&self) -> Result<u64, ReadError>;

@@ -386,6 +386,17 @@ impl SledStore {
         self.settings.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The settings tree, made on the first write.
+    fn settings_to_write(&self) -> Result<sled::Tree, AppendError> {
+        let mut settings = self.settings.lock().unwrap_or_else(|p| p.into_inner());
+        match &*settings {
+            Some(t) => Ok(t.clone()),
+            None => Ok(settings
+                .insert(self.db.open_tree(SETTINGS_TREE).map_err(|e| AppendError::Io(e.to_string()))?)
+                .clone()),
+        }
+    }
+
     /// Fails the store with `failure`; its error.
     fn failed_with(&self, failure: Failure) -> AppendError {
         let why = failure.why.clone();
@@ -719,18 +730,22 @@ impl Store for SledStore {
 
     fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError> {
         self.refuse()?;
-        let tree = {
-            let mut settings = self.settings.lock().unwrap_or_else(|p| p.into_inner());
-            match &*settings {
-                Some(t) => t.clone(),
-                None => settings
-                    .insert(self.db.open_tree(SETTINGS_TREE).map_err(|e| AppendError::Io(e.to_string()))?)
-                    .clone(),
-            }
-        };
-        tree.insert(key.as_bytes(), value)
+        self.settings_to_write()?
+            .insert(key.as_bytes(), value)
             .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
         self.make_durable(self.ticket())
+    }
+
+    fn swap_setting(&self, key: &str, expected: Option<&[u8]>, new: Option<&[u8]>) -> Result<bool, AppendError> {
+        self.refuse()?;
+        let swapped = self
+            .settings_to_write()?
+            .compare_and_swap(key.as_bytes(), expected, new)
+            .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
+        match swapped {
+            Ok(()) => self.make_durable(self.ticket()).map(|()| true),
+            Err(_) => Ok(false),
+        }
     }
 
     fn snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
