@@ -2,14 +2,16 @@
 //! document says of it, so the router and `/openapi.json` cannot drift
 //! apart (and `schemas/openapi.json` is checked against it by a test).
 
-use axum::Router;
+use std::sync::Arc;
+
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, get, post, put};
+use axum::{Extension, Router, middleware};
 use serde_json::{Map, Value, json};
 
 use super::error::CODES;
-use super::{ApiError, Shared, events, games, log, page, views};
+use super::{ApiError, Shared, events, games, log, observe, page, views};
 use crate::limits::{MAX_IMPORT_BYTES, MAX_REQUEST_BYTES};
 
 /// Who may call a route.
@@ -366,6 +368,28 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/health",
+        summary: "Whether the server can store: the store answers reads and its last sync succeeded",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "{status: ok, store: open, last_sync: ok, syncs, games, events}"),
+        errors: &["unhealthy", "shutting_down", "internal"],
+        handler: || get(observe::health),
+    },
+    Route {
+        method: "get",
+        path: "/metrics",
+        summary: "Prometheus metrics (OpenMetrics text): appends, refusals by code, conflicts, sync latency, events per sync, live streams, games in memory",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "application/openmetrics-text"),
+        errors: &[],
+        handler: || get(observe::metrics),
+    },
+    Route {
+        method: "get",
         path: "/openapi.json",
         summary: "This document",
         who: Who::Anyone,
@@ -378,6 +402,8 @@ pub const ROUTES: &[Route] = &[
 ];
 
 pub fn router(server: Shared) -> Router {
+    let metrics = Arc::new(observe::Metrics::new());
+    observe::watch_store(server.store, &metrics);
     let mut router = Router::new();
     for route in ROUTES {
         router = router.route(route.path, (route.handler)());
@@ -385,6 +411,8 @@ pub fn router(server: Shared) -> Router {
     router
         .fallback(|| async { ApiError::not_found().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .layer(middleware::from_fn_with_state(metrics.clone(), observe::record))
+        .layer(Extension(metrics))
         .with_state(server)
 }
 
