@@ -29,6 +29,7 @@ pub const CODES: &[(&str, u16, &str)] = &[
     ("shutting_down", 503, "the server is shutting down and takes no more appends"),
     ("unhealthy", 503, "/health: a write to the store failed, or the store does not answer"),
     ("not_found", 404, "no such route"),
+    ("method_not_allowed", 405, "the route does not take this method; `Allow` lists those it takes"),
     ("internal", 500, "a bug in arbiter"),
 ];
 
@@ -69,6 +70,9 @@ impl ApiError {
     }
     pub fn not_found() -> ApiError {
         ApiError::new("not_found", "no such route; see /openapi.json")
+    }
+    pub fn method_not_allowed() -> ApiError {
+        ApiError::new("method_not_allowed", "this route does not take this method; see Allow and /openapi.json")
     }
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new("internal", message)

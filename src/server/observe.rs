@@ -190,8 +190,9 @@ pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next:
     let game = (!game.is_empty()).then_some(game.as_str());
     let code = refusal.as_ref().map(|r| r.code);
     if status.is_server_error() {
-        let message = refusal.as_ref().map(|r| r.message.as_str());
-        tracing::error!(%method, route, game, status = status.as_u16(), latency_us, code, message, "request failed");
+        // (`error`, not `message`: that name is the line's own text.)
+        let error = refusal.as_ref().map(|r| r.message.as_str());
+        tracing::error!(%method, route, game, status = status.as_u16(), latency_us, code, error, "request failed");
     } else {
         tracing::info!(%method, route, game, status = status.as_u16(), latency_us, code, "request");
     }
@@ -301,5 +302,79 @@ impl super::Server {
     fn open_games(&self) -> usize {
         let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         slots.values().filter(|slot| slot.recorder.try_lock().map_or(true, |r| r.is_some())).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use axum::Router;
+    use axum::routing::get;
+
+    use super::*;
+
+    /// The log's lines, kept for the test to read.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// One request over loopback (on a blocking thread: the server runs on
+    /// the test's own), its answer's status line.
+    async fn get_status(addr: std::net::SocketAddr, path: &str) -> String {
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\nConnection: close\r\n\r\n");
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+            tcp.write_all(request.as_bytes()).unwrap();
+            let mut answer = String::new();
+            tcp.read_to_string(&mut answer).unwrap();
+            answer.lines().next().unwrap_or_default().to_string()
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_server_error_is_logged_with_its_message_and_counted_by_code() {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _log = tracing::subscriber::set_default(subscriber);
+        let metrics = Arc::new(Metrics::new());
+        let app: Router = Router::new()
+            .route("/api/games/{game}/boom", get(|| async { ApiError::internal("the disk said no") }))
+            .layer(axum::middleware::from_fn_with_state(metrics.clone(), record));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+
+        let status = get_status(addr, "/api/games/t%2012/boom?access_token=sekrit").await;
+        assert_eq!(status, "HTTP/1.1 500 Internal Server Error");
+        let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let line = log.lines().find(|l| l.contains("request failed")).unwrap_or_else(|| panic!("{log}"));
+        for field in [
+            "ERROR",
+            "method=GET",
+            "route=\"/api/games/{game}/boom\"",
+            "game=\"t%2012\"",
+            "status=500",
+            "code=\"internal\"",
+            "error=\"the disk said no\"",
+        ] {
+            assert!(line.contains(field), "{field} in {line}");
+        }
+        assert!(!log.contains("sekrit"), "{log}");
+        assert!(metrics.encode().contains("arbiter_refusals_total{code=\"internal\"} 1"), "{}", metrics.encode());
     }
 }
