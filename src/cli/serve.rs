@@ -17,6 +17,7 @@ pub struct Args {
 }
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
+    server::observe::init_log();
     let data = cli.data.as_path();
     let store = open_store(data, false)?;
     let signer = super::checkpoint::signer(cli, &store)?;

@@ -27,7 +27,9 @@ pub const CODES: &[(&str, u16, &str)] = &[
     ("too_large", 413, "the request body is over the limit"),
     ("busy", 503, "too many appends are waiting; retry shortly"),
     ("shutting_down", 503, "the server is shutting down and takes no more appends"),
+    ("unhealthy", 503, "/health: a write to the store failed, or the store does not answer"),
     ("not_found", 404, "no such route"),
+    ("method_not_allowed", 405, "the route does not take this method; `Allow` lists those it takes"),
     ("internal", 500, "a bug in arbiter"),
 ];
 
@@ -63,8 +65,14 @@ impl ApiError {
     pub fn shutting_down() -> ApiError {
         ApiError::new("shutting_down", "the server is shutting down; nothing was stored")
     }
+    pub fn unhealthy(message: impl Into<String>) -> ApiError {
+        ApiError::new("unhealthy", message)
+    }
     pub fn not_found() -> ApiError {
         ApiError::new("not_found", "no such route; see /openapi.json")
+    }
+    pub fn method_not_allowed() -> ApiError {
+        ApiError::new("method_not_allowed", "this route does not take this method; see Allow and /openapi.json")
     }
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new("internal", message)
@@ -81,6 +89,10 @@ impl From<RecordError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        // The request log and the metrics read the code from here, not the body.
+        let refusal = super::observe::Refusal::of(&self.body);
+        let mut response = (self.status, Json(self.body)).into_response();
+        response.extensions_mut().insert(refusal);
+        response
     }
 }

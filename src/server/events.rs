@@ -64,10 +64,10 @@ pub async fn batch(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let grant = s.caller(&headers, None)?;
     let req: BatchRequest = json_body(body)?;
+    may_append(&grant, &game, &req.events)?;
     if req.events.is_empty() || req.events.len() > MAX_BATCH_EVENTS {
         return Err(ApiError::input(format!("a batch has 1 to {MAX_BATCH_EVENTS} events")));
     }
-    may_append(&grant, &game, &req.events)?;
     let done = run(&s, &game, req.events, req.expect_seq).await?;
     let appended: Vec<Value> = done.into_iter().map(|(v, _)| v).collect();
     Ok((StatusCode::CREATED, Json(json!({ "appended": appended }))))

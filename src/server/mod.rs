@@ -8,6 +8,7 @@
 //! - [`body`]: reading a request's body and query, strictly.
 //! - [`error`]: the one error body, with a stable code.
 //! - [`page`]: the replay page (one HTML file, no build step).
+//! - [`observe`]: the request log, `/health` and `/metrics`.
 //! - [`log`]: the verifiable log: signed checkpoints (one a second while
 //!   appends arrive, and at shutdown), proofs and bundles.
 //!
@@ -26,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod games;
 pub mod log;
+pub mod observe;
 pub mod page;
 pub mod routes;
 pub mod views;

@@ -2,14 +2,16 @@
 //! document says of it, so the router and `/openapi.json` cannot drift
 //! apart (and `schemas/openapi.json` is checked against it by a test).
 
-use axum::Router;
+use std::sync::Arc;
+
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, delete, get, post, put};
+use axum::{Extension, Router, middleware};
 use serde_json::{Map, Value, json};
 
 use super::error::CODES;
-use super::{ApiError, Shared, events, games, log, page, views};
+use super::{ApiError, Shared, events, games, log, observe, page, views};
 use crate::limits::{MAX_IMPORT_BYTES, MAX_REQUEST_BYTES};
 
 /// Who may call a route.
@@ -410,6 +412,28 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/health",
+        summary: "Whether the server can store: the store answers reads and its last sync succeeded",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "{status: ok, store: open, last_sync: ok, syncs, games, events}"),
+        errors: &["unhealthy", "shutting_down", "internal"],
+        handler: || get(observe::health),
+    },
+    Route {
+        method: "get",
+        path: "/metrics",
+        summary: "Prometheus metrics (OpenMetrics text): appends, refusals by code, conflicts, sync latency, events per sync, live streams, games in memory",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "application/openmetrics-text"),
+        errors: &[],
+        handler: || get(observe::metrics),
+    },
+    Route {
+        method: "get",
         path: "/openapi.json",
         summary: "This document",
         who: Who::Anyone,
@@ -422,14 +446,20 @@ pub const ROUTES: &[Route] = &[
 ];
 
 pub fn router(server: Shared) -> Router {
+    let metrics = Arc::new(observe::Metrics::new());
+    observe::watch_store(server.store, &metrics);
     let mut router = Router::new();
     for route in ROUTES {
         router = router.route(route.path, (route.handler)());
     }
     router
         .fallback(|| async { ApiError::not_found().into_response() })
+        // axum's own 405 has an empty body; every error is the JSON one (axum keeps `Allow`).
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
-        .layer(axum::middleware::map_response(page::no_referrer))
+        .layer(middleware::map_response(page::no_referrer))
+        .layer(middleware::from_fn_with_state(metrics.clone(), observe::record))
+        .layer(Extension(metrics))
         .with_state(server)
 }
 
@@ -482,6 +512,35 @@ pub fn openapi() -> Value {
     })
 }
 
+/// A path parameter's schema: in the API, a game's name is a ref
+/// (`event::check_game_name`); the pages take any text and say what they find.
+fn path_schema(route: &Route, name: &str) -> Value {
+    match name {
+        "game" if route.path.starts_with("/api/") => json!({"type": "string", "pattern": GAME_NAME_PATTERN}),
+        _ => json!({"type": "string"}),
+    }
+}
+
+/// `event::check_game_name` as a pattern: 1-64 letters, digits, '.', '-',
+/// '_', not starting with '.'.
+const GAME_NAME_PATTERN: &str = "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$";
+
+/// A query parameter's schema: in the API, seqs, sizes and counts are
+/// unsigned integers (`body::query_num`) and `read` is public or token;
+/// the rest, and every parameter of a page (read by its script), text.
+fn query_schema(route: &Route, name: &str) -> Value {
+    if !route.path.starts_with("/api/") {
+        return json!({"type": "string"});
+    }
+    match name {
+        "from" | "to" | "limit" | "at" | "seq" | "size" | "kept" => {
+            json!({"type": "integer", "minimum": 0, "maximum": u64::MAX})
+        }
+        "read" => json!({"type": "string", "enum": ["public", "token"]}),
+        _ => json!({"type": "string"}),
+    }
+}
+
 fn operation(route: &Route) -> Value {
     let who = match route.who {
         Who::Anyone => "Anyone.",
@@ -493,13 +552,13 @@ fn operation(route: &Route) -> Value {
         .path
         .split('/')
         .filter_map(|p| p.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
-        .map(|p| json!({"name": p, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .map(|p| json!({"name": p, "in": "path", "required": true, "schema": path_schema(route, p)}))
         .collect();
     params.extend(
         route
             .query
             .iter()
-            .map(|(n, d)| json!({"name": n, "in": "query", "description": d, "schema": {"type": "string"}})),
+            .map(|(n, d)| json!({"name": n, "in": "query", "description": d, "schema": query_schema(route, n)})),
     );
     let mut responses = Map::new();
     responses.insert(route.ok.0.to_string(), json!({"description": route.ok.1}));

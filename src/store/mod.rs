@@ -21,7 +21,7 @@ pub mod sled;
 use crate::event::{Event, EventError, Link};
 use crate::tlog::{Hash, Nodes};
 
-pub use self::sled::SledStore;
+pub use self::sled::{SledStore, Synced};
 
 /// The head of a stream: its last event.
 pub type Head = Link;

@@ -33,7 +33,8 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use sled::Transactional;
 use sled::transaction::TransactionError;
@@ -85,6 +86,9 @@ pub struct SledStore {
     durable_size: AtomicU64,
     /// How many syncs were made (for tests and the benchmark).
     syncs: AtomicU64,
+    /// Told of every sync that succeeds (`on_sync`): the server's metrics.
+    /// The store itself keeps no figures but `syncs`. (Boxed, as `heads`.)
+    sync_watcher: Box<Mutex<Option<SyncWatcher>>>,
     /// Why a write failed, once one has: the store is then failed.
     failed: Mutex<Option<Failure>>,
     /// The `log` tree.
@@ -105,6 +109,17 @@ pub struct SledStore {
     /// when the store is dropped: this field is last, so sled is closed first.
     copy: Option<dir::Copy>,
 }
+
+/// What one group-commit sync did: how long the flush and fdatasync took,
+/// and how many events it made durable (the group's size; 0 for a sync
+/// of settings alone, such as a token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Synced {
+    pub took: Duration,
+    pub events: u64,
+}
+
+type SyncWatcher = Arc<dyn Fn(Synced) + Send + Sync>;
 
 /// The last ticket taken, and the log's size when it was taken.
 #[derive(Debug, Clone, Copy, Default)]
@@ -259,6 +274,7 @@ impl SledStore {
             committed: Condvar::new(),
             durable_size: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
+            sync_watcher: Box::default(),
             failed: Mutex::new(None),
             log: log_tree,
             settings: Mutex::new(settings),
@@ -477,6 +493,14 @@ impl SledStore {
         self.syncs.load(Ordering::Relaxed)
     }
 
+    /// Calls `watch` after every sync that succeeds, on the thread that
+    /// led it, once its followers are woken (so it delays no append but
+    /// the leader's, and that by what `watch` costs: keep it to counters).
+    /// A second call replaces the first watcher.
+    pub fn on_sync(&self, watch: impl Fn(Synced) + Send + Sync + 'static) {
+        *self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(watch));
+    }
+
     /// Takes a ticket for an insert that is now in sled's memory, the log
     /// then holding `size` events. The caller holds the frontier's lock,
     /// so tickets are taken in the order of the log.
@@ -519,20 +543,27 @@ impl SledStore {
         let covers = commit.written;
         drop(commit);
         let leading = Leading(self);
+        let began = Instant::now();
         let synced = self.sync_now();
+        let took = began.elapsed();
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         let result = match synced {
             Ok(()) => {
                 commit.durable = commit.durable.max(covers.ticket);
-                self.durable_size.fetch_max(covers.size, Ordering::SeqCst);
-                Ok(())
+                let before = self.durable_size.fetch_max(covers.size, Ordering::SeqCst);
+                Ok(covers.size.saturating_sub(before))
             }
             // Failed before the followers wake, so that they see it.
             Err(failure) => Err(self.failed_with(failure)),
         };
         drop(commit);
         drop(leading);
-        result
+        let events = result?;
+        let watcher = self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(watch) = watcher {
+            watch(Synced { took, events });
+        }
+        Ok(())
     }
 
     /// sled flush, then fdatasync of its log file (and of any blob file,
@@ -1229,6 +1260,26 @@ mod tests {
         assert!(err.contains("an earlier write to this store failed") && err.contains("No space left"), "{err}");
         assert!(store.put_setting("any", b"x").is_err());
         assert_eq!(store.failed().as_deref(), Some("fdatasync failed: No space left on device"));
+    }
+
+    #[test]
+    fn each_sync_tells_the_watcher_how_many_events_it_made_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let into = seen.clone();
+        store.on_sync(move |s| into.lock().unwrap().push(s.events));
+        let (e0, b0) = sealed(None);
+        store.append("g", &e0, &b0).unwrap();
+        // Two inserts, then one sync covering both: a group of two.
+        let (e1, b1) = sealed(Some(&e0.link()));
+        let (e2, b2) = sealed(Some(&e1.link()));
+        store.insert("g", &[(e1.clone(), b1)]).unwrap();
+        let ticket = store.insert("g", &[(e2, b2)]).unwrap();
+        store.make_durable(ticket).unwrap();
+        // A setting alone: a sync of no event.
+        store.put_setting("any", b"x").unwrap();
+        assert_eq!(*seen.lock().unwrap(), vec![1, 2, 0]);
     }
 
     #[test]

@@ -19,6 +19,8 @@ impl Served {
     pub fn start(data: &Path) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
             .args(["--data", data.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
+            // The request log only where asked (RUST_LOG=info cargo test): errors otherwise.
+            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "error".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
