@@ -544,3 +544,31 @@ fn a_final_point_drawn_as_a_card_is_said_in_state_log_and_replay() {
     assert!(!text(&["--json", "log", "g"]).contains(said), "--json log lines are the events alone");
     assert!(text(&["replay", "g"]).contains(said), "{}", text(&["replay", "g"]));
 }
+
+/// `new --read token` or `import --read token` of a name that exists is
+/// refused and leaves the game's read access as it was: the access is set
+/// in the step that creates the game, as the server does (a refused create
+/// once made a public game token-only).
+#[test]
+fn a_refused_create_of_a_name_that_exists_leaves_its_read_access_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    sample_export(d);
+    let file = d.join("sample.jsonl");
+    new_game(d, "g");
+    let before = head(d, "g");
+    let out =
+        arbiter(d, &["new", "g", "--ruleset", "doomtrooper", "--seat", "p1=A", "--seat", "p2=B", "--read", "token"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = arbiter(d, &["import", file.to_str().unwrap(), "--as", "g", "--read", "token"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(head(d, "g"), before);
+    let store = arbiter::store::SledStore::open(d).unwrap();
+    assert_eq!(arbiter::access::read_access(&store, "g").unwrap(), arbiter::access::ReadAccess::Public);
+    // A new name takes the access asked for.
+    store.close();
+    let out = arbiter(d, &["import", file.to_str().unwrap(), "--as", "h", "--read", "token"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = arbiter::store::SledStore::open(d).unwrap();
+    assert_eq!(arbiter::access::read_access(&store, "h").unwrap(), arbiter::access::ReadAccess::Token);
+}

@@ -77,10 +77,9 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     let read = if a.read == "token" { ReadAccess::Token } else { ReadAccess::Public };
     let event = match target {
         Target::Local(store) => {
-            if read == ReadAccess::Token {
-                access::set_read_access(store, &a.game, read).map_err(rec)?;
-            }
-            ops::create(store, &a.game, &header, &a.by).map_err(rec)?
+            // Read access is set in the step that creates the game, as the
+            // server does: a name that exists keeps the access it has.
+            access::creating(store, &a.game, read, || ops::create(store, &a.game, &header, &a.by)).map_err(rec)?
         }
         Target::Remote(c) => {
             c.post("/api/games", &json!({"name": a.game, "header": header, "by": a.by, "read": read}))?

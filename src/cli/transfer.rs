@@ -108,10 +108,9 @@ pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<E
                 .collect::<Result<_, _>>()
                 .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
             bar.set_message("verifying and storing");
-            if a.read == "token" {
-                access::set_read_access(store, &name, ReadAccess::Token).map_err(rec)?;
-            }
-            let imported = ops::import(store, &name, events).map_err(|e| rec(e).context(not_imported()));
+            let read = if a.read == "token" { ReadAccess::Token } else { ReadAccess::Public };
+            let imported = access::creating(store, &name, read, || ops::import(store, &name, events))
+                .map_err(|e| rec(e).context(not_imported()));
             bar.finish_and_clear();
             imported?
         }
