@@ -14,8 +14,11 @@
 //! one flush and fdatasync. "cpu us/append" is the process's CPU time
 //! (user + system, all threads; for the API, the clients' too) over the
 //! run, per append: less sensitive than appends/s to a busy machine.
+//! Then one table's appends through the API with 0 and with 500 live
+//! subscribers of its game open (each event checked delivered to each).
 //! Arguments: appends per table; `library` or `api`, and `tables=1` or
-//! `tables=64`, run only those rows (to profile one of them).
+//! `tables=64`, run only those rows (to profile one of them);
+//! `subscribers` only the rows with subscribers.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -115,8 +118,10 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
     }
 }
 
-/// The same through `arbiter serve` on loopback: one HTTP client per table.
-fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
+/// The same through `arbiter serve` on loopback: one HTTP client per table;
+/// with `subscribers` live streams of table t0 open throughout, each read
+/// by its own client, and every event checked delivered to each.
+fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> Run {
     let (_dir, store) = new_store(sample, tables);
     // Each table's seats and judges get their tokens, as an organiser would issue them.
     let mut tokens = Vec::new();
@@ -141,6 +146,7 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
     let serving = runtime.spawn(server::serve(listener, server.clone(), async {
         let _ = stopped.await;
     }));
+    let watchers = Watchers::open(&url, "t0", subscribers);
     let syncs = server.store.syncs();
     let latencies = Mutex::new(Vec::new());
     let (start, cpu) = (Instant::now(), cpu_time());
@@ -171,9 +177,69 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
     });
     let (elapsed, cpu) = (start.elapsed(), cpu_time() - cpu);
     let syncs = server.store.syncs() - syncs;
+    watchers.all_saw(per_table as u64);
     let _ = stop.send(());
     runtime.block_on(serving).unwrap().unwrap();
     Run { appends: tables * per_table, elapsed, latencies: latencies.into_inner().unwrap(), syncs, cpu }
+}
+
+/// Live subscribers of one game, each a connection read by a task of a
+/// runtime of their own (one worker thread: the clients, not the server).
+struct Watchers {
+    runtime: tokio::runtime::Runtime,
+    /// The highest seq each has received.
+    seen: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl Watchers {
+    /// `n` subscribers from seq 0, returned once each has received event 0.
+    fn open(url: &str, game: &str, n: usize) -> Watchers {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let addr = url.strip_prefix("http://").unwrap().to_string();
+        let seen: Vec<_> = (0..n).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX))).collect();
+        for seen in &seen {
+            let (addr, game, seen) = (addr.clone(), game.to_string(), seen.clone());
+            runtime.spawn(async move {
+                let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+                let request = format!("GET /api/games/{game}/stream HTTP/1.1\r\nHost: bench\r\n\r\n");
+                stream.writable().await.unwrap();
+                stream.try_write(request.as_bytes()).unwrap();
+                // Each message starts "id: SEQ\n"; the last one read so far is what was seen.
+                let (mut buf, mut text) = (vec![0u8; 64 * 1024], String::new());
+                loop {
+                    stream.readable().await.unwrap();
+                    let n = match stream.try_read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(e) => panic!("a subscriber failed: {e}"),
+                    };
+                    text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    if let Some(at) = text.rfind("id: ") {
+                        let tail = &text[at + 4..];
+                        if let Some(seq) = tail.find('\n').and_then(|end| tail[..end].parse::<u64>().ok()) {
+                            seen.store(seq, std::sync::atomic::Ordering::SeqCst);
+                            text.drain(..at + 4);
+                        }
+                    }
+                }
+            });
+        }
+        let watchers = Watchers { runtime, seen };
+        watchers.all_saw(0);
+        watchers
+    }
+
+    /// Waits until each subscriber has received `seq`.
+    fn all_saw(&self, seq: u64) {
+        let began = Instant::now();
+        let _clients = &self.runtime;
+        // u64::MAX (nothing yet) + 1 wraps to 0.
+        while self.seen.iter().any(|s| s.load(std::sync::atomic::Ordering::SeqCst).wrapping_add(1) < seq + 1) {
+            assert!(began.elapsed() < Duration::from_secs(120), "a subscriber did not receive seq {seq}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 /// The disk's ceiling for `events` durable events of `bytes` bytes each:
@@ -220,8 +286,9 @@ fn main() {
         "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
         "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
+    let subscribers_only = args.iter().any(|a| a == "subscribers");
     for tables in [1, 64] {
-        if !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
+        if subscribers_only || !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
             continue;
         }
         let ceiling = || ceiling(tables * 1_000, tables, bytes);
@@ -231,7 +298,33 @@ fn main() {
         }
         if only("api", &["library", "api"]) {
             let c = ceiling();
-            api(&sample, tables, per_table).row(tables, "api", c);
+            api(&sample, tables, per_table, 0).row(tables, "api", c);
+        }
+    }
+    // `subscribers` among the arguments runs only these rows.
+    if subscribers_only || !args.iter().any(|a| ["library", "api", "tables=1", "tables=64"].contains(&a.as_str())) {
+        println!();
+        println!("one table's appends through the API while live subscribers of that game are open");
+        println!("(each event checked delivered to every subscriber; the subscribers' client threads share the CPU)");
+        println!(
+            "{:>11}  {:>10} {:>9} {:>9} {:>13} {:>13}",
+            "subscribers", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append"
+        );
+        for subscribers in [0, 500] {
+            let mut run = api(&sample, 1, per_table, subscribers);
+            run.latencies.sort();
+            let pct = |p: f64| {
+                let i = ((run.latencies.len() as f64 * p).ceil() as usize).clamp(1, run.latencies.len()) - 1;
+                run.latencies[i].as_secs_f64() * 1000.0
+            };
+            println!(
+                "{subscribers:>11}  {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0}",
+                run.rate(),
+                pct(0.50),
+                pct(0.99),
+                run.syncs as f64 / run.appends as f64,
+                run.cpu.as_secs_f64() * 1e6 / run.appends as f64
+            );
         }
     }
 }
