@@ -155,3 +155,9 @@ pub const FANOUT_BUFFER: usize = 64;
 /// Connections past `MAX_CONNECTIONS` being told 503 at once (each for at
 /// most a second); past this many they are closed without a word.
 pub const MAX_REFUSING: usize = 64;
+
+/// Live streams reading the store at once to catch up (from where a client
+/// asked, or after falling behind the fan-out): each read holds one of
+/// tokio's blocking threads, so 500 subscribers opening at once take turns
+/// rather than 500 threads.
+pub const MAX_CATCHING_UP: usize = 16;

@@ -142,32 +142,41 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
     let mut folded = slot.recorder.clone().lock_owned().await;
     let store = s.store();
     let name = game.to_string();
+    let fanout = slot.fanout.clone();
     // The lock moves into the worker: if the client goes away, the append
     // still finishes (or not) under the lock, and a retry with the same
     // expect_seq finds it.
-    let (result, head) = blocking(move || {
+    let (result, head, fanned, folded) = blocking(move || {
         if folded.is_none() {
             match Recorder::load(store, &name) {
                 Ok(r) => *folded = Some(r),
-                Err(e) => return (Err(e), None),
+                Err(e) => return (Err(e), None, None, folded),
             }
         }
         let recorder = folded.as_mut().expect("loaded");
         let result = append_all(recorder, &subs, expect);
         let head = recorder.head().clone();
-        match &result {
-            Ok((_, stored)) if !stored.is_empty() && slot.fanout.receiver_count() > 0 => {
-                // Err only if every subscriber left meanwhile.
-                let _ = slot.fanout.send(Fanned::events(&name, stored));
-            }
-            Ok(_) => {}
+        let fanned = match &result {
+            // The frames are made here, off the async threads, once for all.
+            Ok((_, stored)) if !stored.is_empty() && fanout.receiver_count() > 0 => Some(Fanned::events(&name, stored)),
+            Ok(_) => None,
             // The store failed under us: fold again from the store next time.
-            Err(RecordError::Io(_) | RecordError::Broken { .. }) => *folded = None,
-            Err(_) => {}
-        }
-        (result.map(|(done, _)| done), Some(head))
+            Err(RecordError::Io(_) | RecordError::Broken { .. }) => {
+                *folded = None;
+                None
+            }
+            Err(_) => None,
+        };
+        (result.map(|(done, _)| done), Some(head), fanned, folded)
     })
     .await?;
+    // Sent from this task, which answers the append in the same poll: the
+    // subscribers it wakes run after the answer is on its way, not before.
+    // Still under the lock, so in seq order; Err only if no one listens.
+    if let Some(fanned) = fanned {
+        let _ = slot.fanout.send(fanned);
+    }
+    drop(folded);
     result.map_err(|e| {
         let conflict = matches!(e, RecordError::Conflict { .. });
         let mut err = ApiError::from(e);
@@ -398,7 +407,9 @@ impl Follow {
                 return None;
             }
             if self.behind {
-                // The slow path: read from the store, this subscriber alone.
+                // The slow path: read from the store, this subscriber alone,
+                // a few subscribers at a time (each read holds a worker thread).
+                let _reading = self.s.catching_up.acquire().await;
                 let (store, game, from) = (self.s.store(), self.game.clone(), self.next);
                 let page = blocking(move || -> Result<Vec<Frame>, RecordError> {
                     let events = store.read(&game, from)?.take(STORE_PAGE).collect::<Result<Vec<_>, _>>()?;

@@ -43,7 +43,7 @@ use tokio::sync::{Semaphore, broadcast, watch};
 use crate::access::{self, Grant, ReadAccess};
 use crate::limits::{
     BODY_TIMEOUT_SECONDS, FANOUT_BUFFER, HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, MAX_CACHED_GAMES,
-    MAX_CONNECTIONS, MAX_GAME_SUBSCRIBERS, MAX_PENDING_APPENDS, MAX_REFUSING, MAX_SUBSCRIBERS,
+    MAX_CATCHING_UP, MAX_CONNECTIONS, MAX_GAME_SUBSCRIBERS, MAX_PENDING_APPENDS, MAX_REFUSING, MAX_SUBSCRIBERS,
     SHUTDOWN_DEADLINE_SECONDS, UNACKED_WRITE_SECONDS,
 };
 use crate::record::{RecordError, Recorder};
@@ -69,6 +69,8 @@ pub struct Server {
     /// Live subscriptions in all, and the caps on them.
     subscribers: AtomicUsize,
     pub streams: Streams,
+    /// Live streams reading the store at once (to catch up).
+    pub catching_up: Semaphore,
 }
 
 /// The caps on live subscriptions (`limits`; tests and benchmarks set their own).
@@ -139,6 +141,7 @@ impl Server {
             keeper,
             subscribers: AtomicUsize::new(0),
             streams,
+            catching_up: Semaphore::new(MAX_CATCHING_UP),
         })
     }
 

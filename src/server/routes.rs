@@ -58,7 +58,11 @@ const APPEND_ERRORS: &[&str] = &[
     "too_large",
     "busy",
     "shutting_down",
+    "timeout",
 ];
+/// A live stream can also be past the caps on subscribers.
+const STREAM_ERRORS: &[&str] =
+    &["input", "no_such_game", "broken", "io", "unauthorized", "forbidden", "too_many_streams"];
 const ORGANISER_ERRORS: &[&str] =
     &["input", "exists", "no_such_game", "broken", "io", "unauthorized", "forbidden", "too_large"];
 
@@ -137,7 +141,7 @@ pub const ROUTES: &[Route] = &[
         query: &[("from", "first seq (default 0); Last-Event-ID, when sent, wins")],
         body: None,
         ok: (200, "text/event-stream of `event` messages, data = the canonical event"),
-        errors: READ_ERRORS,
+        errors: STREAM_ERRORS,
         handler: || get(events::stream),
     },
     Route {
@@ -148,7 +152,7 @@ pub const ROUTES: &[Route] = &[
         query: &[("games", "the games to follow, separated by commas (at most 64)")],
         body: None,
         ok: (200, "text/event-stream of `event` messages, data = {game, event}"),
-        errors: READ_ERRORS,
+        errors: STREAM_ERRORS,
         handler: || get(events::stream_many),
     },
     Route {
