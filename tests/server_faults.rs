@@ -244,10 +244,7 @@ fn shutdown_cuts_clients_still_connected_at_the_deadline() {
     let mut half_head = server.connect();
     half_head.write_all(b"GET /api/games HTTP/1.1\r\nHost: arb").unwrap();
     let mut half_body = server.connect();
-    let head = format!(
-        "POST /api/games/g/events HTTP/1.1\r\nHost: arbiter\r\nAuthorization: Bearer {p1}\r\nContent-Length: 200\r\n\r\n{{\"actor\""
-    );
-    half_body.write_all(head.as_bytes()).unwrap();
+    in_flight_with_half_a_body(&mut half_body, &p1);
     let mut live = server.connect();
     live.write_all(b"GET /api/games/g/stream HTTP/1.1\r\nHost: arbiter\r\n\r\n").unwrap();
     let mut first = [0u8; 12];
@@ -260,6 +257,20 @@ fn shutdown_cuts_clients_still_connected_at_the_deadline() {
     assert!(!answer.contains("201"), "nothing was acknowledged: {answer}");
     until_closed(&mut half_head);
     until_closed(&mut live);
+}
+
+/// Starts an append and sends half its body, returning once the server is
+/// reading it (it answers `100 Continue` only then): a request in flight.
+fn in_flight_with_half_a_body(c: &mut TcpStream, token: &str) {
+    let head = format!(
+        "POST /api/games/g/events HTTP/1.1\r\nHost: arbiter\r\nAuthorization: Bearer {token}\r\nContent-Length: 200\r\nExpect: 100-continue\r\n\r\n"
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let mut reader = BufReader::new(c.try_clone().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 100"), "{line}");
+    c.write_all(br#"{"actor": "p1""#).unwrap();
 }
 
 /// `arbiter serve` with extra flags; (child, url, organiser).
@@ -302,12 +313,7 @@ fn sigterm_ends_the_server_within_the_deadline_while_a_client_holds_half_a_reque
     half_head.write_all(b"GET /api/games HTTP/1.1\r\nHo").unwrap();
     let mut half_body = TcpStream::connect(addr).unwrap();
     half_body.set_read_timeout(Some(GENEROUS)).unwrap();
-    let head = format!(
-        "POST /api/games/g/events HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer {p1}\r\nContent-Length: 300\r\n\r\n{{"
-    );
-    half_body.write_all(head.as_bytes()).unwrap();
-    // Both are being served (the server read them) before the signal.
-    std::thread::sleep(Duration::from_millis(300));
+    in_flight_with_half_a_body(&mut half_body, &p1);
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
@@ -375,10 +381,10 @@ fn every_subscriber_gets_every_event_once_in_order_and_the_caps_answer_503() {
     create(&server.url, &server.organiser, "h");
     let h0 = hash0(&server.url, "g");
     let mut subs: Vec<_> = (0..3).map(|_| subscribe(&server.url, "/api/games/g/stream", None).unwrap()).collect();
-    let (status, v) = subscribe(&server.url, "/api/games/g/stream", None).err().expect("past the game's cap");
+    let (status, v) = subscribe(&server.url, "/api/games/g/stream", None).expect_err("past the game's cap");
     assert_eq!((status, v["error"]["code"].as_str()), (503, Some("too_many_streams")), "{v}");
     let floor = subscribe(&server.url, "/api/stream?games=h", None).unwrap();
-    let (status, v) = subscribe(&server.url, "/api/games/h/stream", None).err().expect("past the cap in all");
+    let (status, v) = subscribe(&server.url, "/api/games/h/stream", None).expect_err("past the cap in all");
     assert_eq!((status, v["error"]["code"].as_str()), (503, Some("too_many_streams")), "{v}");
     // Singles and a batch, as they come: each subscriber sees 0..=40 once, in order.
     for i in 1..=20 {
@@ -447,9 +453,9 @@ fn errors_axum_answers_itself_come_in_the_json_body_and_last_event_id_does_not_w
         until_closed(&mut c)
     };
     // A seq no stream can hold: 400, not a replay from 0.
-    let (status, v) = subscribe(&s.url, "/api/games/g/stream", Some("18446744073709551615")).err().expect("refused");
+    let (status, v) = subscribe(&s.url, "/api/games/g/stream", Some("18446744073709551615")).expect_err("refused");
     assert_eq!((status, v["error"]["code"].as_str()), (400, Some("input")), "{v}");
-    let (status, _) = subscribe(&s.url, "/api/games/g/stream", Some("x")).err().expect("refused");
+    let (status, _) = subscribe(&s.url, "/api/games/g/stream", Some("x")).expect_err("refused");
     assert_eq!(status, 400);
     // The last event's id resumes after it: nothing yet, but a stream.
     assert!(subscribe(&s.url, "/api/games/g/stream", Some("0")).is_ok());
