@@ -6,6 +6,7 @@
 //! - [`events`]: append (one or a batch), read pages, and the live stream (SSE).
 //! - [`views`]: head, state, verify, export, what-if, diff, replay.
 //! - [`body`]: reading a request's body and query, strictly.
+//! - [`connection`]: one client connection, with its timeouts; the cap.
 //! - [`error`]: the one error body, with a stable code.
 //! - [`page`]: the replay page (one HTML file, no build step).
 //! - [`log`]: the verifiable log: signed checkpoints (one a second while
@@ -17,9 +18,9 @@
 //! blocking threads, and their durable syncs are shared by the store's group
 //! commit. At most `MAX_PENDING_APPENDS` appends are held at once: past
 //! that the server answers 503 "busy" at once (back-pressure). On shutdown
-//! the server stops taking appends (503 "shutting_down"), finishes those in
-//! flight, ends live streams, and exits; nothing is acknowledged that was
-//! not stored durably.
+//! the server stops taking appends (503 "shutting_down"), ends live
+//! streams, lets requests in flight finish until a deadline, cuts what is
+//! left, and exits; nothing is acknowledged that was not stored durably.
 
 pub mod body;
 pub mod connection;
