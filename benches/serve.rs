@@ -14,8 +14,11 @@
 //! one flush and fdatasync. "cpu us/append" is the process's CPU time
 //! (user + system, all threads; for the API, the clients' too) over the
 //! run, per append: less sensitive than appends/s to a busy machine.
+//! Then one table's appends through the API with 0 and with 500 live
+//! subscribers of its game open (each event checked delivered to each).
 //! Arguments: appends per table; `library` or `api`, and `tables=1` or
-//! `tables=64`, run only those rows (to profile one of them).
+//! `tables=64`, run only those rows (to profile one of them);
+//! `subscribers` only the rows with subscribers.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -38,6 +41,8 @@ struct Run {
     /// CPU time of the whole process (user + system, every thread: the
     /// appenders, sled's, and for the API the server and its clients too).
     cpu: Duration,
+    /// Of it, the live subscribers' client thread's.
+    subscribers_cpu: Duration,
 }
 
 /// This process's CPU time so far, user + system, all threads. Less
@@ -112,11 +117,14 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
         latencies: latencies.into_inner().unwrap(),
         syncs: store.syncs() - syncs,
         cpu,
+        subscribers_cpu: Duration::ZERO,
     }
 }
 
-/// The same through `arbiter serve` on loopback: one HTTP client per table.
-fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
+/// The same through `arbiter serve` on loopback: one HTTP client per table;
+/// with `subscribers` live streams of table t0 open throughout, each read
+/// by its own client, and every event checked delivered to each.
+fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> Run {
     let (_dir, store) = new_store(sample, tables);
     // Each table's seats and judges get their tokens, as an organiser would issue them.
     let mut tokens = Vec::new();
@@ -141,6 +149,8 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
     let serving = runtime.spawn(server::serve(listener, server.clone(), async {
         let _ = stopped.await;
     }));
+    let watchers = Watchers::open(&url, "t0", subscribers);
+    let watchers_cpu = watchers.cpu();
     let syncs = server.store.syncs();
     let latencies = Mutex::new(Vec::new());
     let (start, cpu) = (Instant::now(), cpu_time());
@@ -171,9 +181,96 @@ fn api(sample: &Sample, tables: usize, per_table: usize) -> Run {
     });
     let (elapsed, cpu) = (start.elapsed(), cpu_time() - cpu);
     let syncs = server.store.syncs() - syncs;
+    watchers.all_saw(per_table as u64);
+    let subscribers_cpu = watchers.cpu() - watchers_cpu;
     let _ = stop.send(());
     runtime.block_on(serving).unwrap().unwrap();
-    Run { appends: tables * per_table, elapsed, latencies: latencies.into_inner().unwrap(), syncs, cpu }
+    Run {
+        appends: tables * per_table,
+        elapsed,
+        latencies: latencies.into_inner().unwrap(),
+        syncs,
+        cpu,
+        subscribers_cpu,
+    }
+}
+
+/// Live subscribers of one game, each a connection read by a task of a
+/// runtime of their own (one worker thread: the clients, not the server).
+struct Watchers {
+    runtime: tokio::runtime::Runtime,
+    /// The highest seq each has received.
+    seen: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl Watchers {
+    /// `n` subscribers from seq 0, returned once each has received event 0.
+    fn open(url: &str, game: &str, n: usize) -> Watchers {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let addr = url.strip_prefix("http://").unwrap().to_string();
+        let seen: Vec<_> = (0..n).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX))).collect();
+        for seen in &seen {
+            let (addr, game, seen) = (addr.clone(), game.to_string(), seen.clone());
+            runtime.spawn(async move {
+                let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+                let request = format!("GET /api/games/{game}/stream HTTP/1.1\r\nHost: bench\r\n\r\n");
+                stream.writable().await.unwrap();
+                stream.try_write(request.as_bytes()).unwrap();
+                // Each message starts "id: SEQ\n"; the last one read so far
+                // is what was seen. Only a message's tail is carried over.
+                let (mut buf, mut carry) = (vec![0u8; 64 * 1024], Vec::new());
+                loop {
+                    stream.readable().await.unwrap();
+                    let n = match stream.try_read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(e) => panic!("a subscriber failed: {e}"),
+                    };
+                    carry.extend_from_slice(&buf[..n]);
+                    let last = carry.windows(4).rposition(|w| w == b"id: ").and_then(|at| {
+                        let digits = &carry[at + 4..];
+                        let end = digits.iter().position(|b| *b == b'\n')?;
+                        Some((at, std::str::from_utf8(&digits[..end]).ok()?.parse::<u64>().ok()?))
+                    });
+                    if let Some((at, seq)) = last {
+                        seen.store(seq, std::sync::atomic::Ordering::SeqCst);
+                        carry.drain(..at + 4);
+                    }
+                    let keep = carry.len().saturating_sub(32);
+                    if carry.windows(4).all(|w| w != b"id: ") {
+                        carry.drain(..keep);
+                    }
+                }
+            });
+        }
+        let watchers = Watchers { runtime, seen };
+        watchers.all_saw(0);
+        watchers
+    }
+
+    /// CPU time of the subscribers' client thread so far.
+    fn cpu(&self) -> Duration {
+        self.runtime
+            .block_on(self.runtime.spawn(async {
+                let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+                // SAFETY: clock_gettime fills the struct it is given.
+                unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+                Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+            }))
+            .unwrap()
+    }
+
+    /// Waits until each subscriber has received `seq`.
+    fn all_saw(&self, seq: u64) {
+        let began = Instant::now();
+        let _clients = &self.runtime;
+        // u64::MAX (nothing yet) + 1 wraps to 0.
+        while self.seen.iter().any(|s| s.load(std::sync::atomic::Ordering::SeqCst).wrapping_add(1) < seq + 1) {
+            assert!(began.elapsed() < Duration::from_secs(120), "a subscriber did not receive seq {seq}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 /// The disk's ceiling for `events` durable events of `bytes` bytes each:
@@ -220,8 +317,9 @@ fn main() {
         "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
         "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
+    let subscribers_only = args.iter().any(|a| a == "subscribers");
     for tables in [1, 64] {
-        if !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
+        if subscribers_only || !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
             continue;
         }
         let ceiling = || ceiling(tables * 1_000, tables, bytes);
@@ -231,7 +329,34 @@ fn main() {
         }
         if only("api", &["library", "api"]) {
             let c = ceiling();
-            api(&sample, tables, per_table).row(tables, "api", c);
+            api(&sample, tables, per_table, 0).row(tables, "api", c);
+        }
+    }
+    // `subscribers` among the arguments runs only these rows.
+    if subscribers_only || !args.iter().any(|a| ["library", "api", "tables=1", "tables=64"].contains(&a.as_str())) {
+        println!();
+        println!("one table's appends through the API while live subscribers of that game are open");
+        println!("(each event checked delivered to every subscriber; the subscribers' client threads share the CPU)");
+        println!(
+            "{:>11}  {:>10} {:>9} {:>9} {:>13} {:>13} {:>17}",
+            "subscribers", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "of it, subscribers"
+        );
+        for subscribers in [0, 500] {
+            let mut run = api(&sample, 1, per_table, subscribers);
+            run.latencies.sort();
+            let pct = |p: f64| {
+                let i = ((run.latencies.len() as f64 * p).ceil() as usize).clamp(1, run.latencies.len()) - 1;
+                run.latencies[i].as_secs_f64() * 1000.0
+            };
+            println!(
+                "{subscribers:>11}  {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>17.0}",
+                run.rate(),
+                pct(0.50),
+                pct(0.99),
+                run.syncs as f64 / run.appends as f64,
+                run.cpu.as_secs_f64() * 1e6 / run.appends as f64,
+                run.subscribers_cpu.as_secs_f64() * 1e6 / run.appends as f64
+            );
         }
     }
 }

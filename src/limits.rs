@@ -94,3 +94,70 @@ pub const SNAPSHOT_EVERY: u64 = 1000;
 /// or Raw Deal's cards played, would otherwise cost its size every 1,000
 /// events).
 pub const SNAPSHOT_SPARSE: u64 = 16;
+
+// The service's connections (issue 14).
+
+/// How long a request's head (request line and headers) may take to
+/// arrive, counted from when the connection is ready for it. A head is a
+/// few hundred bytes; a tablet that dropped off the venue's Wi-Fi mid-head
+/// would otherwise hold its connection (and a shutdown) forever.
+pub const HEADER_TIMEOUT_SECONDS: u64 = 10;
+
+/// How long a request's body may take to arrive after its head. The
+/// largest body, an import of `MAX_IMPORT_BYTES`, takes about 5 s at
+/// 100 Mbit/s; a body that trickles slower than that is refused (408) and
+/// its connection closed, so a stalled client holds no append slot.
+pub const BODY_TIMEOUT_SECONDS: u64 = 60;
+
+/// How long a keep-alive connection may sit with no request in flight and
+/// nothing received before it is closed (closed within twice this). A table
+/// appends every few seconds and reconnecting on a LAN costs a handshake;
+/// each idle connection costs a file descriptor and a task.
+pub const IDLE_TIMEOUT_SECONDS: u64 = 5;
+
+/// Most connections open at once. Above the live streams' cap
+/// (`MAX_SUBSCRIBERS`, one connection each at most) with room for every
+/// table of a large event to append; past it a new connection is answered
+/// 503 "busy" and closed. Each costs a file descriptor: the server raises
+/// its soft limit to fit, or lowers this cap to what the system allows.
+pub const MAX_CONNECTIONS: usize = 4096;
+
+/// After SIGTERM, how long requests in flight (appends finishing their
+/// sync, a long export) have to end before the server exits anyway. Live
+/// streams end at once; an append cut off here was either stored durably or
+/// not at all, and in either case it was not acknowledged. Below the 30 s
+/// most service managers wait before SIGKILL.
+pub const SHUTDOWN_DEADLINE_SECONDS: u64 = 10;
+
+/// How long an unacknowledged write to a client may wait (TCP_USER_TIMEOUT)
+/// before the kernel drops the connection: a live subscriber whose tablet
+/// vanished without a FIN would otherwise keep its place for the ~15
+/// minutes of TCP's retransmissions.
+pub const UNACKED_WRITE_SECONDS: u64 = 60;
+
+/// Most live subscriptions to one game (`/stream`, or one game of
+/// `/api/stream`). A feature table shown to a hall is a few hundred; past it
+/// 503 "too_many_streams", never a slower append: events are fanned out
+/// once, as bytes, to every subscriber.
+pub const MAX_GAME_SUBSCRIBERS: usize = 1000;
+
+/// Most live subscriptions in all: each holds a task and up to
+/// `FANOUT_BUFFER` events of its game, so memory stays bounded whatever
+/// the clients do.
+pub const MAX_SUBSCRIBERS: usize = 2000;
+
+/// Appends (or batches) a game's fan-out keeps for subscribers that are
+/// behind. A subscriber further behind (its client reads slowly) catches up
+/// from the store by seq, so it loses nothing; the buffer only saves it
+/// those reads.
+pub const FANOUT_BUFFER: usize = 64;
+
+/// Connections past `MAX_CONNECTIONS` being told 503 at once (each for at
+/// most a second); past this many they are closed without a word.
+pub const MAX_REFUSING: usize = 64;
+
+/// Live streams reading the store at once to catch up (from where a client
+/// asked, or after falling behind the fan-out): each read holds one of
+/// tokio's blocking threads, so 500 subscribers opening at once take turns
+/// rather than 500 threads.
+pub const MAX_CATCHING_UP: usize = 16;

@@ -4,8 +4,11 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 
+use std::time::Duration;
+
 use anyhow::Context;
-use arbiter::server::{self, Server};
+use arbiter::limits;
+use arbiter::server::{self, Connections, Server};
 
 use super::open_store;
 
@@ -14,6 +17,23 @@ pub struct Args {
     /// Address to listen on (port 0: any free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub listen: SocketAddr,
+    /// Seconds a request's head may take to arrive.
+    #[arg(long, value_name = "SECS", default_value_t = limits::HEADER_TIMEOUT_SECONDS)]
+    pub header_timeout: u64,
+    /// Seconds a request's body may take to arrive after its head (then 408).
+    #[arg(long, value_name = "SECS", default_value_t = limits::BODY_TIMEOUT_SECONDS)]
+    pub body_timeout: u64,
+    /// Seconds a connection may stay open with no request in flight.
+    #[arg(long, value_name = "SECS", default_value_t = limits::IDLE_TIMEOUT_SECONDS)]
+    pub idle_timeout: u64,
+    /// Most connections open at once (then 503); lowered to what the
+    /// process's file descriptor limit allows.
+    #[arg(long, value_name = "N", default_value_t = limits::MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// On SIGTERM, seconds requests in flight have to finish before the
+    /// server exits anyway (acknowledging nothing it did not store).
+    #[arg(long, value_name = "SECS", default_value_t = limits::SHUTDOWN_DEADLINE_SECONDS)]
+    pub shutdown_deadline: u64,
 }
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
@@ -23,6 +43,13 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
     let signer = super::checkpoint::signer(cli, &store)?;
     let key = signer.verifier().to_text();
     let organiser = server::first_organiser_token(&store).map_err(super::rec)?;
+    let connections = Connections {
+        header_timeout: Duration::from_secs(a.header_timeout),
+        body_timeout: Duration::from_secs(a.body_timeout),
+        idle_timeout: Duration::from_secs(a.idle_timeout),
+        max_open: descriptors_for(a.max_connections),
+        shutdown_deadline: Duration::from_secs(a.shutdown_deadline),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start tokio")?;
     runtime.block_on(async {
         let listener =
@@ -38,11 +65,21 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
         println!("replay pages: http://{addr}/games/GAME/replay; API: http://{addr}/openapi.json");
         println!("log key (publish it; checkpoints at http://{addr}/checkpoint): {key}");
         std::io::Write::flush(&mut std::io::stdout())?;
-        let server = Server::with_pending(store, signer, arbiter::limits::MAX_PENDING_APPENDS);
-        server::serve(listener, server, shutdown_signal()).await.context("the server failed")?;
-        println!("shut down: appends in flight finished; every acknowledged append is stored");
+        let server = Server::with_pending(store, signer, limits::MAX_PENDING_APPENDS);
+        let stopped =
+            server::serve_with(listener, server, connections, shutdown_signal()).await.context("the server failed")?;
+        match stopped.cut {
+            0 => println!("shut down: requests in flight finished; every acknowledged append is stored"),
+            n => println!(
+                "shut down: {n} connection(s) still open after {}s were cut, unanswered; every acknowledged append is stored",
+                a.shutdown_deadline
+            ),
+        }
         anyhow::Ok(())
     })?;
+    // A worker still running after the deadline (a long verify) is not
+    // waited for: the store holds nothing it has not synced for an answer.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -78,6 +115,34 @@ pub fn serving(data: &Path) -> Option<(u32, String)> {
     // Signal 0 checks that the process exists without touching it.
     let alive = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;
     alive.then(|| (pid, url.to_string()))
+}
+
+/// File descriptors the store, sled and the runtime need besides connections.
+const OTHER_DESCRIPTORS: u64 = 256;
+
+/// Raises the soft limit on open files toward what `connections` need (up to
+/// the hard limit) and returns how many connections fit under it, so the
+/// cap answers 503 before accept fails with "too many open files".
+fn descriptors_for(connections: usize) -> usize {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit with a valid rlimit struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return connections;
+        }
+        let want = (connections as u64).saturating_add(OTHER_DESCRIPTORS).min(lim.rlim_max);
+        if lim.rlim_cur < want {
+            let raised = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = want;
+            }
+        }
+    }
+    let fit = lim.rlim_cur.saturating_sub(OTHER_DESCRIPTORS).max(1);
+    if (fit as usize) < connections {
+        eprintln!("note: the file descriptor limit ({}) allows {fit} connections, not {connections}", lim.rlim_cur);
+    }
+    connections.min(fit as usize)
 }
 
 /// Ctrl-C or SIGTERM.

@@ -27,6 +27,7 @@ pub fn raw_body(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<Byt
         BytesRejection::FailedToBufferBody(_) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
             ApiError::too_large(limit)
         }
+        e if timed_out(&e) => ApiError::timeout(format!("{e}; the connection is closed")),
         e => ApiError::input(format!("cannot read the body: {e}")),
     })
 }
@@ -36,4 +37,16 @@ pub fn query_num(q: &HashMap<String, String>, key: &str) -> Result<Option<u64>, 
     q.get(key)
         .map(|v| v.parse::<u64>().map_err(|_| ApiError::input(format!("{key} must be an unsigned integer, not {v:?}"))))
         .transpose()
+}
+
+/// The body stopped arriving before its deadline (`connection::BodyTimeout`).
+fn timed_out(e: &BytesRejection) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(e) = source {
+        if e.is::<super::connection::BodyTimeout>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
 }

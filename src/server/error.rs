@@ -5,7 +5,8 @@
 //! server adds its own for what only a server can refuse.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
@@ -25,11 +26,13 @@ pub const CODES: &[(&str, u16, &str)] = &[
     ("unauthorized", 401, "no token, or a token this server did not issue"),
     ("forbidden", 403, "the token's role may not do this"),
     ("too_large", 413, "the request body is over the limit"),
-    ("busy", 503, "too many appends are waiting; retry shortly"),
+    ("busy", 503, "too many appends are waiting, or too many connections are open; retry shortly"),
+    ("too_many_streams", 503, "too many live streams on this game or in all; retry later"),
+    ("timeout", 408, "the request's body did not arrive in time; the connection is closed"),
+    ("method_not_allowed", 405, "the route exists but not with this method; `Allow` lists those it has"),
     ("shutting_down", 503, "the server is shutting down and takes no more appends"),
     ("unhealthy", 503, "/health: a write to the store failed, or the store does not answer"),
     ("not_found", 404, "no such route"),
-    ("method_not_allowed", 405, "the route does not take this method; `Allow` lists those it takes"),
     ("internal", 500, "a bug in arbiter"),
 ];
 
@@ -74,6 +77,12 @@ impl ApiError {
     pub fn method_not_allowed() -> ApiError {
         ApiError::new("method_not_allowed", "this route does not take this method; see Allow and /openapi.json")
     }
+    pub fn too_many_streams(message: impl Into<String>) -> ApiError {
+        ApiError::new("too_many_streams", message)
+    }
+    pub fn timeout(message: impl Into<String>) -> ApiError {
+        ApiError::new("timeout", message)
+    }
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new("internal", message)
     }
@@ -95,4 +104,42 @@ impl IntoResponse for ApiError {
         response.extensions_mut().insert(refusal);
         response
     }
+}
+
+/// Every error answered in the one JSON body, including those axum and its
+/// extractors answer themselves in plain text (a 405, a path segment that is
+/// not UTF-8 after percent-decoding, a query that does not parse): their
+/// text becomes the message, the status picks the code.
+pub async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let json =
+        response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // axum's rejections are one short line; an error body is never streamed.
+    let text = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = match text.is_empty() {
+        true => status.canonical_reason().unwrap_or("error").to_string(),
+        false => text,
+    };
+    let code = match status.as_u16() {
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        408 => "timeout",
+        413 => "too_large",
+        503 => "busy",
+        s if s < 500 => "input",
+        _ => "internal",
+    };
+    let body = json!({"error": {"code": code, "message": message}});
+    // The request log and the metrics read the code from here (see `into_response`).
+    parts.extensions.insert(super::observe::Refusal::of(&body));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    Response::from_parts(parts, Body::from(body.to_string()))
 }

@@ -4,20 +4,23 @@
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 
+use std::sync::Arc;
+
 use axum::Json;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 
-use super::body::{json_body, query_num};
-use super::{ApiError, Shared, blocking};
+use super::body::{json_body, query_num, raw_body};
+use super::{ApiError, Shared, Subscription, blocking};
 use crate::access::Grant;
 use crate::event::Event;
-use crate::limits::{MAX_BATCH_EVENTS, MAX_FOLLOWED_GAMES, MAX_PAGE_EVENTS};
+use crate::limits::{MAX_BATCH_EVENTS, MAX_FOLLOWED_GAMES, MAX_PAGE_EVENTS, MAX_REQUEST_BYTES, MAX_STREAM_EVENTS};
 use crate::ops;
 use crate::record::{RecordError, Recorder, Submission, canonical_bytes};
 
@@ -63,14 +66,51 @@ pub async fn batch(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let grant = s.caller(&headers, None)?;
-    let req: BatchRequest = json_body(body)?;
-    may_append(&grant, &game, &req.events)?;
-    if req.events.is_empty() || req.events.len() > MAX_BATCH_EVENTS {
-        return Err(ApiError::input(format!("a batch has 1 to {MAX_BATCH_EVENTS} events")));
+    let (events, expect_seq) = batch_body(body)?;
+    // Who may append is said before how many events a batch may hold.
+    may_append(&grant, &game, &events)?;
+    if events.is_empty() || events.len() > MAX_BATCH_EVENTS {
+        return Err(ApiError::input(format!("a batch has 1 to {MAX_BATCH_EVENTS} events, not {}", events.len())));
     }
-    let done = run(&s, &game, req.events, req.expect_seq).await?;
+    let done = run(&s, &game, events, expect_seq).await?;
+    // An identical retry of a stored batch stored nothing: 200, as for one append.
+    let status = if done.iter().all(|(_, duplicate)| *duplicate) { StatusCode::OK } else { StatusCode::CREATED };
     let appended: Vec<Value> = done.into_iter().map(|(v, _)| v).collect();
-    Ok((StatusCode::CREATED, Json(json!({ "appended": appended }))))
+    Ok((status, Json(json!({ "appended": appended }))))
+}
+
+/// The batch's envelope, its events left as text: each is then parsed
+/// strictly on its own, with the limits of one event (`MAX_ARRAY_ITEMS`,
+/// `MAX_DEPTH`), so the envelope's array may hold `MAX_BATCH_EVENTS`.
+/// (Parsed whole with `parse_strict`, the array limit of an event capped a
+/// batch at 64.) serde refuses a duplicate or unknown field and a float.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchEnvelope<'a> {
+    #[serde(borrow)]
+    events: Vec<&'a serde_json::value::RawValue>,
+    expect_seq: u64,
+}
+
+fn batch_body(body: Result<Bytes, BytesRejection>) -> Result<(Vec<Submission>, u64), ApiError> {
+    let bytes = raw_body(body, MAX_REQUEST_BYTES)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::input("the body is not UTF-8"))?;
+    let envelope: BatchEnvelope =
+        serde_json::from_str(text).map_err(|e| ApiError::input(format!("the body does not fit the request: {e}")))?;
+    // The count is checked by the caller, after who may append; the
+    // request body's size limit bounds the work done here before it.
+    let events = envelope
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            Submission::parse(raw.get()).map_err(|e| match e {
+                RecordError::Input(m) => ApiError::input(format!("batch event {}: {m}; nothing was stored", i + 1)),
+                e => e.into(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((events, envelope.expect_seq))
 }
 
 /// A seat appends only as itself, a judge only as themself, and only in
@@ -82,6 +122,7 @@ fn may_append(grant: &Option<Grant>, game: &str, subs: &[Submission]) -> Result<
     let Some(me) = grant.actor_in(game) else {
         return Err(ApiError::forbidden(match grant {
             Grant::Organiser => "the organiser does not act in games; use a seat's or a judge's token".to_string(),
+            Grant::Cookie(_) => "a page's cookie only reads; append with a seat's or a judge's token".to_string(),
             _ => format!("this token is not for game {game}"),
         }));
     };
@@ -92,36 +133,51 @@ fn may_append(grant: &Option<Grant>, game: &str, subs: &[Submission]) -> Result<
 }
 
 /// Appends in order under the game's lock, from `expect` on. Returns each
-/// event's JSON and whether it was a retry of one already stored.
+/// event's JSON and whether it was a retry of one already stored. The new
+/// events go to the game's live subscribers once stored, still under the
+/// lock (so in seq order), as bytes made once: the append never waits on
+/// a subscriber.
 async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Result<Vec<(Value, bool)>, ApiError> {
     let _permit = s.permit()?;
     let slot = s.slot(game)?;
     let mut folded = slot.recorder.clone().lock_owned().await;
     let store = s.store();
     let name = game.to_string();
+    let fanout = slot.fanout.clone();
     // The lock moves into the worker: if the client goes away, the append
     // still finishes (or not) under the lock, and a retry with the same
     // expect_seq finds it.
-    let (result, head) = blocking(move || {
+    let (result, head, fanned, folded) = blocking(move || {
         if folded.is_none() {
             match Recorder::load(store, &name) {
                 Ok(r) => *folded = Some(r),
-                Err(e) => return (Err(e), None),
+                Err(e) => return (Err(e), None, None, folded),
             }
         }
         let recorder = folded.as_mut().expect("loaded");
         let result = append_all(recorder, &subs, expect);
         let head = recorder.head().clone();
-        if let Err(RecordError::Io(_) | RecordError::Broken { .. }) = &result {
+        let fanned = match &result {
+            // The frames are made here, off the async threads, once for all.
+            Ok((_, stored)) if !stored.is_empty() && fanout.receiver_count() > 0 => Some(Fanned::events(&name, stored)),
+            Ok(_) => None,
             // The store failed under us: fold again from the store next time.
-            *folded = None;
-        }
-        (result, Some(head))
+            Err(RecordError::Io(_) | RecordError::Broken { .. }) => {
+                *folded = None;
+                None
+            }
+            Err(_) => None,
+        };
+        (result.map(|(done, _)| done), Some(head), fanned, folded)
     })
     .await?;
-    if let Some(head) = &head {
-        s.advanced(game, head.seq);
+    // Sent from this task, which answers the append in the same poll: the
+    // subscribers it wakes run after the answer is on its way, not before.
+    // Still under the lock, so in seq order; Err only if no one listens.
+    if let Some(fanned) = fanned {
+        let _ = slot.fanout.send(fanned);
     }
+    drop(folded);
     result.map_err(|e| {
         let conflict = matches!(e, RecordError::Conflict { .. });
         let mut err = ApiError::from(e);
@@ -134,8 +190,13 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
 
 /// Appends `subs` at `expect` as one durable write (`Recorder::append_batch`:
 /// all or nothing, one sync); a leading run already stored there (a retry)
-/// comes back as duplicates.
-fn append_all(recorder: &mut Recorder, subs: &[Submission], expect: u64) -> Result<Vec<(Value, bool)>, RecordError> {
+/// comes back as duplicates. Also returns the events newly stored.
+#[allow(clippy::type_complexity)]
+fn append_all(
+    recorder: &mut Recorder,
+    subs: &[Submission],
+    expect: u64,
+) -> Result<(Vec<(Value, bool)>, Vec<Event>), RecordError> {
     let done = recorder.append_batch(subs, Some(expect)).map_err(|(i, e)| match (subs.len() > 1, e) {
         // Say which event of the batch was refused (and that none was stored).
         (true, RecordError::Input(m)) => RecordError::Input(format!("batch event {}: {m}; nothing was stored", i + 1)),
@@ -145,7 +206,8 @@ fn append_all(recorder: &mut Recorder, subs: &[Submission], expect: u64) -> Resu
         }
         (_, e) => e,
     })?;
-    Ok(done.iter().map(|d| (ops::appended(d, &d.view), d.duplicate)).collect())
+    let stored = done.iter().filter(|d| !d.duplicate).map(|d| d.event.clone()).collect();
+    Ok((done.iter().map(|d| (ops::appended(d, &d.view), d.duplicate)).collect(), stored))
 }
 
 /// `GET /api/games/{game}/events?from=N&limit=M`: a page of events.
@@ -172,38 +234,39 @@ pub async fn read(
 /// `GET /api/games/{game}/stream?from=N` (or `Last-Event-ID: N-1`): every
 /// event from seq N on, then each new one as it is stored. The SSE id of
 /// each message is its seq, so a client that reconnects with Last-Event-ID
-/// resumes with no gap and no duplicate. Events are read from the store in
-/// seq order, never from the append path, so what is sent was stored.
+/// resumes with no gap and no duplicate. New events come from the append
+/// path once stored (the same bytes to every subscriber); older ones, and
+/// any a subscriber fell too far behind on, are read from the store by seq.
 pub async fn stream(
     State(s): State<Shared>,
     Path(game): Path<String>,
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     s.reader(&headers, &q, &game)?;
-    let last_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
-    let from = match last_id {
-        Some(id) => id.trim().parse::<u64>().map_err(|_| ApiError::input("Last-Event-ID is not a seq"))? + 1,
+    let from = match headers.get("last-event-id") {
+        Some(id) => {
+            let id = id.to_str().ok().and_then(|id| id.trim().parse::<u64>().ok());
+            // No stream holds a seq past MAX_STREAM_EVENTS - 1: a larger id
+            // is not from this server, and resuming after it would wait
+            // forever (or, had it wrapped, replay the whole game). A 400
+            // makes a browser's EventSource stop instead of retrying.
+            match id.filter(|id| *id < MAX_STREAM_EVENTS) {
+                Some(id) => id + 1,
+                None => {
+                    return Err(ApiError::input(format!(
+                        "Last-Event-ID must be a seq below {MAX_STREAM_EVENTS} (the id of an event this stream sent)"
+                    )));
+                }
+            }
+        }
         None => query_num(&q, "from")?.unwrap_or(0),
     };
     if s.store().head(&game).map_err(RecordError::from)?.is_none() {
         return Err(RecordError::NoSuchGame(game).into());
     }
-    let slot = s.slot(&game)?;
-    let follow = Follow {
-        s: s.clone(),
-        game,
-        next: from,
-        buf: VecDeque::new(),
-        head: slot.head.subscribe(),
-        closing: s.closing(),
-    };
-    let events = futures_util::stream::unfold(follow, |mut f| async move {
-        let event = f.next_event().await?;
-        let data = String::from_utf8(canonical_bytes(&event)).expect("canonical JSON is UTF-8");
-        Some((Ok(SseEvent::default().id(event.seq.to_string()).event("event").data(data)), f))
-    });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    let follow = Follow::new(&s, game, from, false)?;
+    Ok(sse(futures_util::stream::unfold(follow, |mut f| async move { f.next_frame().await.map(|b| (b, f)) })))
 }
 
 /// `GET /api/stream?games=a,b,c`: one live stream for many games, so a
@@ -215,7 +278,7 @@ pub async fn stream_many(
     State(s): State<Shared>,
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     let games: Vec<String> =
         q.get("games").map(|g| g.split(',').filter(|g| !g.is_empty()).map(String::from).collect()).unwrap_or_default();
     if games.is_empty() || games.len() > MAX_FOLLOWED_GAMES {
@@ -227,66 +290,207 @@ pub async fn stream_many(
         let Some(head) = s.store().head(&game).map_err(RecordError::from)? else {
             return Err(RecordError::NoSuchGame(game).into());
         };
-        let slot = s.slot(&game)?;
-        let follow = Follow {
-            s: s.clone(),
-            game,
-            next: head.seq + 1,
-            buf: VecDeque::new(),
-            head: slot.head.subscribe(),
-            closing: s.closing(),
-        };
+        let follow = Follow::new(&s, game, head.seq + 1, true)?;
         follows.push(Box::pin(futures_util::stream::unfold(follow, |mut f| async move {
-            let event = f.next_event().await?;
-            let data = json!({"game": f.game, "event": event}).to_string();
-            Some((Ok(SseEvent::default().event("event").data(data)), f))
+            f.next_frame().await.map(|b| (b, f))
         })));
     }
-    Ok(Sse::new(futures_util::stream::select_all(follows)).keep_alive(KeepAlive::default()))
+    Ok(sse(futures_util::stream::select_all(follows)))
+}
+
+/// How often a live stream with nothing to send says so (an SSE comment),
+/// so that proxies and the client see it is alive.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// A `text/event-stream` answer of ready-made frames, with a comment when
+/// nothing was sent for `KEEP_ALIVE`.
+fn sse(frames: impl futures_util::Stream<Item = Bytes> + Send + 'static) -> Response {
+    let frames = Box::pin(frames);
+    let body = futures_util::stream::unfold(frames, |mut frames| async move {
+        tokio::select! {
+            frame = futures_util::StreamExt::next(&mut frames) => frame.map(|f| (Ok::<_, Infallible>(f), frames)),
+            _ = tokio::time::sleep(KEEP_ALIVE) => Some((Ok(Bytes::from_static(b":\n\n")), frames)),
+        }
+    });
+    ([(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")], Body::from_stream(body))
+        .into_response()
+}
+
+/// One stored event as SSE messages: for `/stream` (id = seq, data = the
+/// canonical event) and for `/api/stream` (data = `{"game", "event"}`).
+#[derive(Clone)]
+pub struct Frame {
+    seq: u64,
+    one: Bytes,
+    many: Bytes,
+}
+
+impl Frame {
+    fn new(game: &str, event: &Event) -> Frame {
+        let bytes = canonical_bytes(event);
+        let data = std::str::from_utf8(&bytes).expect("canonical JSON is UTF-8");
+        // Canonical JSON has no raw newline, so each is one `data:` line.
+        let one = format!("id: {}\nevent: event\ndata: {data}\n\n", event.seq);
+        let name = serde_json::to_string(game).expect("a string");
+        let many = format!("event: event\ndata: {{\"game\":{name},\"event\":{data}}}\n\n");
+        Frame { seq: event.seq, one: Bytes::from(one), many: Bytes::from(many) }
+    }
+}
+
+/// What a game's fan-out carries: the events one append stored, made into
+/// frames once for every subscriber, and the head after them (a create,
+/// an import or a fork sends the head alone: subscribers read the store).
+#[derive(Clone)]
+pub struct Fanned {
+    head: u64,
+    frames: Arc<[Frame]>,
+}
+
+impl Fanned {
+    pub fn events(game: &str, events: &[Event]) -> Fanned {
+        let frames: Arc<[Frame]> = events.iter().map(|e| Frame::new(game, e)).collect();
+        Fanned { head: events.last().map_or(0, |e| e.seq), frames }
+    }
+    pub fn head(seq: u64) -> Fanned {
+        Fanned { head: seq, frames: Arc::from([]) }
+    }
 }
 
 /// A live stream's place in its game.
 struct Follow {
     s: Shared,
     game: String,
+    /// The seq of the next event to send.
     next: u64,
-    buf: VecDeque<Event>,
-    head: tokio::sync::watch::Receiver<Option<u64>>,
+    /// Frames to send, in seq order from `next`.
+    buf: VecDeque<Frame>,
+    /// The fan-out can no longer be trusted to hold `next` (the stream
+    /// starts before the head, or the subscriber lagged or saw a gap):
+    /// read the store until it has nothing more.
+    behind: bool,
+    live: broadcast::Receiver<Fanned>,
     closing: tokio::sync::watch::Receiver<bool>,
+    /// For `/api/stream`'s frames.
+    many: bool,
+    _counted: Subscription,
 }
 
 impl Follow {
-    /// The event at `next`, waiting for it to be stored; None ends the
-    /// stream (shutdown, or the store failed).
-    async fn next_event(&mut self) -> Option<Event> {
+    /// Subscribed before anything is read from the store, so that every
+    /// event stored after the read comes through the fan-out.
+    fn new(s: &Shared, game: String, next: u64, many: bool) -> Result<Follow, ApiError> {
+        let (counted, live) = s.subscribe(&game)?;
+        Ok(Follow {
+            s: s.clone(),
+            game,
+            next,
+            buf: VecDeque::new(),
+            behind: true,
+            live,
+            closing: s.closing(),
+            many,
+            _counted: counted,
+        })
+    }
+
+    /// The next frame to send, waiting for its event to be stored; None
+    /// ends the stream (shutdown, or the store failed).
+    async fn next_frame(&mut self) -> Option<Bytes> {
         loop {
-            if let Some(event) = self.buf.pop_front() {
-                self.next = event.seq + 1;
-                return Some(event);
+            if let Some(frame) = self.buf.pop_front() {
+                if frame.seq < self.next {
+                    continue;
+                }
+                self.next = frame.seq + 1;
+                return Some(if self.many { frame.many } else { frame.one });
             }
             if *self.closing.borrow() {
                 return None;
             }
-            let head = *self.head.borrow_and_update();
-            if head.is_some_and(|h| h >= self.next) {
+            if self.behind {
+                // The slow path: read from the store, this subscriber alone,
+                // a few subscribers at a time (each read holds a worker thread).
+                let _reading = self.s.catching_up.acquire().await;
                 let (store, game, from) = (self.s.store(), self.game.clone(), self.next);
-                let page = blocking(move || {
-                    store.read(&game, from).and_then(|events| events.take(256).collect::<Result<Vec<_>, _>>())
+                let page = blocking(move || -> Result<Vec<Frame>, RecordError> {
+                    let events = store.read(&game, from)?.take(STORE_PAGE).collect::<Result<Vec<_>, _>>()?;
+                    Ok(events.iter().map(|e| Frame::new(&game, e)).collect())
                 })
                 .await;
                 match page {
-                    Ok(Ok(events)) if !events.is_empty() => {
-                        self.buf.extend(events);
+                    Ok(Ok(frames)) => {
+                        self.behind = frames.len() == STORE_PAGE;
+                        self.buf.extend(frames);
                         continue;
                     }
-                    Ok(Ok(_)) => {}
                     _ => return None,
                 }
             }
             tokio::select! {
-                changed = self.head.changed() => if changed.is_err() { return None },
+                fanned = self.live.recv() => match fanned {
+                    Ok(fanned) => match fanned.frames.first() {
+                        // In order, or already sent (read from the store meanwhile).
+                        Some(first) if first.seq <= self.next => self.buf.extend(fanned.frames.iter().cloned()),
+                        // A gap, or a head moved by a create, import or fork.
+                        _ if fanned.head >= self.next => self.behind = true,
+                        _ => {}
+                    },
+                    // Too far behind: the fan-out dropped what it missed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.behind = true,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
                 _ = self.closing.changed() => {}
             }
         }
+    }
+}
+
+/// Events a lagging subscriber reads from the store at a time.
+const STORE_PAGE: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::FANOUT_BUFFER;
+    use crate::store::{SledStore, checkpoints};
+
+    fn note(hash0: &str, seq: u64) -> Submission {
+        Submission {
+            actor: "p1".into(),
+            action: json!({"type": "note", "concerns": {"seq": 0, "hash": hash0}, "text": format!("n{seq}")}),
+            at: None,
+        }
+    }
+
+    #[test]
+    fn a_subscriber_too_far_behind_for_the_fan_out_catches_up_from_the_store_with_no_gap() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let header = serde_json::from_value(json!({"type": "open", "ruleset": "doomtrooper", "ruleset_version": 1,
+            "seats": [{"id": "p1", "name": "Ann"}, {"id": "p2", "name": "Ben"}]}))
+        .unwrap();
+        let e0 = crate::record::create(&store, "g", &header, "organiser", None).unwrap();
+        let signer = checkpoints::signer(dir.path(), None, None).unwrap();
+        let s = super::super::Server::with_pending(store, signer, 16);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let id = |frame: Bytes| String::from_utf8(frame.to_vec()).unwrap().lines().next().unwrap().to_string();
+        runtime.block_on(async {
+            let mut follow = Follow::new(&s, "g".into(), 0, false).unwrap();
+            assert_eq!(id(follow.next_frame().await.unwrap()), "id: 0");
+            // Three times what the fan-out keeps, appended while the
+            // subscriber reads nothing.
+            let n = 3 * FANOUT_BUFFER as u64;
+            for seq in 1..=n {
+                run(&s, "g", vec![note(&e0.hash, seq)], seq).await.unwrap();
+            }
+            assert!(follow.live.len() > FANOUT_BUFFER, "more unread than the fan-out keeps: it lagged");
+            for seq in 1..=n {
+                assert_eq!(id(follow.next_frame().await.unwrap()), format!("id: {seq}"));
+            }
+            // Caught up, it is back on the fan-out.
+            run(&s, "g", vec![note(&e0.hash, n + 1)], n + 1).await.unwrap();
+            assert_eq!(id(follow.next_frame().await.unwrap()), format!("id: {}", n + 1));
+            assert!(!follow.behind);
+        });
     }
 }

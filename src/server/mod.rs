@@ -6,6 +6,7 @@
 //! - [`events`]: append (one or a batch), read pages, and the live stream (SSE).
 //! - [`views`]: head, state, verify, export, what-if, diff, replay.
 //! - [`body`]: reading a request's body and query, strictly.
+//! - [`connection`]: one client connection, with its timeouts; the cap.
 //! - [`error`]: the one error body, with a stable code.
 //! - [`page`]: the replay page (one HTML file, no build step).
 //! - [`observe`]: the request log, `/health` and `/metrics`.
@@ -18,11 +19,12 @@
 //! blocking threads, and their durable syncs are shared by the store's group
 //! commit. At most `MAX_PENDING_APPENDS` appends are held at once: past
 //! that the server answers 503 "busy" at once (back-pressure). On shutdown
-//! the server stops taking appends (503 "shutting_down"), finishes those in
-//! flight, ends live streams, and exits; nothing is acknowledged that was
-//! not stored durably.
+//! the server stops taking appends (503 "shutting_down"), ends live
+//! streams, lets requests in flight finish until a deadline, cuts what is
+//! left, and exits; nothing is acknowledged that was not stored durably.
 
 pub mod body;
+pub mod connection;
 pub mod error;
 pub mod events;
 pub mod games;
@@ -34,13 +36,19 @@ pub mod views;
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::http::HeaderMap;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Semaphore, broadcast, watch};
 
 use crate::access::{self, Grant, ReadAccess};
-use crate::limits::{MAX_CACHED_GAMES, MAX_PENDING_APPENDS};
+use crate::limits::{
+    BODY_TIMEOUT_SECONDS, FANOUT_BUFFER, HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, MAX_CACHED_GAMES,
+    MAX_CATCHING_UP, MAX_CONNECTIONS, MAX_GAME_SUBSCRIBERS, MAX_PENDING_APPENDS, MAX_REFUSING, MAX_SUBSCRIBERS,
+    SHUTDOWN_DEADLINE_SECONDS, UNACKED_WRITE_SECONDS,
+};
 use crate::record::{RecordError, Recorder};
 use crate::store::checkpoints;
 use crate::store::{SledStore, Store};
@@ -61,15 +69,51 @@ pub struct Server {
     closing: watch::Sender<bool>,
     /// The organiser's log key and the newest checkpoint.
     pub keeper: log::Keeper,
+    /// Live subscriptions in all, and the caps on them.
+    subscribers: AtomicUsize,
+    pub streams: Streams,
+    /// Live streams reading the store at once (to catch up).
+    pub catching_up: Semaphore,
 }
 
-/// A game's lock and live head.
+/// The caps on live subscriptions (`limits`; tests and benchmarks set their own).
+#[derive(Clone, Copy, Debug)]
+pub struct Streams {
+    pub per_game: usize,
+    pub in_all: usize,
+}
+
+impl Default for Streams {
+    fn default() -> Streams {
+        Streams { per_game: MAX_GAME_SUBSCRIBERS, in_all: MAX_SUBSCRIBERS }
+    }
+}
+
+/// A live subscription to one game, counted while it lives.
+pub struct Subscription {
+    server: Shared,
+    slot: Arc<Slot>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.slot.subscribers.fetch_sub(1, Ordering::SeqCst);
+        self.server.subscribers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A game's lock and its live subscribers.
 pub struct Slot {
     /// The game folded at its head, loaded on first append. The lock
     /// serialises appends to this game.
     pub recorder: Arc<tokio::sync::Mutex<Option<Recorder<'static>>>>,
-    /// The head seq, for live streams to wait on.
-    pub head: watch::Sender<Option<u64>>,
+    /// Each append's events once stored, as SSE bytes made once for all
+    /// subscribers (`events::Fanned`). Sent under the game's lock, so in seq
+    /// order; never waits: a subscriber too far behind is told it lagged
+    /// and reads the store instead.
+    pub fanout: broadcast::Sender<events::Fanned>,
+    /// Live subscriptions to this game.
+    pub subscribers: AtomicUsize,
 }
 
 pub type Shared = Arc<Server>;
@@ -85,6 +129,11 @@ impl Server {
     /// A server that signs checkpoints with `signer` and holds at most
     /// `pending` appends at once.
     pub fn with_pending(store: SledStore, signer: NoteSigner, pending: usize) -> Shared {
+        Server::with_limits(store, signer, pending, Streams::default())
+    }
+
+    /// A server with its own caps on appends held and on live streams.
+    pub fn with_limits(store: SledStore, signer: NoteSigner, pending: usize, streams: Streams) -> Shared {
         let keeper = log::Keeper::new(signer, store.dir().to_path_buf());
         let store: &'static SledStore = Box::leak(Box::new(store));
         Arc::new(Server {
@@ -93,6 +142,9 @@ impl Server {
             pending: Arc::new(Semaphore::new(pending)),
             closing: watch::channel(false).0,
             keeper,
+            subscribers: AtomicUsize::new(0),
+            streams,
+            catching_up: Semaphore::new(MAX_CATCHING_UP),
         })
     }
 
@@ -115,23 +167,51 @@ impl Server {
                 }
             }
         }
-        let head = self.store.head(game)?.map(|h| h.seq);
-        let slot = Arc::new(Slot { recorder: Arc::new(tokio::sync::Mutex::new(None)), head: watch::channel(head).0 });
+        let slot = Arc::new(Slot {
+            recorder: Arc::new(tokio::sync::Mutex::new(None)),
+            fanout: broadcast::channel(FANOUT_BUFFER).0,
+            subscribers: AtomicUsize::new(0),
+        });
         slots.insert(game.to_string(), slot.clone());
         Ok(slot)
     }
 
-    /// Tells live streams that `game`'s head is now `seq`.
+    /// Tells live streams that `game`'s head is now `seq` (a create, an
+    /// import or a fork stored it): they read the new events from the store.
     pub fn advanced(&self, game: &str, seq: u64) {
-        if let Ok(slot) = self.slot(game) {
-            slot.head.send_if_modified(|h| {
-                let newer = h.is_none_or(|h| h < seq);
-                if newer {
-                    *h = Some(seq);
-                }
-                newer
-            });
+        if let Ok(slot) = self.slot(game)
+            && slot.fanout.receiver_count() > 0
+        {
+            let _ = slot.fanout.send(events::Fanned::head(seq));
         }
+    }
+
+    /// A live subscription to `game` (the receiver to subscribe with, and
+    /// the count), or 503 past the caps.
+    pub fn subscribe(
+        self: &Arc<Self>,
+        game: &str,
+    ) -> Result<(Subscription, broadcast::Receiver<events::Fanned>), ApiError> {
+        let slot = self.slot(game)?;
+        let all = self.subscribers.fetch_add(1, Ordering::SeqCst);
+        let mine = slot.subscribers.fetch_add(1, Ordering::SeqCst);
+        // Counted first, refused after: two racing subscribers never both
+        // take the last place.
+        let sub = Subscription { server: self.clone(), slot: slot.clone() };
+        if mine >= self.streams.per_game {
+            return Err(ApiError::too_many_streams(format!(
+                "{game} has {} live streams, the most it may have; retry later or follow it through another client",
+                self.streams.per_game
+            )));
+        }
+        if all >= self.streams.in_all {
+            return Err(ApiError::too_many_streams(format!(
+                "the server has {} live streams, the most it may have; retry later",
+                self.streams.in_all
+            )));
+        }
+        let live = slot.fanout.subscribe();
+        Ok((sub, live))
     }
 
     pub fn closing(&self) -> watch::Receiver<bool> {
@@ -193,6 +273,9 @@ impl Server {
         match self.caller(headers, None)? {
             None => Err(ApiError::unauthorized("this needs the organiser's token")),
             Some(g) if g.is_organiser() => Ok(()),
+            Some(Grant::Cookie(_)) => Err(ApiError::forbidden(
+                "a page's cookie only reads; this needs the organiser's token in Authorization",
+            )),
             Some(_) => Err(ApiError::forbidden("only the organiser may do this")),
         }
     }
@@ -236,28 +319,117 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
     tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("a worker failed: {e}")))
 }
 
-/// Serves until `shutdown` completes, then stops taking appends, finishes
-/// the requests in flight, ends live streams and returns.
+/// How `serve` treats connections. The defaults are `limits`' (each says
+/// why); tests set them low.
+#[derive(Clone, Debug)]
+pub struct Connections {
+    /// A request's head must arrive within this of the connection being
+    /// ready for it (hyper's `header_read_timeout`).
+    pub header_timeout: Duration,
+    /// A request's body must arrive within this of its head (408).
+    pub body_timeout: Duration,
+    /// Closed after this (and at most twice this) with no request in
+    /// flight and nothing received.
+    pub idle_timeout: Duration,
+    /// Most connections open at once; past it, 503 "busy" and closed.
+    pub max_open: usize,
+    /// After shutdown begins, connections still open this long are cut.
+    pub shutdown_deadline: Duration,
+}
+
+impl Default for Connections {
+    fn default() -> Connections {
+        Connections {
+            header_timeout: Duration::from_secs(HEADER_TIMEOUT_SECONDS),
+            body_timeout: Duration::from_secs(BODY_TIMEOUT_SECONDS),
+            idle_timeout: Duration::from_secs(IDLE_TIMEOUT_SECONDS),
+            max_open: MAX_CONNECTIONS,
+            shutdown_deadline: Duration::from_secs(SHUTDOWN_DEADLINE_SECONDS),
+        }
+    }
+}
+
+/// How a shutdown went.
+#[derive(Debug, Default)]
+pub struct Stopped {
+    /// Connections still open at the deadline, cut (their requests were not
+    /// answered, so nothing they sent was acknowledged).
+    pub cut: usize,
+}
+
+/// Serves with the default limits until `shutdown` completes (see `serve_with`).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     server: Shared,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<Stopped> {
+    serve_with(listener, server, Connections::default(), shutdown).await
+}
+
+/// Serves until `shutdown` completes, then stops accepting, stops taking
+/// appends (503), ends live streams, lets requests in flight finish until
+/// `limits.shutdown_deadline`, cuts what is left, signs a last checkpoint
+/// and returns. hyper's own connection loop (not `axum::serve`, which sets
+/// no timeout) so that each connection has its head, body and idle timeouts.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    server: Shared,
+    limits: Connections,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<Stopped> {
     let app = routes::router(server.clone());
-    let closing = server.closing.clone();
     let ticking = tokio::spawn(sign_checkpoints(server.clone()));
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            closing.send_replace(true);
-        })
-        .await;
+    let open = Arc::new(Semaphore::new(limits.max_open));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let (stop, stopping) = watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            _ = &mut shutdown => break,
+            // Finished connections are reaped as they end.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors or the like: wait for a
+                // connection to end rather than spin (as axum::serve does).
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        match open.clone().try_acquire_owned() {
+            Ok(permit) => {
+                connection::unacked_write_timeout(&stream, Duration::from_secs(UNACKED_WRITE_SECONDS));
+                let conn = connection::serve(stream, app.clone(), limits.clone(), stopping.clone());
+                connections.spawn(async move {
+                    conn.await;
+                    drop(permit);
+                });
+            }
+            Err(_) => connection::refuse(stream, &refusing),
+        }
+    }
+    drop(listener);
+    server.closing.send_replace(true);
+    stop.send_replace(true);
+    let drained =
+        tokio::time::timeout(limits.shutdown_deadline, async { while connections.join_next().await.is_some() {} })
+            .await;
+    let mut stopped = Stopped::default();
+    if drained.is_err() {
+        // Cut: a handler dropped here was not answered. An append already
+        // in its worker still finishes (stored durably, or not at all).
+        stopped.cut = connections.len();
+        connections.shutdown().await;
+    }
     ticking.abort();
     // The last checkpoint covers every append acknowledged before shutdown.
     let last = server.clone();
     let signed = tokio::task::spawn_blocking(move || last.keeper.tick(last.store())).await;
     match signed {
-        Ok(Ok(_)) => served,
+        Ok(Ok(_)) => Ok(stopped),
         Ok(Err(e)) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
         Err(e) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
     }

@@ -10,7 +10,7 @@ use axum::routing::{MethodRouter, delete, get, post, put};
 use axum::{Extension, Router, middleware};
 use serde_json::{Map, Value, json};
 
-use super::error::CODES;
+use super::error::{self, CODES};
 use super::{ApiError, Shared, events, games, log, observe, page, views};
 use crate::limits::{MAX_IMPORT_BYTES, MAX_REQUEST_BYTES};
 
@@ -60,7 +60,11 @@ const APPEND_ERRORS: &[&str] = &[
     "too_large",
     "busy",
     "shutting_down",
+    "timeout",
 ];
+/// A live stream can also be past the caps on subscribers.
+const STREAM_ERRORS: &[&str] =
+    &["input", "no_such_game", "broken", "io", "unauthorized", "forbidden", "too_many_streams"];
 const ORGANISER_ERRORS: &[&str] =
     &["input", "exists", "no_such_game", "broken", "io", "unauthorized", "forbidden", "too_large"];
 
@@ -139,7 +143,7 @@ pub const ROUTES: &[Route] = &[
         query: &[("from", "first seq (default 0); Last-Event-ID, when sent, wins")],
         body: None,
         ok: (200, "text/event-stream of `event` messages, data = the canonical event"),
-        errors: READ_ERRORS,
+        errors: STREAM_ERRORS,
         handler: || get(events::stream),
     },
     Route {
@@ -150,7 +154,7 @@ pub const ROUTES: &[Route] = &[
         query: &[("games", "the games to follow, separated by commas (at most 64)")],
         body: None,
         ok: (200, "text/event-stream of `event` messages, data = {game, event}"),
-        errors: READ_ERRORS,
+        errors: STREAM_ERRORS,
         handler: || get(events::stream_many),
     },
     Route {
@@ -458,6 +462,9 @@ pub fn router(server: Shared) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .layer(middleware::map_response(page::no_referrer))
+        // Every error in the JSON body, also those axum answers in plain
+        // text; inside the request log, which then logs the final code.
+        .layer(middleware::map_response(error::json_errors))
         .layer(middleware::from_fn_with_state(metrics.clone(), observe::record))
         .layer(Extension(metrics))
         .with_state(server)
