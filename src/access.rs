@@ -473,6 +473,14 @@ pub fn creating<T>(
 ) -> Result<T, RecordError> {
     check_game_name(name).map_err(RecordError::Input)?;
     let key = format!("{READ_PREFIX}{name}");
+    // No setting reads as public, so a public create of a name that has
+    // none writes none and needs no claim: a token-only create racing it
+    // either stores event 0 first (and settles its own access) or fails
+    // and swaps its marker back to none. This spares every public create
+    // two durable writes.
+    if read == ReadAccess::Public && store.setting(&key)?.is_none() {
+        return create();
+    }
     let mine = serde_json::to_vec(&serde_json::json!({ "creating": new_token()? })).expect("serialises");
     let seen = claim(store, name, &key, &mine)?;
     match create() {

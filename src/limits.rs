@@ -73,6 +73,14 @@ pub const MAX_CACHED_GAMES: usize = 4096;
 /// later event's time there (times never go backwards).
 pub const MAX_CLOCK_SKEW_SECONDS: i64 = 120;
 
+/// Longest a durable sync (sled's flush, then fdatasync) may take before
+/// the store is failed, in seconds. sled 0.34 can wait forever in its flush
+/// after a write to a full disk failed (seen on a full tmpfs: every sled
+/// thread idle, the flush waiting for a buffer no thread will write), and
+/// an append must end with an answer, never hang. A healthy disk syncs in
+/// milliseconds; a minute leaves room for a disk that is only slow.
+pub const SYNC_DEADLINE_SECONDS: u64 = 60;
+
 /// Most games one live stream follows (`/api/stream?games=...`): a head
 /// judge's floor, not the whole store; each costs a watcher on the server.
 pub const MAX_FOLLOWED_GAMES: usize = 64;

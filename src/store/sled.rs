@@ -362,9 +362,16 @@ impl SledStore {
     /// may be a moment after the store is dropped. The wait ends as soon as
     /// the lock is free, and gives up after two seconds (another process
     /// may have opened the store meanwhile).
+    ///
+    /// sled's drop flushes, and after a failed write (a full disk) that
+    /// flush may never return (sled 0.34; see `flush_within`): the store is
+    /// dropped on a thread of its own, so a stuck drop keeps the lock (the
+    /// store then cannot be opened again by this process, which says so)
+    /// but never hangs the caller.
     pub fn close(self) {
         let db = self.dir.join("db");
-        drop(self);
+        // Without a thread for it, the store is dropped here, with the closure.
+        let _ = std::thread::Builder::new().name("arbiter-close".into()).spawn(move || drop(self));
         for _ in 0..2000 {
             if !held_by_another_process(&db) {
                 return;
@@ -566,11 +573,39 @@ impl SledStore {
         Ok(())
     }
 
+    /// sled's flush, on a thread of its own, waited for at most `deadline`
+    /// (`limits::SYNC_DEADLINE_SECONDS`: sled 0.34 may never return from a
+    /// flush after a failed write). A flush that does not return fails the
+    /// store, saying what a write to the store's directory now answers
+    /// (a full disk: "No space left on device"). The stuck thread keeps
+    /// its handle on sled, so sled's lock stays held until the process
+    /// ends: the store cannot be opened again by this process.
+    fn flush_within(&self, deadline: Duration) -> Result<(), Failure> {
+        let db = self.db.clone();
+        let (done, flushed) = std::sync::mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name("arbiter-flush".into())
+            .spawn(move || {
+                let _ = done.send(db.flush());
+            })
+            .map_err(|e| Failure::io("cannot start the flush", &e))?;
+        match flushed.recv_timeout(deadline) {
+            Ok(result) => result.map(|_| ()).map_err(|e| Failure::sled("flush failed", &e)),
+            Err(_) => {
+                let what = format!("sled's flush did not finish within {} s", deadline.as_secs());
+                Err(match probe_write(&self.dir) {
+                    Err(e) => Failure::io(&format!("{what}; a write to the store's directory fails"), &e),
+                    Ok(()) => Failure { why: format!("{what} (the disk takes writes; sled is stuck)"), errno: None },
+                })
+            }
+        }
+    }
+
     /// sled flush, then fdatasync of its log file (and of any blob file,
     /// which sled never syncs).
     fn sync_now(&self) -> Result<(), Failure> {
         self.syncs.fetch_add(1, Ordering::Relaxed);
-        self.db.flush().map_err(|e| Failure::sled("flush failed", &e))?;
+        self.flush_within(Duration::from_secs(crate::limits::SYNC_DEADLINE_SECONDS))?;
         self.log_file.sync_data().map_err(|e| Failure::io("fdatasync failed", &e))?;
         let blobs = self.dir.join("blobs");
         if let Ok(entries) = std::fs::read_dir(&blobs) {
@@ -589,6 +624,16 @@ impl SledStore {
         }
         Ok(())
     }
+}
+
+/// Writes and syncs one byte in a file of `dir`, then removes it: what the
+/// disk under a store answers now.
+fn probe_write(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let path = dir.join("sync-probe");
+    let written = File::create(&path).and_then(|mut f| f.write_all(b"\n").and_then(|()| f.sync_data()));
+    let _ = std::fs::remove_file(&path);
+    written
 }
 
 fn key(seq: u64) -> [u8; 8] {
@@ -1228,6 +1273,19 @@ mod tests {
     fn sealed(prev: Option<&Link>) -> (Event, Vec<u8>) {
         let draft = Draft { actor: "p1".into(), action: serde_json::json!({"type": "pass"}), at: None };
         seal(&draft, prev, chrono::Utc::now()).unwrap()
+    }
+
+    /// A flush that returns within its deadline is a sync; the probe that
+    /// says why a stuck flush is stuck reports what the directory answers.
+    #[test]
+    fn a_flush_within_its_deadline_succeeds_and_the_probe_says_what_the_disk_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        store.flush_within(Duration::from_secs(crate::limits::SYNC_DEADLINE_SECONDS)).unwrap();
+        probe_write(dir.path()).unwrap();
+        assert!(!dir.path().join("sync-probe").exists(), "the probe leaves nothing behind");
+        let gone = dir.path().join("no-such-dir");
+        assert_eq!(probe_write(&gone).unwrap_err().kind(), std::io::ErrorKind::NotFound);
     }
 
     /// After a failed sync, sled holds in memory events that are not
