@@ -11,8 +11,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use arbiter::server::{self, Connections, Server, Stopped, Streams};
@@ -273,24 +272,6 @@ fn in_flight_with_half_a_body(c: &mut TcpStream, token: &str) {
     c.write_all(br#"{"actor": "p1""#).unwrap();
 }
 
-/// `arbiter serve` with extra flags; (child, url, organiser).
-fn spawn_binary(data: &Path, extra: &[&str]) -> (Child, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["--data", data.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let url = first.strip_prefix("listening on ").unwrap().to_string();
-    let second = lines.next().unwrap().unwrap();
-    let organiser = second.strip_prefix("organiser token (shown once, stored hashed): ").unwrap_or("").to_string();
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    (child, url, organiser)
-}
-
 fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
     let began = Instant::now();
     loop {
@@ -306,7 +287,8 @@ fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
 fn sigterm_ends_the_server_within_the_deadline_while_a_client_holds_half_a_request() {
     let dir = tempfile::tempdir().unwrap();
     let slow = ["--header-timeout", "600", "--body-timeout", "600", "--idle-timeout", "600"];
-    let (mut child, url, organiser) = spawn_binary(dir.path(), &[&slow[..], &["--shutdown-deadline", "1"]].concat());
+    let (mut child, url, organiser) =
+        common::server::spawn(dir.path(), &[&slow[..], &["--shutdown-deadline", "1"]].concat());
     let p1 = create(&url, &organiser, "g");
     let addr = url.strip_prefix("http://").unwrap();
     let mut half_head = TcpStream::connect(addr).unwrap();
@@ -527,7 +509,7 @@ fn a_batch_of_1000_is_one_write_and_its_identical_retry_answers_200_with_the_sto
 #[test]
 fn a_server_killed_during_batches_keeps_each_batch_whole_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, mut url, organiser) = spawn_binary(dir.path(), &[]);
+    let (mut child, mut url, organiser) = common::server::spawn(dir.path(), &[]);
     let p1 = create(&url, &organiser, "g");
     let h0 = hash0(&url, "g");
     // Batch k (from 0) has 2 + k % 7 events, texts "k/i".
@@ -585,7 +567,7 @@ fn a_server_killed_during_batches_keeps_each_batch_whole_or_not_at_all() {
         }
         assert!(k >= acknowledged, "batch {} was acknowledged but is not stored", acknowledged - 1);
         next_batch = k;
-        let (restarted, new_url, _) = spawn_binary(dir.path(), &[]);
+        let (restarted, new_url, _) = common::server::spawn(dir.path(), &[]);
         (child, url) = (restarted, new_url);
     }
     let _ = child.kill();

@@ -17,24 +17,35 @@ use super::body::json_body;
 use super::{ApiError, Shared, blocking};
 use crate::access::{self, Grant, Standing};
 
-const REPLAY: &str = include_str!("replay.html");
-const INDEX: &str = include_str!("index.html");
-const FOLLOW: &str = include_str!("follow.html");
+use std::sync::LazyLock;
+
+// Each page is one HTML file with its scripts inline (the CSP allows no
+// other script); the sign-in script the three share is written once, in
+// `sign_in.js`, and put where a page says `/* sign_in.js */`.
+static REPLAY: LazyLock<String> = LazyLock::new(|| with_sign_in(include_str!("replay.html")));
+static INDEX: LazyLock<String> = LazyLock::new(|| with_sign_in(include_str!("index.html")));
+static FOLLOW: LazyLock<String> = LazyLock::new(|| with_sign_in(include_str!("follow.html")));
+
+fn with_sign_in(html: &str) -> String {
+    const MARK: &str = "/* sign_in.js */\n";
+    assert!(html.contains(MARK), "every page signs in from #token=");
+    html.replacen(MARK, include_str!("sign_in.js"), 1)
+}
 
 /// `GET /games/{game}/replay`: the page finds its game in its own path, so
 /// it is the same bytes for every game.
 pub async fn replay() -> Response {
-    page(REPLAY)
+    page(&REPLAY)
 }
 
 /// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
 pub async fn follow() -> Response {
-    page(FOLLOW)
+    page(&FOLLOW)
 }
 
 /// `GET /`
 pub async fn index() -> Response {
-    page(INDEX)
+    page(&INDEX)
 }
 
 fn page(html: &'static str) -> Response {
@@ -139,4 +150,16 @@ pub async fn end_session() -> Response {
 pub async fn no_referrer(mut response: Response) -> Response {
     response.headers_mut().insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     response
+}
+
+#[cfg(test)]
+mod sign_in_tests {
+    /// Every page carries the one sign-in script, where it asked for it.
+    #[test]
+    fn every_page_has_the_sign_in_script_in_place_of_its_mark() {
+        for page in [&*super::REPLAY, &*super::INDEX, &*super::FOLLOW] {
+            assert_eq!(page.matches("async function signIn()").count(), 1);
+            assert!(!page.contains("/* sign_in.js */"));
+        }
+    }
 }

@@ -17,24 +17,7 @@ pub struct Served {
 impl Served {
     /// Starts a server on a free port of 127.0.0.1 over `data`.
     pub fn start(data: &Path) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-            .args(["--data", data.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
-            // The request log only where asked (RUST_LOG=info cargo test): errors otherwise.
-            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "error".into()))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().unwrap().unwrap();
-        let url = first.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {first}")).to_string();
-        let mut organiser = String::new();
-        let second = lines.next().unwrap().unwrap();
-        if let Some(t) = second.strip_prefix("organiser token (shown once, stored hashed): ") {
-            organiser = t.to_string();
-        }
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        let (child, url, organiser) = spawn(data, &[]);
         let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
         Served { child, url, organiser, data: data.to_path_buf(), agent }
     }
@@ -149,4 +132,26 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `arbiter serve` on a free port of 127.0.0.1 over `data`, with `extra`
+/// flags: (child, url, organiser token, empty once the store has one).
+pub fn spawn(data: &Path, extra: &[&str]) -> (Child, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["--data", data.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        // The request log only where asked (RUST_LOG=info cargo test): errors otherwise.
+        .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "error".into()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {first}")).to_string();
+    let second = lines.next().unwrap().unwrap();
+    let organiser = second.strip_prefix("organiser token (shown once, stored hashed): ").unwrap_or("").to_string();
+    // Keep draining stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    (child, url, organiser)
 }
