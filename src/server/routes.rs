@@ -520,10 +520,13 @@ pub fn openapi() -> Value {
 }
 
 /// A path parameter's schema: in the API, a game's name is a ref
-/// (`event::check_game_name`); the pages take any text and say what they find.
+/// (`event::check_game_name`) and a token's id is hex; the pages take any
+/// text and say what they find.
 fn path_schema(route: &Route, name: &str) -> Value {
     match name {
         "game" if route.path.starts_with("/api/") => json!({"type": "string", "pattern": GAME_NAME_PATTERN}),
+        // A token's public id (`access::id_of`): 16 hex digits of its hash.
+        "id" => json!({"type": "string", "pattern": "^[0-9a-f]{16}$"}),
         _ => json!({"type": "string"}),
     }
 }
