@@ -5,77 +5,13 @@
 
 mod common;
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use common::browser::{browser, wait_for};
 use common::server::Served;
 use common::*;
-use fantoccini::{Client, ClientBuilder, Locator};
-use serde_json::{Value, json};
-
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// chromedriver on a free port, and a WebDriver session of headless chromium.
-async fn browser(profile: &std::path::Path) -> (Driver, Client) {
-    for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] {
-        assert!(
-            std::path::Path::new(tool).exists(),
-            "{tool} is missing: .ci/run installs Debian's chromium and chromium-driver"
-        );
-    }
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let driver = Driver(
-        Command::new("/usr/bin/chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({"binary": "/usr/bin/chromium", "args": [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            format!("--user-data-dir={}", profile.display())]}),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        match ClientBuilder::new(connector)
-            .capabilities(caps.clone())
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-        {
-            Ok(client) => return (driver, client),
-            Err(e) if Instant::now() > deadline => panic!("no WebDriver session: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
-}
-
-/// Polls a script until it returns `want` (the page loads and follows the
-/// stream asynchronously); fails with what it last saw.
-async fn wait_for(c: &Client, script: &str, want: Value) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let got = c.execute(script, vec![]).await.unwrap();
-        if got == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "waited for `{script}` to be {want}, it is {got}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+use fantoccini::{Client, Locator};
+use serde_json::json;
 
 async fn text(c: &Client, css: &str) -> String {
     c.find(Locator::Css(css)).await.unwrap().text().await.unwrap()

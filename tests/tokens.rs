@@ -8,6 +8,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Output, Stdio};
 
+use common::browser::{browser, wait_for};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -502,64 +503,6 @@ fn no_line_the_server_writes_holds_a_token() {
     let written = format!("{}\n{}", rest.join().unwrap(), errors.join().unwrap());
     for t in [&p1, &old, &unknown, &organiser] {
         assert!(!written.contains(t.as_str()), "a token in the server's output:\n{written}");
-    }
-}
-
-/// chromedriver on a free port and a headless chromium session (as in
-/// tests/browser.rs, which .ci/run provides for).
-async fn browser(profile: &std::path::Path) -> (Driver, fantoccini::Client) {
-    use std::time::{Duration, Instant};
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let driver = Driver(
-        Command::new("/usr/bin/chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver: .ci/run installs Debian's chromium and chromium-driver"),
-    );
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({"binary": "/usr/bin/chromium", "args": [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            format!("--user-data-dir={}", profile.display())]}),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        match fantoccini::ClientBuilder::new(connector)
-            .capabilities(caps.clone())
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-        {
-            Ok(client) => return (driver, client),
-            Err(e) if Instant::now() > deadline => panic!("no WebDriver session: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
-}
-
-struct Driver(std::process::Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Polls a script until it returns `want` (the page works asynchronously).
-async fn wait_for(c: &fantoccini::Client, script: &str, want: Value) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let got = c.execute(script, vec![]).await.unwrap();
-        if got == want {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "waited for `{script}` to be {want}, it is {got}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
 

@@ -3,6 +3,7 @@
 //! committed JSON Schemas), and a few CLI helpers.
 #![allow(dead_code, clippy::result_large_err)]
 
+pub mod browser;
 pub mod server;
 
 use std::path::{Path, PathBuf};
