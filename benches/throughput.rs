@@ -373,6 +373,15 @@ fn phase_alone(phase: &str, n: u64) {
             std::hint::black_box(measured_parse_and_hash(&lines));
             println!("events {n}");
         }
-        other => panic!("unknown phase {other}: append-check, fold, verify, replay, ceiling"),
+        "append" => {
+            // n more durable appends, one at a time, after the n-event game
+            // (for strace: what each append asks of the disk).
+            let mut recorder = Recorder::load(&store, GAME).unwrap();
+            for i in 0..n as usize {
+                recorder.append(&sample.action(n as usize - 1 + i), None).unwrap();
+            }
+            println!("events {n}");
+        }
+        other => panic!("unknown phase {other}: append-check, fold, verify, replay, ceiling, append"),
     }
 }

@@ -6,9 +6,12 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::cmp::Ordering;
+use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// One difference: the value at `path` on each side (None: absent).
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -70,8 +73,12 @@ pub fn diff_docs(a: &Doc, b: &Doc) -> Vec<Change> {
 pub struct Doc {
     text: Vec<u8>,
     /// At the index of each opening `{` or `[`: the index just past its
-    /// closing one (0 elsewhere).
+    /// closing one (0 elsewhere), except inside `raw`.
     ends: Vec<u32>,
+    /// Where text written whole (a [`Memo`]'s) lies: its brackets are not
+    /// marked, and a walk that looks inside it (rarely: it is the same
+    /// from one state to the next) finds their ends by reading.
+    raw: Vec<Range<usize>>,
 }
 
 impl Doc {
@@ -84,12 +91,21 @@ impl Doc {
     /// Writes `value` over this doc (its buffers are reused).
     pub fn write(&mut self, value: &impl Serialize) -> serde_json::Result<()> {
         self.text.clear();
+        self.raw.clear();
         // `ends` is not cleared (a memset per write): the walk reads it only
         // at the brackets of this text, each marked again as it is written.
         let len = Cell::new(0);
         let out = Counted { text: &mut self.text, len: &len };
-        let marks = Marks { len: &len, ends: &mut self.ends, open: Vec::new() };
+        let marks = Marks { len: &len, ends: &mut self.ends, open: Vec::new(), raw: &mut self.raw };
         value.serialize(&mut serde_json::Serializer::with_formatter(out, marks))
+    }
+
+    /// Where the object or array opening at `start` ends (just past it).
+    fn end_of(&self, start: usize) -> usize {
+        if self.raw.iter().any(|r| r.contains(&start)) {
+            return unmarked_end(&self.text, start);
+        }
+        self.ends[start] as usize
     }
 
     /// The JSON text.
@@ -122,12 +138,15 @@ impl std::io::Write for Counted<'_> {
 
 /// serde_json's compact formatter, marking where each object and array
 /// ends. (Strings are not marked: most are keys and short, and a walk reads
-/// only the keys of the objects it looks inside.)
+/// only the keys of the objects it looks inside. Marking them all cost
+/// more in writing than it saved the walk.)
 struct Marks<'a> {
     len: &'a Cell<usize>,
     ends: &'a mut Vec<u32>,
     /// Where the objects and arrays still open begin.
     open: Vec<usize>,
+    /// [`Doc::raw`].
+    raw: &'a mut Vec<Range<usize>>,
 }
 
 impl Marks<'_> {
@@ -160,6 +179,66 @@ impl serde_json::ser::Formatter for Marks<'_> {
     fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.close(w, b"}")
     }
+    /// A [`Memo`]'s text, copied whole and left unmarked (see [`Doc::raw`]).
+    fn write_raw_fragment<W: ?Sized + std::io::Write>(&mut self, w: &mut W, fragment: &str) -> std::io::Result<()> {
+        let start = self.len.get();
+        w.write_all(fragment.as_bytes())?;
+        self.raw.push(start..self.len.get());
+        Ok(())
+    }
+}
+
+/// Just past the end of the object or array that opens at `start` in
+/// `text` (compact JSON), read byte by byte, strings passed over.
+fn unmarked_end(text: &[u8], start: usize) -> usize {
+    let (mut depth, mut i, mut in_string) = (0usize, start, false);
+    loop {
+        match (in_string, text[i]) {
+            (true, b'\\') => i += 1,
+            (true, b'"') => in_string = false,
+            (false, b'"') => in_string = true,
+            (false, b'{' | b'[') => depth += 1,
+            (false, b'}' | b']') => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The JSON text of a value that successive states share through one
+/// `Arc` (a Doomtrooper game's last finished combat, the same from one
+/// event to the next until another combat ends), written once and then
+/// reused while the state holds that same `Arc`: a state written with it
+/// into a [`Doc`] is the same text as without it. The memo holds the
+/// `Arc`, so its address is not given to another value while it is
+/// compared by address.
+#[derive(Debug)]
+pub struct Memo<T> {
+    held: Option<(Arc<T>, Box<RawValue>)>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Memo<T> {
+        Memo { held: None }
+    }
+}
+
+impl<T: Serialize> Memo<T> {
+    /// `value`'s JSON text, written again only when `value` is not the
+    /// `Arc` of the last call.
+    pub fn text(&mut self, value: &Arc<T>) -> &RawValue {
+        if !self.held.as_ref().is_some_and(|(held, _)| Arc::ptr_eq(held, value)) {
+            let text = serde_json::to_string(&**value).expect("a state serialises");
+            let raw = RawValue::from_string(text).expect("serde_json writes JSON");
+            self.held = Some((value.clone(), raw));
+        }
+        &self.held.as_ref().expect("just held").1
+    }
 }
 
 /// The path's field names, without array indexes.
@@ -170,14 +249,18 @@ fn fields(path: &str) -> impl Iterator<Item = &str> {
 /// 0: the result (points, scores, control); 1: the rest of the outcome; 2: the rest.
 pub fn rank(path: &str) -> u8 {
     if is_renumbering_path(path) {
-        2
-    } else if fields(path).any(|f| RESULT.contains(&f)) {
-        0
-    } else if fields(path).any(|f| OUTCOME.contains(&f)) {
-        1
-    } else {
-        2
+        return 2;
     }
+    let mut rank = 2;
+    for field in fields(path) {
+        if RESULT.contains(&field) {
+            return 0;
+        }
+        if OUTCOME.contains(&field) {
+            rank = 1;
+        }
+    }
+    rank
 }
 
 pub fn is_outcome(path: &str) -> bool {
@@ -210,6 +293,13 @@ trait Tree<'a>: Copy {
     /// then looks inside, and finds no leaf that differs.
     fn same(self, other: Self) -> bool;
     fn value(self) -> Value;
+    /// When both are objects with the same keys in the same order (two
+    /// states of one type, the common case): the members whose values
+    /// differ, in key order, found without sorting or keeping the rest.
+    /// None otherwise: the walk then merges the two by key.
+    fn differing_members(self, _other: Self) -> Option<Vec<(Cow<'a, str>, Self, Self)>> {
+        None
+    }
 }
 
 enum Shape<'a, T> {
@@ -258,14 +348,14 @@ impl<'a> Text<'a> {
     fn at(doc: &'a Doc, start: usize) -> Text<'a> {
         let text = &doc.text;
         let end = match text[start] {
-            b'{' | b'[' => doc.ends[start] as usize,
+            b'{' | b'[' => doc.end_of(start),
             b'"' => {
                 let mut i = start + 1;
                 loop {
+                    i += memchr::memchr2(b'"', b'\\', &text[i..]).expect("a string is closed");
                     match text[i] {
                         b'"' => break i + 1,
-                        b'\\' => i += 2,
-                        _ => i += 1,
+                        _ => i += 2,
                     }
                 }
             }
@@ -326,6 +416,39 @@ impl<'a> Tree<'a> for Text<'a> {
     fn value(self) -> Value {
         serde_json::from_slice(self.bytes()).expect("JSON text")
     }
+
+    fn differing_members(self, other: Self) -> Option<Vec<(Cow<'a, str>, Self, Self)>> {
+        let (a, b) = (&self.doc.text, &other.doc.text);
+        if a.get(self.start) != Some(&b'{') || b.get(other.start) != Some(&b'{') {
+            return None;
+        }
+        let (mut i, mut j) = (self.start + 1, other.start + 1);
+        let mut differing = Vec::new();
+        loop {
+            match (a[i], b[j]) {
+                (b'}', b'}') => break,
+                (b'}', _) | (_, b'}') => return None,
+                _ => {}
+            }
+            let (key, other_key) = (Text::at(self.doc, i), Text::at(other.doc, j));
+            if key.bytes() != other_key.bytes() {
+                return None;
+            }
+            // Past each key and its colon.
+            let (u, v) = (Text::at(self.doc, key.end + 1), Text::at(other.doc, other_key.end + 1));
+            if !u.same(v) {
+                let name = &key.bytes()[1..key.bytes().len() - 1];
+                if name.contains(&b'\\') {
+                    return None;
+                }
+                differing.push((Cow::Borrowed(std::str::from_utf8(name).ok()?), u, v));
+            }
+            i = if a[u.end] == b',' { u.end + 1 } else { u.end };
+            j = if b[v.end] == b',' { v.end + 1 } else { v.end };
+        }
+        differing.sort_by(|x, y| x.0.cmp(&y.0));
+        Some(differing)
+    }
 }
 
 /// `i` in decimal, written into `buf`.
@@ -363,6 +486,12 @@ fn walk<'a, T: Tree<'a>>(path: &str, a: T, b: T, out: &mut Vec<Change>) {
         p.push(']');
         p
     };
+    if let Some(differing) = a.differing_members(b) {
+        for (k, u, v) in differing {
+            walk(&join(&k), u, v, out);
+        }
+        return;
+    }
     match (a.shape(), b.shape()) {
         (Shape::Object(x), Shape::Object(y)) => {
             // Both lists are in key order: merge them.
@@ -440,6 +569,46 @@ mod tests {
         assert_eq!(d[1].path, "finished[0].results[0]");
         let renumbered: Vec<&str> = d.iter().filter(|c| is_renumbering(c)).map(|c| c.path.as_str()).collect();
         assert_eq!(renumbered, vec!["finished[0].battle_tactic[0]", "finished[0].effects[0].seq"]);
+    }
+
+    /// A value written through a [`Memo`] is the same text as written in
+    /// place, whether the memo writes it or reuses it; a walk that looks
+    /// inside it (its brackets unmarked) finds what the walk over values finds.
+    #[test]
+    fn a_memo_writes_the_text_written_in_place_and_diffs_as_its_value() {
+        #[derive(Serialize)]
+        struct Combat {
+            name: String,
+            effects: Vec<std::collections::BTreeMap<String, Vec<i64>>>,
+        }
+        #[derive(Serialize)]
+        struct InPlace<'a> {
+            step: u64,
+            last: Option<&'a Combat>,
+        }
+        #[derive(Serialize)]
+        struct Memoed<'a> {
+            step: u64,
+            last: Option<&'a RawValue>,
+        }
+        let effect = |k: &str, v: Vec<i64>| [(k.to_string(), v)].into_iter().collect();
+        let a = Arc::new(Combat { name: "a \"quoted\" [name] {x}".into(), effects: vec![effect("k", vec![1, 2])] });
+        let b = Arc::new(Combat { name: "b".into(), effects: vec![effect("k", vec![1, 3]), effect("j", vec![])] });
+        let mut memo = Memo::default();
+        let written = |step, c: &Arc<Combat>, memo: &mut Memo<Combat>| {
+            let doc = Doc::of(&Memoed { step, last: Some(memo.text(c)) }).unwrap();
+            let in_place = InPlace { step, last: Some(c) };
+            assert_eq!(doc.as_bytes(), serde_json::to_vec(&in_place).unwrap());
+            (doc, serde_json::to_value(&in_place).unwrap())
+        };
+        let (doc_a, value_a) = written(1, &a, &mut memo);
+        let (doc_a_again, value_a_again) = written(2, &a, &mut memo);
+        let (doc_b, value_b) = written(3, &b, &mut memo);
+        assert_eq!(diff_docs(&doc_a, &doc_a_again), diff(&value_a, &value_a_again));
+        let changed = diff_docs(&doc_a_again, &doc_b);
+        assert_eq!(changed, diff(&value_a_again, &value_b));
+        assert!(changed.iter().any(|c| c.path == "last.effects[0].k[1]"), "{changed:?}");
+        assert!(changed.iter().any(|c| c.path == "last.name"), "{changed:?}");
     }
 
     /// A struct writes its fields in declaration order, not key order: the

@@ -9,6 +9,7 @@
 //! stored by one `Store::append_batch`: one durable write, all or nothing.
 
 use std::io::BufRead;
+use std::ops::ControlFlow;
 use std::sync::mpsc::{SyncSender, sync_channel};
 
 use chrono::Utc;
@@ -661,7 +662,7 @@ where
 /// and folded on two threads when the record is long enough for a thread
 /// to pay: one reads the bytes and parses each event (strict, canonical,
 /// once), the other checks each hash and link on the same bytes and folds
-/// (`read_step`, `fold_step`). The first broken event wins, as it would on
+/// (`each_stored`). The first broken event wins, as it would on
 /// one thread: the folding thread meets the events, and a reading error,
 /// in order.
 pub fn verify_from<S>(
@@ -706,10 +707,10 @@ where
     Ok((Verified { events: head.seq + 1, head: head.hash, rewound }, folder))
 }
 
-/// Stored events handed from the reading thread to the folding one at a time.
+/// Stored events handed from the reading thread to the checking one at a time.
 const BATCH: usize = 256;
 
-/// Batches read ahead of the fold at most: memory stays bounded whatever
+/// Batches read ahead of the checking at most: memory stays bounded whatever
 /// the two threads' pace.
 const BATCHES_AHEAD: usize = 4;
 
@@ -727,19 +728,6 @@ fn read_step(item: Result<(u64, Vec<u8>), ReadError>) -> Result<Read, RecordErro
     let (seq, bytes) = item?;
     let parsed = parse_stored(&bytes).map_err(|why| corrupt(seq, why))?;
     Ok((seq, parsed, bytes))
-}
-
-/// The folding half: the hash of the bytes, the seq they are stored under,
-/// the link to the event before, the rules.
-fn fold_step<S>(read: Read, chain: &mut Chain, folder: &mut Folder, source: &S) -> Result<(), RecordError>
-where
-    S: Source + ?Sized,
-    S::Error: Into<RecordError>,
-{
-    let (seq, parsed, bytes) = read;
-    check_stored(&parsed, seq, &bytes).map_err(|why| corrupt(seq, why))?;
-    chain.push(&parsed.event, parsed.at).map_err(|why| corrupt(seq, why))?;
-    folder.push(&parsed.event, source).map_err(|e| broken(e, "the event is not legal"))
 }
 
 /// Up to `BATCH` stored events through `read_step`, and whether reading
@@ -761,8 +749,8 @@ fn read_batch(stored: &mut StoredEvents<'_>) -> (Vec<Result<Read, RecordError>>,
     (batch, false)
 }
 
-/// The reading thread: batches until reading is over or the fold stops
-/// taking them (it stopped at a broken event).
+/// The reading thread: batches until reading is over or the checking
+/// thread stops taking them (it stopped at a broken event, or was done).
 fn read_ahead(mut stored: StoredEvents<'_>, to_fold: SyncSender<Vec<Result<Read, RecordError>>>) {
     loop {
         let (batch, over) = read_batch(&mut stored);
@@ -772,10 +760,9 @@ fn read_ahead(mut stored: StoredEvents<'_>, to_fold: SyncSender<Vec<Result<Read,
     }
 }
 
-/// Verifies stored events from their bytes. The first batch is read here:
-/// a record that ends within it is folded here too, with no thread.
+/// Verifies stored events from their bytes (see `each_stored`), folding each.
 fn verify_stored<S>(
-    mut stored: StoredEvents<'_>,
+    stored: StoredEvents<'_>,
     source: &S,
     folder: &mut Folder,
     chain: &mut Chain,
@@ -784,17 +771,48 @@ where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
+    each_stored(stored, chain, |event| {
+        folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
+        Ok(ControlFlow::Continue(()))
+    })
+}
+
+/// Stored events checked from their bytes and handed to `each` in seq
+/// order, until they run out, one does not check out (its error), or
+/// `each` stops or fails. Two threads: one reads and parses (`read_step`:
+/// strict JSON in canonical form, the envelope), this one checks the hash
+/// of the bytes, the seq they are stored under and the link to the event
+/// before (`chain`), then calls `each`. The first batch is read here: a
+/// record that ends within it is checked with no thread.
+pub(crate) fn each_stored(
+    mut stored: StoredEvents<'_>,
+    chain: &mut Chain,
+    mut each: impl FnMut(Event) -> Result<ControlFlow<()>, RecordError>,
+) -> Result<(), RecordError> {
+    let mut step = |read: Result<Read, RecordError>| {
+        let (seq, parsed, bytes) = read?;
+        check_stored(&parsed, seq, &bytes).map_err(|why| corrupt(seq, why))?;
+        chain.push(&parsed.event, parsed.at).map_err(|why| corrupt(seq, why))?;
+        each(parsed.event)
+    };
     let (first, over) = read_batch(&mut stored);
     if over {
-        return first.into_iter().try_for_each(|read| fold_step(read?, chain, folder, source));
+        for read in first {
+            if step(read)?.is_break() {
+                break;
+            }
+        }
+        return Ok(());
     }
     std::thread::scope(|threads| {
-        let (to_fold, read) = sync_channel(BATCHES_AHEAD);
-        threads.spawn(move || read_ahead(stored, to_fold));
+        let (to_check, read) = sync_channel(BATCHES_AHEAD);
+        threads.spawn(move || read_ahead(stored, to_check));
         // Returning drops the receiver: the reading thread stops at its next batch.
         for batch in std::iter::once(first).chain(read) {
             for read in batch {
-                fold_step(read?, chain, folder, source)?;
+                if step(read)?.is_break() {
+                    return Ok(());
+                }
             }
         }
         Ok(())

@@ -4,14 +4,19 @@
 //! later rulings rewound, one to show them), each from the nearest
 //! snapshot: memory is one state, whatever the length.
 
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+
 use serde::Serialize;
 
 use crate::delta::{self, Change, Doc};
 use crate::event::{ActionType, Event};
+use crate::event::{Chain, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
-use crate::record::{RecordError, verify, verify_from};
-use crate::rules::describe;
+use crate::record::{RecordError, each_stored, verify, verify_from};
+use crate::rules::{LiveMemo, describe};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
@@ -50,6 +55,12 @@ pub struct Shown {
 /// full verification. The events shown are folded from the nearest
 /// snapshot before `from`. Each state's JSON and board are built once: the
 /// state after one event is the state before the next.
+///
+/// Two threads, as `verify` has: one reads and folds the events and writes
+/// each state's text and board (`fold_ahead`), in batches; the caller's
+/// compares each state with the one before and calls `show`, in seq order.
+/// An event the fold refuses, or that cannot be read, ends the replay with
+/// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
     source: &S,
     from: u64,
@@ -57,71 +68,182 @@ pub fn replay<S>(
     mut show: impl FnMut(Shown),
 ) -> Result<Vec<(u64, u64)>, RecordError>
 where
-    S: Source + ?Sized,
+    S: Source + Sync + ?Sized,
     S::Error: Into<RecordError>,
 {
     let (_, at_head) = match source.snapshot(u64::MAX) {
         Some((folder, link)) => verify_from(source, folder, Some(link), None)?,
         None => verify(source, None)?,
     };
-    let mut folder = match from.checked_sub(1).and_then(|seq| source.snapshot(seq)) {
-        Some((folder, _)) => folder,
-        None => Folder::new(),
+    let (folder, prev) = match from.checked_sub(1).and_then(|seq| source.snapshot(seq)) {
+        Some((folder, link)) => (folder, Some(link)),
+        None => (Folder::new(), None),
     };
-    // What the state before the next event looks like: built once per event.
-    let mut before: Option<Before> = None;
-    // The text buffer of the state before last, written over next.
-    let mut spare = Doc::default();
-    for event in source.events_from(folder.len()) {
-        let event = event.map_err(Into::into)?;
-        if to.is_some_and(|t| event.seq > t) {
-            break;
-        }
-        let shown = event.seq >= from;
-        if shown && before.is_none() {
-            before = folder.table().map(|t| Before::of(t, Doc::default()));
-        }
-        folder.push(&event, source).map_err(broken)?;
-        if !shown {
-            continue;
-        }
-        let after = Before::of(folder.table().expect("state"), std::mem::take(&mut spare));
-        let (changes, said, before_step) = match before.take() {
-            Some(b) => {
-                let said = match (&b.board, &after.board) {
-                    (Some(b), Some(a)) => Some(a.changes_since(b)),
-                    _ => None,
+    std::thread::scope(|threads| {
+        let (to_show, folded) = sync_channel(BATCHES_AHEAD);
+        // Text buffers of states already compared, handed back to be written over.
+        let (spares, spare) = channel();
+        threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spare));
+        // The state before the event shown next.
+        let mut before: Option<Before> = None;
+        // Returning drops the receiver: the folding thread stops at its next batch.
+        for batch in folded {
+            for step in batch? {
+                let Folded { event, first, after, by, recorded } = step;
+                let (changes, said, before_step) = match first.or(before.take()) {
+                    Some(b) => {
+                        let said = match (&b.board, &after.board) {
+                            (Some(b), Some(a)) => Some(a.changes_since(b)),
+                            _ => None,
+                        };
+                        let changes = delta::diff_docs(&b.live, &after.live);
+                        let _ = spares.send(b.live);
+                        (changes, said, Some(b.step))
+                    }
+                    None => (vec![], None, None),
                 };
-                let changes = delta::diff_docs(&b.live, &after.live);
-                spare = b.live;
-                (changes, said, Some(b.step))
+                let kind = match event.action_type() {
+                    Some(ActionType::Ruling) => "ruling",
+                    Some(ActionType::Note) => "note",
+                    Some(ActionType::Pass) => "pass",
+                    _ => "action",
+                };
+                show(Shown {
+                    seq: event.seq,
+                    action: describe(&event.action),
+                    at: event.at,
+                    actor: event.actor,
+                    by,
+                    kind,
+                    before: before_step,
+                    after: after.step.clone(),
+                    recorded,
+                    changes,
+                    said,
+                    rewound: at_head.is_rewound(event.seq),
+                });
+                before = Some(after);
             }
-            None => (vec![], None, None),
-        };
-        let table = folder.table().expect("state");
-        let kind = match event.action_type() {
-            Some(ActionType::Ruling) => "ruling",
-            Some(ActionType::Note) => "note",
-            Some(ActionType::Pass) => "pass",
-            _ => "action",
-        };
-        show(Shown {
-            seq: event.seq,
-            at: event.at.clone(),
-            actor: event.actor.clone(),
-            by: table.header.name_of(&event.actor),
-            kind,
-            action: describe(&event.action),
-            before: before_step,
-            after: after.step.clone(),
-            recorded: table.said(event.seq),
-            changes,
-            said,
-            rewound: at_head.is_rewound(event.seq),
-        });
-        before = Some(after);
+        }
+        Ok(at_head.rewound().to_vec())
+    })
+}
+
+/// Events folded and handed from the folding thread to the showing one at a time.
+const BATCH: usize = 64;
+
+/// Batches folded ahead of the showing at most: memory stays bounded
+/// whatever the two threads' pace.
+const BATCHES_AHEAD: usize = 4;
+
+/// One event shown, as the folding thread hands it over.
+struct Folded {
+    event: Event,
+    /// The state before it, for the first event shown (none for event 0);
+    /// for the others, the state after the event before.
+    first: Option<Before>,
+    after: Before,
+    /// The actor by name.
+    by: String,
+    /// What the ruleset recorded in words for it.
+    recorded: Vec<String>,
+}
+
+/// The folding thread: folds `folder` (after the event `prev`) on through
+/// the events to `to`, each checked as `verify` checks it (from its stored
+/// bytes, read on a thread of its own, where the source has them), and
+/// writes each state from `from` on as replay compares it. Hands them over
+/// in batches until the events run out, one is an error (handed over after
+/// the events before it), or the showing thread stops taking them.
+fn fold_ahead<S>(
+    source: &S,
+    mut folder: Folder,
+    prev: Option<Link>,
+    from: u64,
+    to: Option<u64>,
+    to_show: SyncSender<Result<Vec<Folded>, RecordError>>,
+    spare: Receiver<Doc>,
+) where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let next = folder.len();
+    let mut writer = Writer::default();
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut each = |event: Event| {
+        if to.is_some_and(|t| event.seq > t) {
+            return Ok(ControlFlow::Break(()));
+        }
+        if let Some(folded) = writer.fold(&mut folder, event, from, source, &spare)? {
+            batch.push(folded);
+            if batch.len() == BATCH
+                && to_show.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))).is_err()
+            {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    };
+    let ended = match source.stored_from(next) {
+        Some(stored) => each_stored(stored, &mut Chain::after(prev), &mut each),
+        None => (|| {
+            for event in source.events_from(next) {
+                if each(event.map_err(Into::into)?)?.is_break() {
+                    break;
+                }
+            }
+            Ok(())
+        })(),
+    };
+    if to_show.send(Ok(batch)).is_ok()
+        && let Err(e) = ended
+    {
+        let _ = to_show.send(Err(e));
     }
-    Ok(at_head.rewound().to_vec())
+}
+
+/// What the folding thread keeps from one event to the next.
+#[derive(Default)]
+struct Writer {
+    /// What one state's text shares with the next.
+    memo: LiveMemo,
+    /// Each actor by name: the seats are fixed at event 0.
+    names: HashMap<String, String>,
+    /// Whether an event was shown yet.
+    shown_any: bool,
+}
+
+impl Writer {
+    /// Folds `event`; for one from `from` on, the state it leaves as replay
+    /// compares it (text buffers taken from `spare` when there are some).
+    fn fold<S>(
+        &mut self,
+        folder: &mut Folder,
+        event: Event,
+        from: u64,
+        source: &S,
+        spare: &Receiver<Doc>,
+    ) -> Result<Option<Folded>, RecordError>
+    where
+        S: Source + ?Sized,
+        S::Error: Into<RecordError>,
+    {
+        if event.seq < from {
+            folder.push(&event, source).map_err(broken)?;
+            return Ok(None);
+        }
+        let live = || spare.try_recv().unwrap_or_default();
+        let first = match std::mem::replace(&mut self.shown_any, true) {
+            false => folder.table().map(|t| Before::of(t, live(), &mut self.memo)),
+            true => None,
+        };
+        folder.push(&event, source).map_err(broken)?;
+        let table = folder.table().expect("a folded event leaves a state");
+        let by = self.names.entry(event.actor.clone()).or_insert_with(|| table.header.name_of(&event.actor)).clone();
+        let recorded = table.said(event.seq);
+        let after = Before::of(table, live(), &mut self.memo);
+        Ok(Some(Folded { event, first, after, by, recorded }))
+    }
 }
 
 /// A state as replay compares it: its live JSON text, its step and its board.
@@ -133,8 +255,8 @@ struct Before {
 
 impl Before {
     /// `table` as replay compares it, its text written into `live`'s buffer.
-    fn of(table: &crate::rules::Table, mut live: Doc) -> Before {
-        table.write_live_json(&mut live);
+    fn of(table: &crate::rules::Table, mut live: Doc, memo: &mut LiveMemo) -> Before {
+        table.write_live_json(&mut live, memo);
         Before { live, step: table.view().step, board: table.board() }
     }
 }

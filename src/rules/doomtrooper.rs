@@ -91,6 +91,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::delta::Memo;
 use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Window, refuse};
 
@@ -764,13 +765,20 @@ impl State {
     /// The state with the finished-combat history summarised (count and
     /// last), so that a replay's per-event delta costs the same at event 10
     /// and at event 100,000.
-    pub fn live(&self) -> Live<'_> {
+    ///
+    /// The last finished combat is the same from one event to the next
+    /// until another combat ends: its text is taken from `memo` (written
+    /// again only when it changed), the same text as written in place.
+    pub fn live<'a>(&'a self, memo: &'a mut Memo<Combat>) -> Live<'a> {
         Live {
             seats: &self.seats,
             judges: &self.judges,
             points: &self.points,
             combat: &self.combat,
-            finished: &self.finished,
+            finished: LiveFinished {
+                count: self.finished.count,
+                last: self.finished.last.as_ref().map(|c| memo.text(c)),
+            },
         }
     }
 }
@@ -782,7 +790,15 @@ pub struct Live<'a> {
     judges: &'a [String],
     points: &'a BTreeMap<String, u64>,
     combat: &'a Option<Combat>,
-    finished: &'a Finished,
+    finished: LiveFinished<'a>,
+}
+
+/// [`Finished`] as [`Live`] writes it: its fields, the last combat's text
+/// from a [`Memo`].
+#[derive(Serialize)]
+struct LiveFinished<'a> {
+    count: u64,
+    last: Option<&'a serde_json::value::RawValue>,
 }
 
 impl State {

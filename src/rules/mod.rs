@@ -317,7 +317,7 @@ impl Table {
     /// `Value` tree, no allocation per node): `{"state", "judges",
     /// "penalties", "notes"}`, members in the order the types declare them.
     /// `delta::diff_docs` compares two of these.
-    pub fn write_live_json(&self, out: &mut crate::delta::Doc) {
+    pub fn write_live_json(&self, out: &mut crate::delta::Doc, memo: &mut LiveMemo) {
         #[derive(Serialize)]
         struct Live<'a, S> {
             state: S,
@@ -329,7 +329,7 @@ impl Table {
             out.write(&Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
         }
         let written = match &self.state {
-            RulesetState::Doomtrooper(s) => live(self, s.live(), out),
+            RulesetState::Doomtrooper(s) => live(self, s.live(&mut memo.finished), out),
             RulesetState::Wtactics(s) => live(self, s.live(), out),
             RulesetState::Riftbound(s) => live(self, s.live(), out),
             RulesetState::Rawdeal(s) => live(self, s.live(), out),
@@ -379,6 +379,14 @@ impl Table {
             RulesetState::Gurps(s) => s.view(),
         }
     }
+}
+
+/// What [`Table::write_live_json`] keeps from one state's text to the
+/// next: the parts that successive states share (see `delta::Memo`).
+#[derive(Debug, Default)]
+pub struct LiveMemo {
+    /// Doomtrooper: the last finished combat.
+    finished: crate::delta::Memo<doomtrooper::Combat>,
 }
 
 /// An action in plain words: its type, then its fields, e.g.
