@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use arbiter::event::Event;
-use arbiter::fold::Folder;
+use arbiter::fold::{Folder, Source};
 use arbiter::record::{Recorder, StoredGame, Submission, canonical_bytes, create, verify};
 use arbiter::store::{SledStore, Store};
 
@@ -308,27 +308,36 @@ fn durable_append(work: &Path, sample: &Sample, n: usize) {
     let store = SledStore::open(&work.join("append")).unwrap();
     create(&store, GAME, &sample.header, &sample.opened_by, None).unwrap();
     let mut recorder = Recorder::load(&store, GAME).unwrap();
-    let t = Instant::now();
-    for i in 0..n {
-        recorder.append(&sample.action(i), None).unwrap();
-    }
-    let append = t.elapsed();
-    let bytes: Vec<Vec<u8>> = store.read(GAME, 1).unwrap().map(|e| canonical_bytes(&e.unwrap())).collect();
-    drop(recorder);
-    store.close();
-
     let raw = sled::open(work.join("raw")).unwrap();
     let tree = raw.open_tree("raw").unwrap();
     let log = std::fs::File::open(work.join("raw").join("db")).unwrap();
-    let t = Instant::now();
-    for (i, b) in bytes.iter().enumerate() {
-        tree.insert((i as u64).to_be_bytes(), b.as_slice()).unwrap();
-        raw.flush().unwrap();
-        log.sync_data().unwrap();
+    // The two side by side, in turns of `TURN` events (arbiter's append,
+    // then the same bytes through raw sled), so that the disk's pace, which
+    // drifts by 2x within a minute on this shared machine, weighs on both
+    // alike.
+    const TURN: usize = 100;
+    let (mut append, mut ceiling) = (Duration::ZERO, Duration::ZERO);
+    for turn in (0..n).step_by(TURN) {
+        let end = (turn + TURN).min(n);
+        let t = Instant::now();
+        for i in turn..end {
+            recorder.append(&sample.action(i), None).unwrap();
+        }
+        append += t.elapsed();
+        let bytes: Vec<Vec<u8>> =
+            store.read(GAME, turn as u64 + 1).unwrap().take(end - turn).map(|e| canonical_bytes(&e.unwrap())).collect();
+        let t = Instant::now();
+        for (i, b) in (turn..end).zip(&bytes) {
+            tree.insert((i as u64).to_be_bytes(), b.as_slice()).unwrap();
+            raw.flush().unwrap();
+            log.sync_data().unwrap();
+        }
+        ceiling += t.elapsed();
     }
-    let ceiling = t.elapsed();
+    drop(recorder);
+    store.close();
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
-    println!("durable append to one game, {n} events one at a time (events/s):");
+    println!("durable append to one game, {n} events one at a time, in turns of {TURN} (events/s):");
     println!("  {:<46} {:>10.0}", "sled insert + flush + fdatasync (ceiling)", rate(ceiling));
     println!(
         "  {:<46} {:>10.0}  {:>5.2}x ceiling",
@@ -373,6 +382,20 @@ fn phase_alone(phase: &str, n: u64) {
             std::hint::black_box(measured_parse_and_hash(&lines));
             println!("events {n}");
         }
+        "durable" => durable_append(work.path(), &sample, n as usize),
+        "scan" => {
+            // The stored bytes alone, read as verify reads them: what sled's reads cost.
+            let t = Instant::now();
+            let read = StoredGame::new(&store, GAME).stored_from(0).unwrap().map(Result::unwrap).count();
+            let took = t.elapsed();
+            let t = Instant::now();
+            measured_verify(&store, n);
+            println!(
+                "events {read}: scan {:.0}/s, verify {:.0}/s",
+                n as f64 / took.as_secs_f64(),
+                n as f64 / t.elapsed().as_secs_f64()
+            );
+        }
         "append" => {
             // n more durable appends, one at a time, after the n-event game
             // (for strace: what each append asks of the disk).
@@ -382,6 +405,6 @@ fn phase_alone(phase: &str, n: u64) {
             }
             println!("events {n}");
         }
-        other => panic!("unknown phase {other}: append-check, fold, verify, replay, ceiling, append"),
+        other => panic!("unknown phase {other}: append-check, fold, verify, replay, ceiling, append, scan, durable"),
     }
 }

@@ -155,6 +155,8 @@ struct Folded {
 /// writes each state from `from` on as replay compares it. Hands them over
 /// in batches until the events run out, one is an error (handed over after
 /// the events before it), or the showing thread stops taking them.
+/// (A frame of its own, so that `tools/bench --instructions` counts it.)
+#[inline(never)]
 fn fold_ahead<S>(
     source: &S,
     mut folder: Folder,
