@@ -45,6 +45,14 @@ impl Source for Record<'_> {
             Record::File(_) | Record::Bytes(_) => None,
         }
     }
+    /// A stored game's bytes, so that `verify` and `replay` of one read them
+    /// on a thread of their own.
+    fn stored_from(&self, from: u64) -> Option<crate::store::StoredEvents<'_>> {
+        match self {
+            Record::Stored(s) => s.stored_from(from),
+            Record::File(_) | Record::Bytes(_) => None,
+        }
+    }
 }
 
 impl Record<'_> {

@@ -216,7 +216,9 @@ fn unmarked_end(text: &[u8], start: usize) -> usize {
 /// reused while the state holds that same `Arc`: a state written with it
 /// into a [`Doc`] is the same text as without it. The memo holds the
 /// `Arc`, so its address is not given to another value while it is
-/// compared by address.
+/// compared by address. The text is written as states are shown (outside
+/// `fold::Folder::snapshot`, whose thread-local flag makes private step
+/// fields serialise): a memo is used only by `Table::write_live_json`.
 #[derive(Debug)]
 pub struct Memo<T> {
     held: Option<(Arc<T>, Box<RawValue>)>,
@@ -295,8 +297,9 @@ trait Tree<'a>: Copy {
     fn value(self) -> Value;
     /// When both are objects with the same keys in the same order (two
     /// states of one type, the common case): the members whose values
-    /// differ, in key order, found without sorting or keeping the rest.
-    /// None otherwise: the walk then merges the two by key.
+    /// differ, in key order (only they are kept and sorted, where the
+    /// merge sorts every member). None otherwise: the walk then merges the
+    /// two by key.
     fn differing_members(self, _other: Self) -> Option<Vec<(Cow<'a, str>, Self, Self)>> {
         None
     }

@@ -662,7 +662,7 @@ where
 /// and folded on two threads when the record is long enough for a thread
 /// to pay: one reads the bytes and parses each event (strict, canonical,
 /// once), the other checks each hash and link on the same bytes and folds
-/// (`each_stored`). The first broken event wins, as it would on
+/// (`each_event`). The first broken event wins, as it would on
 /// one thread: the folding thread meets the events, and a reading error,
 /// in order.
 pub fn verify_from<S>(
@@ -677,18 +677,10 @@ where
 {
     let mut folder = start;
     let mut chain = Chain::after(prev);
-    match source.stored_from(folder.len()) {
-        Some(stored) => verify_stored(stored, source, &mut folder, &mut chain)?,
-        None => {
-            for event in source.events_from(folder.len()) {
-                let event = event.map_err(Into::into)?;
-                // A broken link is reported at the position where the record breaks.
-                let at = chain.last().map_or(0, |p| p.seq + 1);
-                chain.push_event(&event).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
-                folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
-            }
-        }
-    }
+    each_event(source, folder.len(), None, &mut chain, |event| {
+        folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
+        Ok(ControlFlow::Continue(()))
+    })?;
     let Some(head) = chain.into_last() else {
         return Err(RecordError::Broken { seq: 0, why: "the record is empty".into() });
     };
@@ -760,21 +752,42 @@ fn read_ahead(mut stored: StoredEvents<'_>, to_fold: SyncSender<Vec<Result<Read,
     }
 }
 
-/// Verifies stored events from their bytes (see `each_stored`), folding each.
-fn verify_stored<S>(
-    stored: StoredEvents<'_>,
+/// The events of `source` from `from` on, each checked as `verify` checks
+/// it, then handed to `each`, in seq order, until they run out (or pass
+/// `to`), one does not check out (its error), or `each` stops or fails:
+/// from their stored bytes on two threads (`each_stored`) where the source
+/// has them, else decoded one at a time. Either way each is linked to the
+/// one before (`chain`, which starts at the link of the event before `from`).
+pub(crate) fn each_event<S>(
     source: &S,
-    folder: &mut Folder,
+    from: u64,
+    to: Option<u64>,
     chain: &mut Chain,
+    mut each: impl FnMut(Event) -> Result<ControlFlow<()>, RecordError>,
 ) -> Result<(), RecordError>
 where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
-    each_stored(stored, chain, |event| {
-        folder.push(&event, source).map_err(|e| broken(e, "the event is not legal"))?;
-        Ok(ControlFlow::Continue(()))
-    })
+    let within = move |seq: u64| to.is_none_or(|t| seq <= t);
+    if let Some(stored) = source.stored_from(from) {
+        // Nothing past `to` is read.
+        let stored = stored.take_while(move |read| read.as_ref().map_or(true, |(seq, _)| within(*seq)));
+        return each_stored(Box::new(stored), chain, each);
+    }
+    for event in source.events_from(from) {
+        let event = event.map_err(Into::into)?;
+        if !within(event.seq) {
+            break;
+        }
+        // A broken link is reported at the position where the record breaks.
+        let at = chain.last().map_or(0, |p| p.seq + 1);
+        chain.push_event(&event).map_err(|why| RecordError::Broken { seq: at, why: why.to_string() })?;
+        if each(event)?.is_break() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Stored events checked from their bytes and handed to `each` in seq
@@ -784,7 +797,7 @@ where
 /// of the bytes, the seq they are stored under and the link to the event
 /// before (`chain`), then calls `each`. The first batch is read here: a
 /// record that ends within it is checked with no thread.
-pub(crate) fn each_stored(
+fn each_stored(
     mut stored: StoredEvents<'_>,
     chain: &mut Chain,
     mut each: impl FnMut(Event) -> Result<ControlFlow<()>, RecordError>,

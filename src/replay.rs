@@ -4,7 +4,6 @@
 //! later rulings rewound, one to show them), each from the nearest
 //! snapshot: memory is one state, whatever the length.
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
@@ -15,7 +14,7 @@ use crate::event::{ActionType, Event};
 use crate::event::{Chain, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
-use crate::record::{RecordError, each_stored, verify, verify_from};
+use crate::record::{RecordError, each_event, verify, verify_from};
 use crate::rules::{LiveMemo, describe};
 
 #[derive(Debug, Clone, Serialize)]
@@ -80,7 +79,7 @@ where
         None => (Folder::new(), None),
     };
     std::thread::scope(|threads| {
-        let (to_show, folded) = sync_channel(BATCHES_AHEAD);
+        let (to_show, folded) = sync_channel(FOLDED_AHEAD);
         // Text buffers of states already compared, handed back to be written over.
         let (spares, spare) = channel();
         threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spare));
@@ -130,11 +129,11 @@ where
 }
 
 /// Events folded and handed from the folding thread to the showing one at a time.
-const BATCH: usize = 64;
+const FOLDED_BATCH: usize = 64;
 
 /// Batches folded ahead of the showing at most: memory stays bounded
 /// whatever the two threads' pace.
-const BATCHES_AHEAD: usize = 4;
+const FOLDED_AHEAD: usize = 4;
 
 /// One event shown, as the folding thread hands it over.
 struct Folded {
@@ -171,32 +170,18 @@ fn fold_ahead<S>(
 {
     let next = folder.len();
     let mut writer = Writer::default();
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut each = |event: Event| {
-        if to.is_some_and(|t| event.seq > t) {
-            return Ok(ControlFlow::Break(()));
-        }
+    let mut batch = Vec::with_capacity(FOLDED_BATCH);
+    let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
         if let Some(folded) = writer.fold(&mut folder, event, from, source, &spare)? {
             batch.push(folded);
-            if batch.len() == BATCH
-                && to_show.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))).is_err()
+            if batch.len() == FOLDED_BATCH
+                && to_show.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(FOLDED_BATCH)))).is_err()
             {
                 return Ok(ControlFlow::Break(()));
             }
         }
         Ok(ControlFlow::Continue(()))
-    };
-    let ended = match source.stored_from(next) {
-        Some(stored) => each_stored(stored, &mut Chain::after(prev), &mut each),
-        None => (|| {
-            for event in source.events_from(next) {
-                if each(event.map_err(Into::into)?)?.is_break() {
-                    break;
-                }
-            }
-            Ok(())
-        })(),
-    };
+    });
     if to_show.send(Ok(batch)).is_ok()
         && let Err(e) = ended
     {
@@ -209,8 +194,6 @@ fn fold_ahead<S>(
 struct Writer {
     /// What one state's text shares with the next.
     memo: LiveMemo,
-    /// Each actor by name: the seats are fixed at event 0.
-    names: HashMap<String, String>,
     /// Whether an event was shown yet.
     shown_any: bool,
 }
@@ -241,7 +224,7 @@ impl Writer {
         };
         folder.push(&event, source).map_err(broken)?;
         let table = folder.table().expect("a folded event leaves a state");
-        let by = self.names.entry(event.actor.clone()).or_insert_with(|| table.header.name_of(&event.actor)).clone();
+        let by = table.header.name_of(&event.actor);
         let recorded = table.said(event.seq);
         let after = Before::of(table, live(), &mut self.memo);
         Ok(Some(Folded { event, first, after, by, recorded }))

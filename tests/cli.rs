@@ -563,12 +563,12 @@ fn a_refused_create_of_a_name_that_exists_leaves_its_read_access_alone() {
     let out = arbiter(d, &["import", file.to_str().unwrap(), "--as", "g", "--read", "token"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(head(d, "g"), before);
-    let store = arbiter::store::SledStore::open(d).unwrap();
+    let store = open_store(d);
     assert_eq!(arbiter::access::read_access(&store, "g").unwrap(), arbiter::access::ReadAccess::Public);
     // A new name takes the access asked for.
     store.close();
     let out = arbiter(d, &["import", file.to_str().unwrap(), "--as", "h", "--read", "token"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let store = arbiter::store::SledStore::open(d).unwrap();
+    let store = open_store(d);
     assert_eq!(arbiter::access::read_access(&store, "h").unwrap(), arbiter::access::ReadAccess::Token);
 }

@@ -163,18 +163,6 @@ fn build(dir: &Path, lengths: &[u64]) -> Vec<(String, u64)> {
     order
 }
 
-/// Opens a store in this process, waiting out the moment after a CLI run
-/// (or an earlier drop) in which sled's lock may still be held.
-fn open_store(dir: &Path) -> SledStore {
-    for _ in 0..500 {
-        match SledStore::open(dir) {
-            Err(arbiter::store::OpenError::InUse { .. }) => std::thread::sleep(Duration::from_millis(10)),
-            opened => return opened.unwrap(),
-        }
-    }
-    panic!("the store at {} stayed in use", dir.display())
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use arbiter::event::Event;
 use arbiter::fold::Source;
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
+use arbiter::replay::replay;
 use arbiter::store::SledStore;
 
 #[path = "../benches/common/mod.rs"]
@@ -32,10 +33,15 @@ impl Source for Decoded<'_> {
 }
 
 fn make(dir: &Path) {
+    make_with(dir, arbiter::limits::SNAPSHOT_EVERY);
+}
+
+/// The game, with a snapshot kept every `every` events.
+fn make_with(dir: &Path, every: u64) {
     let sample = common::Sample::load();
     let store = SledStore::open(dir).unwrap();
     create(&store, GAME, &sample.header, &sample.opened_by, None).unwrap();
-    let mut recorder = Recorder::load(&store, GAME).unwrap();
+    let mut recorder = Recorder::load_with(&store, GAME, every).unwrap();
     let batch: Vec<Submission> = (0..EVENTS as usize - 1).map(|i| sample.action(i)).collect();
     recorder.append_batch(&batch, None).map_err(|(i, e)| format!("action {i}: {e}")).unwrap();
     drop(recorder);
@@ -133,4 +139,31 @@ fn a_pipelined_verify_says_what_reading_one_event_at_a_time_says() {
     let (threads, one) = both(dir.path());
     assert_eq!(threads, one);
     assert!(threads.starts_with("ok "), "{threads}");
+}
+
+/// Replay reads, checks and folds on threads of its own as verify does. A
+/// broken event that its first pass does not read (that pass starts from
+/// the latest snapshot) ends the replay there, after every event before it
+/// was shown, with the error verify gives for it; a replay that starts from
+/// a snapshot after it, and stops before the end, reads nothing broken.
+#[test]
+fn a_replay_shows_every_event_before_a_broken_one_then_says_what_broke() {
+    let dir = tempfile::tempdir().unwrap();
+    make_with(dir.path(), 16);
+    tamper(dir.path(), 300, |b| Some(text(b).replacen("\"actor\":\"", "\"actor\":\"x", 1).into_bytes()));
+    let store = SledStore::open(dir.path()).unwrap();
+    let stored = StoredGame::new(&store, GAME);
+    let verified = format!("{:?}", verify(&stored, None).unwrap_err());
+    let mut shown = Vec::new();
+    let replayed = format!("{:?}", replay(&stored, 0, None, |s| shown.push(s.seq)).unwrap_err());
+    assert_eq!(shown, (0..300).collect::<Vec<_>>(), "every event before the broken one, in order");
+    assert_eq!(replayed, verified, "{verified}");
+    assert!(replayed.contains("seq: 300"), "{replayed}");
+    shown.clear();
+    // Of the snapshots older than the two newest, one in `SNAPSHOT_SPARSE`
+    // is kept: seq 512 is, and a replay from 600 starts there.
+    replay(&stored, 600, Some(700), |s| shown.push(s.seq)).unwrap();
+    assert_eq!(shown, (600..=700).collect::<Vec<_>>());
+    drop(stored);
+    store.close();
 }

@@ -330,3 +330,20 @@ pub fn assert_view_is_what_the_reducer_accepts(sim: &Sim, actors: &[&str], candi
     assert_eq!(accepted, view.may_act.iter().cloned().collect::<BTreeSet<_>>(), "who may act at {at}");
     assert_eq!(types, view.legal.iter().map(|t| t.name()).collect::<BTreeSet<_>>(), "what is legal at {at}");
 }
+
+/// Opens a store in this process, waiting out the moment after a CLI run
+/// (or an earlier drop) in which sled's lock may still be held: arbiter
+/// says so (`InUse`), or sled does, when the lock is taken between
+/// arbiter's check and sled's own (seen on a loaded machine).
+pub fn open_store(dir: &Path) -> arbiter::store::SledStore {
+    use arbiter::store::{OpenError, SledStore};
+    for _ in 0..500 {
+        match SledStore::open(dir) {
+            Err(OpenError::InUse { .. }) => {}
+            Err(OpenError::Io { why, .. }) if why.contains("could not acquire lock") => {}
+            opened => return opened.unwrap(),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the store at {} stayed in use", dir.display())
+}
