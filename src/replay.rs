@@ -2,7 +2,7 @@
 //! after it and what it changed in the state, rulings and notes inline,
 //! rewound events marked. Two streaming passes (one to learn which events
 //! later rulings rewound, one to show them), each from the nearest
-//! snapshot: memory is one state, whatever the length.
+//! snapshot: memory is a few batches of states, whatever the length.
 
 use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
@@ -10,8 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 use serde::Serialize;
 
 use crate::delta::{self, Change, Doc};
-use crate::event::{ActionType, Event};
-use crate::event::{Chain, Link};
+use crate::event::{ActionType, Chain, Event, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, each_event, verify, verify_from};
@@ -138,8 +137,9 @@ const FOLDED_AHEAD: usize = 4;
 /// One event shown, as the folding thread hands it over.
 struct Folded {
     event: Event,
-    /// The state before it, for the first event shown (none for event 0);
-    /// for the others, the state after the event before.
+    /// The state before it, for the first event shown (none for event 0).
+    /// None for the others: the showing thread keeps the state after the
+    /// event before.
     first: Option<Before>,
     after: Before,
     /// The actor by name.

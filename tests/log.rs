@@ -99,7 +99,10 @@ fn note_py(key: &str, notes: &[String]) -> (i32, Vec<String>) {
 
 // Games and stores.
 
-fn header() -> Header {
+/// The header of game `table`: each game's own table, so that no two
+/// games' event 0 are the same bytes (created within one millisecond, they
+/// would be, and then a proof of one leaf is rightly a proof of the other).
+fn header(table: u64) -> Header {
     Header {
         kind: OpenTag::Open,
         ruleset: "doomtrooper".into(),
@@ -108,7 +111,7 @@ fn header() -> Header {
         judges: vec!["Dana".into()],
         tournament: None,
         round: None,
-        table: None,
+        table: Some(table),
         options: Default::default(),
     }
 }
@@ -146,7 +149,7 @@ fn build(dir: &Path, lengths: &[u64]) -> Vec<(String, u64)> {
                 continue;
             }
             if seq == 0 {
-                create(&store, name, &header(), "organiser", None).unwrap();
+                create(&store, name, &header(i as u64 + 1), "organiser", None).unwrap();
                 recorders[i] = Some(Recorder::load(&store, name).unwrap());
             } else {
                 let (actor, action) = step(seq);
