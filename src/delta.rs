@@ -235,8 +235,7 @@ impl<T: Serialize> Memo<T> {
     /// `Arc` of the last call.
     pub fn text(&mut self, value: &Arc<T>) -> &RawValue {
         if !self.held.as_ref().is_some_and(|(held, _)| Arc::ptr_eq(held, value)) {
-            let text = serde_json::to_string(&**value).expect("a state serialises");
-            let raw = RawValue::from_string(text).expect("serde_json writes JSON");
+            let raw = serde_json::value::to_raw_value(&**value).expect("a state serialises");
             self.held = Some((value.clone(), raw));
         }
         &self.held.as_ref().expect("just held").1

@@ -169,10 +169,11 @@ fn fold_ahead<S>(
     S::Error: Into<RecordError>,
 {
     let next = folder.len();
-    let mut writer = Writer::default();
+    // What one state's text shares with the next.
+    let mut memo = LiveMemo::default();
     let mut batch = Vec::with_capacity(FOLDED_BATCH);
     let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
-        if let Some(folded) = writer.fold(&mut folder, event, from, source, &spare)? {
+        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut memo, &spare)? {
             batch.push(folded);
             if batch.len() == FOLDED_BATCH
                 && to_show.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(FOLDED_BATCH)))).is_err()
@@ -189,46 +190,37 @@ fn fold_ahead<S>(
     }
 }
 
-/// What the folding thread keeps from one event to the next.
-#[derive(Default)]
-struct Writer {
-    /// What one state's text shares with the next.
-    memo: LiveMemo,
-    /// Whether an event was shown yet.
-    shown_any: bool,
-}
-
-impl Writer {
-    /// Folds `event`; for one from `from` on, the state it leaves as replay
-    /// compares it (text buffers taken from `spare` when there are some).
-    fn fold<S>(
-        &mut self,
-        folder: &mut Folder,
-        event: Event,
-        from: u64,
-        source: &S,
-        spare: &Receiver<Doc>,
-    ) -> Result<Option<Folded>, RecordError>
-    where
-        S: Source + ?Sized,
-        S::Error: Into<RecordError>,
-    {
-        if event.seq < from {
-            folder.push(&event, source).map_err(broken)?;
-            return Ok(None);
-        }
-        let live = || spare.try_recv().unwrap_or_default();
-        let first = match std::mem::replace(&mut self.shown_any, true) {
-            false => folder.table().map(|t| Before::of(t, live(), &mut self.memo)),
-            true => None,
-        };
+/// Folds `event`; for one from `from` on, the state it leaves as replay
+/// compares it, and before the event at `from` (the first shown: the fold
+/// starts at or before it), the state before it too. Text buffers are
+/// taken from `spare` when there are some.
+fn fold_one<S>(
+    folder: &mut Folder,
+    event: Event,
+    from: u64,
+    source: &S,
+    memo: &mut LiveMemo,
+    spare: &Receiver<Doc>,
+) -> Result<Option<Folded>, RecordError>
+where
+    S: Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    if event.seq < from {
         folder.push(&event, source).map_err(broken)?;
-        let table = folder.table().expect("a folded event leaves a state");
-        let by = table.header.name_of(&event.actor);
-        let recorded = table.said(event.seq);
-        let after = Before::of(table, live(), &mut self.memo);
-        Ok(Some(Folded { event, first, after, by, recorded }))
+        return Ok(None);
     }
+    let live = || spare.try_recv().unwrap_or_default();
+    let first = match event.seq == from {
+        true => folder.table().map(|t| Before::of(t, live(), memo)),
+        false => None,
+    };
+    folder.push(&event, source).map_err(broken)?;
+    let table = folder.table().expect("a folded event leaves a state");
+    let by = table.header.name_of(&event.actor);
+    let recorded = table.said(event.seq);
+    let after = Before::of(table, live(), memo);
+    Ok(Some(Folded { event, first, after, by, recorded }))
 }
 
 /// A state as replay compares it: its live JSON text, its step and its board.
