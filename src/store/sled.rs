@@ -86,11 +86,15 @@ pub struct SledStore {
     durable_size: AtomicU64,
     /// How many syncs were made (for tests and the benchmark).
     syncs: AtomicU64,
+    /// The thread that runs sled's flush for the group commit's leader.
+    /// (Boxed, as `heads`.)
+    flusher: Box<Mutex<Flusher>>,
     /// Told of every sync that succeeds (`on_sync`): the server's metrics.
     /// The store itself keeps no figures but `syncs`. (Boxed, as `heads`.)
     sync_watcher: Box<Mutex<Option<SyncWatcher>>>,
     /// Why a write failed, once one has: the store is then failed.
-    failed: Mutex<Option<Failure>>,
+    /// (Boxed, as `heads`.)
+    failed: Box<Mutex<Option<Failure>>>,
     /// The `log` tree.
     log: sled::Tree,
     /// The settings tree, once it exists: made by the first `put_setting`,
@@ -145,6 +149,56 @@ impl Drop for Leading<'_> {
     fn drop(&mut self) {
         self.0.commit.lock().unwrap_or_else(|p| p.into_inner()).syncing = false;
         self.0.committed.notify_all();
+    }
+}
+
+/// What a flush answers: sled's result, once it returns.
+type Flushed = std::sync::mpsc::Receiver<sled::Result<usize>>;
+
+/// The thread sled's flushes run on, so that a leader can wait for one
+/// with a deadline (`SledStore::flush_within`). It is started by the first
+/// flush and lives as long as the store: a thread started for every
+/// flush cost a `clone3`, a stack's `mmap` and a wake-up on the other
+/// core, about as much as the flush itself (one durable append was 0.47x
+/// raw sled's insert + flush + fdatasync). It holds the `Db` only while
+/// it flushes (each request brings a handle, dropped before the answer),
+/// so dropping the store closes sled as before; it ends when the store
+/// (and with it the sending side) is dropped.
+#[derive(Default)]
+struct Flusher {
+    requests: Option<std::sync::mpsc::Sender<(sled::Db, std::sync::mpsc::SyncSender<sled::Result<usize>>)>>,
+}
+
+impl Flusher {
+    /// Asks for a flush of `db`; the answer comes on the receiver.
+    fn flush(&mut self, db: &sled::Db) -> Result<Flushed, Failure> {
+        let (done, flushed) = std::sync::mpsc::sync_channel(1);
+        let request = (db.clone(), done);
+        // A thread that has ended (it never does but by a panic in sled)
+        // is replaced: the request comes back, and goes to a new one.
+        let request = match &self.requests {
+            Some(requests) => match requests.send(request) {
+                Ok(()) => return Ok(flushed),
+                Err(std::sync::mpsc::SendError(request)) => request,
+            },
+            None => request,
+        };
+        let (requests, asked) = std::sync::mpsc::channel::<(sled::Db, std::sync::mpsc::SyncSender<_>)>();
+        std::thread::Builder::new()
+            .name("arbiter-flush".into())
+            .spawn(move || {
+                for (db, done) in asked {
+                    let result = db.flush();
+                    drop(db);
+                    let _ = done.send(result);
+                }
+            })
+            .map_err(|e| Failure::io("cannot start the flush", &e))?;
+        requests
+            .send(request)
+            .map_err(|_| Failure { why: "the flushing thread ended at its start".into(), errno: None })?;
+        self.requests = Some(requests);
+        Ok(flushed)
     }
 }
 
@@ -274,8 +328,9 @@ impl SledStore {
             committed: Condvar::new(),
             durable_size: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
+            flusher: Box::default(),
             sync_watcher: Box::default(),
-            failed: Mutex::new(None),
+            failed: Box::default(),
             log: log_tree,
             settings: Mutex::new(settings),
             frontier: Mutex::new(Frontier::default()),
@@ -573,22 +628,16 @@ impl SledStore {
         Ok(())
     }
 
-    /// sled's flush, on a thread of its own, waited for at most `deadline`
-    /// (`limits::SYNC_DEADLINE_SECONDS`: sled 0.34 may never return from a
-    /// flush after a failed write). A flush that does not return fails the
-    /// store, saying what a write to the store's directory now answers
-    /// (a full disk: "No space left on device"). The stuck thread keeps
-    /// its handle on sled, so sled's lock stays held until the process
-    /// ends: the store cannot be opened again by this process.
+    /// sled's flush, on the store's flushing thread (`Flusher`), waited
+    /// for at most `deadline` (`limits::SYNC_DEADLINE_SECONDS`: sled 0.34
+    /// may never return from a flush after a failed write). A flush that
+    /// does not return fails the store, saying what a write to the store's
+    /// directory now answers (a full disk: "No space left on device"). The
+    /// stuck thread keeps its handle on sled, so sled's lock stays held
+    /// until the process ends: the store cannot be opened again by this
+    /// process.
     fn flush_within(&self, deadline: Duration) -> Result<(), Failure> {
-        let db = self.db.clone();
-        let (done, flushed) = std::sync::mpsc::sync_channel(1);
-        std::thread::Builder::new()
-            .name("arbiter-flush".into())
-            .spawn(move || {
-                let _ = done.send(db.flush());
-            })
-            .map_err(|e| Failure::io("cannot start the flush", &e))?;
+        let flushed = self.flusher.lock().unwrap_or_else(|p| p.into_inner()).flush(&self.db)?;
         match flushed.recv_timeout(deadline) {
             Ok(result) => result.map(|_| ()).map_err(|e| Failure::sled("flush failed", &e)),
             Err(_) => {
