@@ -127,17 +127,22 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
 fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> Run {
     let (_dir, store) = new_store(sample, tables);
     // Each table's seats and judges get their tokens, as an organiser would issue them.
+    // A seat's or judge's token is issued with its expiry (the default lifetime).
+    let issue = |grant: &Grant| {
+        let now = chrono::Utc::now();
+        access::issue_at(&store, grant, now, access::expiry(grant, None, now).unwrap()).unwrap().token
+    };
     let mut tokens = Vec::new();
     for t in 0..tables {
         let game = format!("t{t}");
         let mut mine = std::collections::HashMap::new();
         for seat in &sample.header.seats {
             let grant = Grant::Seat { game: game.clone(), seat: seat.id.clone() };
-            mine.insert(seat.id.clone(), access::issue(&store, &grant).unwrap());
+            mine.insert(seat.id.clone(), issue(&grant));
         }
         for judge in &sample.header.judges {
             let grant = Grant::Judge { game: game.clone(), judge: judge.clone() };
-            mine.insert(judge.clone(), access::issue(&store, &grant).unwrap());
+            mine.insert(judge.clone(), issue(&grant));
         }
         tokens.push(mine);
     }
