@@ -174,8 +174,9 @@ impl Flusher {
     fn flush(&mut self, db: &sled::Db) -> Result<Flushed, Failure> {
         let (done, flushed) = std::sync::mpsc::sync_channel(1);
         let request = (db.clone(), done);
-        // A thread that has ended (it never does but by a panic in sled)
-        // is replaced: the request comes back, and goes to a new one.
+        // Only a panic in sled's flush ends the thread, and that fails the
+        // store (its caller sees the answer's channel closed), so no sync
+        // follows it; should one come all the same, it goes to a new thread.
         let request = match &self.requests {
             Some(requests) => match requests.send(request) {
                 Ok(()) => return Ok(flushed),
@@ -640,7 +641,10 @@ impl SledStore {
         let flushed = self.flusher.lock().unwrap_or_else(|p| p.into_inner()).flush(&self.db)?;
         match flushed.recv_timeout(deadline) {
             Ok(result) => result.map(|_| ()).map_err(|e| Failure::sled("flush failed", &e)),
-            Err(_) => {
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                Err(Failure { why: "sled's flush panicked".into(), errno: None })
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 let what = format!("sled's flush did not finish within {} s", deadline.as_secs());
                 Err(match probe_write(&self.dir) {
                     Err(e) => Failure::io(&format!("{what}; a write to the store's directory fails"), &e),
