@@ -1341,6 +1341,28 @@ mod tests {
         assert_eq!(probe_write(&gone).unwrap_err().kind(), std::io::ErrorKind::NotFound);
     }
 
+    /// Every flush of a store runs on the one flushing thread it keeps,
+    /// and closing the store ends that thread with its handles on sled:
+    /// this process opens the store again.
+    #[test]
+    fn flushes_share_one_thread_that_ends_with_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let deadline = Duration::from_secs(crate::limits::SYNC_DEADLINE_SECONDS);
+        store.flush_within(deadline).unwrap();
+        let queue = store.flusher.lock().unwrap().requests.clone().expect("started by the first flush");
+        for _ in 0..3 {
+            store.flush_within(deadline).unwrap();
+        }
+        // The first flush's thread still takes requests: it was not replaced.
+        let (answer, answered) = std::sync::mpsc::sync_channel(1);
+        queue.send((store.db.clone(), answer)).unwrap();
+        assert!(answered.recv_timeout(deadline).unwrap().is_ok());
+        drop(queue);
+        store.close();
+        SledStore::open(dir.path()).expect("no flush keeps the store open");
+    }
+
     /// After a failed sync, sled holds in memory events that are not
     /// durable: the store shows none of them, stores nothing more, and its
     /// log ends where the last sync that succeeded left it.
