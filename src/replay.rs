@@ -206,16 +206,15 @@ where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
-    if event.seq < from {
-        folder.push(&event, source).map_err(broken)?;
-        return Ok(None);
-    }
     let live = || spare.try_recv().unwrap_or_default();
     let first = match event.seq == from {
         true => folder.table().map(|t| Before::of(t, live(), memo)),
         false => None,
     };
     folder.push(&event, source).map_err(broken)?;
+    if event.seq < from {
+        return Ok(None);
+    }
     let table = folder.table().expect("a folded event leaves a state");
     let by = table.header.name_of(&event.actor);
     let recorded = table.said(event.seq);
