@@ -1,5 +1,6 @@
 //! The store and the append path: conditional appends, conflicts, retries,
-//! concurrent writers, verification on the way out.
+//! concurrent writers, verification on the way out. Every test runs on
+//! both backends, sled and PostgreSQL (`common::backend`).
 
 mod common;
 
@@ -7,7 +8,8 @@ use std::sync::{Arc, Barrier};
 
 use arbiter::event::{Header, OpenTag, Seat};
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
-use arbiter::store::{AppendError, SledStore, Store};
+use arbiter::store::AppendError;
+use common::backend::{Backend, Kind};
 use common::*;
 use serde_json::json;
 
@@ -29,12 +31,11 @@ fn sub(actor: &str, action: serde_json::Value) -> Submission {
     Submission { actor: actor.into(), action, at: None }
 }
 
-#[test]
-fn appends_chain_and_read_back_verified() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-    let e0 = create(&store, "g", &header(), "organiser", None).unwrap();
-    let mut r = Recorder::load(&store, "g").unwrap();
+fn appends_chain_and_read_back_verified(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    let e0 = create(store, "g", &header(), "organiser", None).unwrap();
+    let mut r = Recorder::load(store, "g").unwrap();
     let e1 = r.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap().event;
     assert_eq!((e1.seq, e1.prev.as_str()), (1, e0.hash.as_str()));
     let events: Vec<_> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
@@ -43,15 +44,14 @@ fn appends_chain_and_read_back_verified() {
     assert_eq!(store.games().unwrap(), vec!["g"]);
     // Reading from the middle still checks the link to the event before.
     assert_eq!(store.read("g", 1).unwrap().count(), 1);
-    assert!(matches!(create(&store, "g", &header(), "organiser", None), Err(RecordError::Exists(_))));
+    assert!(matches!(create(store, "g", &header(), "organiser", None), Err(RecordError::Exists(_))));
 }
 
-#[test]
-fn a_stale_expected_seq_is_a_conflict_and_a_retry_returns_the_stored_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-    create(&store, "g", &header(), "organiser", None).unwrap();
-    let mut r = Recorder::load(&store, "g").unwrap();
+fn a_stale_expected_seq_is_a_conflict_and_a_retry_returns_the_stored_event(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    create(store, "g", &header(), "organiser", None).unwrap();
+    let mut r = Recorder::load(store, "g").unwrap();
     let first = r.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap();
     assert!(!first.duplicate);
     let head = store.head("g").unwrap().unwrap();
@@ -67,13 +67,12 @@ fn a_stale_expected_seq_is_a_conflict_and_a_retry_returns_the_stored_event() {
     assert_eq!(store.head("g").unwrap().unwrap(), head);
 }
 
-#[test]
-fn the_store_refuses_a_forking_append_even_from_a_second_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-    create(&store, "g", &header(), "organiser", None).unwrap();
-    let mut a = Recorder::load(&store, "g").unwrap();
-    let mut b = Recorder::load(&store, "g").unwrap();
+fn the_store_refuses_a_forking_append_even_from_a_second_writer(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    create(store, "g", &header(), "organiser", None).unwrap();
+    let mut a = Recorder::load(store, "g").unwrap();
+    let mut b = Recorder::load(store, "g").unwrap();
     let b_before = b.folder().clone();
     a.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
     // b's view of the head is stale: its append (sealed on seq 0) must not land.
@@ -83,14 +82,13 @@ fn the_store_refuses_a_forking_append_even_from_a_second_writer() {
     // is the one at its head again, not one with the action that was not stored.
     assert_eq!(b.folder(), &b_before);
     assert_eq!(b.head().seq, 0);
-    let (v, _) = verify(&StoredGame::new(&store, "g"), None).unwrap();
+    let (v, _) = verify(&StoredGame::new(store, "g"), None).unwrap();
     assert_eq!(v.events, 2);
 }
 
-#[test]
-fn racing_writers_get_exactly_one_event_per_seq() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SledStore::open(dir.path()).unwrap());
+fn racing_writers_get_exactly_one_event_per_seq(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.shared();
     create(store.as_ref(), "g", &header(), "organiser", None).unwrap();
     let mut r = Recorder::load(store.as_ref(), "g").unwrap();
     r.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
@@ -135,13 +133,12 @@ fn racing_writers_get_exactly_one_event_per_seq() {
     verify(&stored, None).unwrap();
 }
 
-#[test]
-fn the_store_checks_on_the_way_in() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-    let e0 = create(&store, "g", &header(), "organiser", None).unwrap();
+fn the_store_checks_on_the_way_in(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    let e0 = create(store, "g", &header(), "organiser", None).unwrap();
     let head = store.head("g").unwrap();
-    let mut r = Recorder::load(&store, "g").unwrap();
+    let mut r = Recorder::load(store, "g").unwrap();
     let (mut event, bytes, _) = r.check(&sub("p1", combat("p2", "A", "D"))).unwrap();
     // Bytes that do not match the event, or an event whose hash is wrong.
     assert!(store.append("g", &event, b"{}").is_err());
@@ -151,38 +148,25 @@ fn the_store_checks_on_the_way_in() {
     r.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
 }
 
-#[test]
-fn corruption_in_the_store_is_found_on_read() {
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let store = SledStore::open(dir.path()).unwrap();
-        create(&store, "g", &header(), "organiser", None).unwrap();
-        Recorder::load(&store, "g").unwrap().append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
-    }
-    // Change a stored event behind arbiter's back, through sled itself.
-    {
-        let db = sled::Config::new().path(dir.path()).segment_size(8 * 1024 * 1024).open().unwrap();
-        let tree = db.open_tree("game/g").unwrap();
-        let bytes = tree.get(1u64.to_be_bytes()).unwrap().unwrap();
-        let tampered = String::from_utf8(bytes.to_vec()).unwrap().replace("\"A\"", "\"B\"");
-        tree.insert(1u64.to_be_bytes(), tampered.as_bytes()).unwrap();
-        db.flush().unwrap();
-    }
-    let store = SledStore::open(dir.path()).unwrap();
-    let err = Recorder::load(&store, "g").err().unwrap();
+fn corruption_in_the_store_is_found_on_read(kind: Kind) {
+    let mut backend = Backend::new(kind);
+    create(backend.store(), "g", &header(), "organiser", None).unwrap();
+    Recorder::load(backend.store(), "g").unwrap().append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
+    // Change a stored event behind arbiter's back, through sled itself or SQL.
+    backend.tamper("g", 1, |text| text.replace("\"A\"", "\"B\""));
+    let err = Recorder::load(backend.store(), "g").err().unwrap();
     assert!(matches!(err, RecordError::Broken { seq: 1, .. }), "{err}");
 }
 
-#[test]
-fn a_record_that_is_no_longer_legal_fails_verification() {
+fn a_record_that_is_no_longer_legal_fails_verification(kind: Kind) {
     // Hashes and links can be perfect while the rules are broken: verify re-folds.
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-    let e0 = create(&store, "g", &header(), "organiser", None).unwrap();
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    let e0 = create(store, "g", &header(), "organiser", None).unwrap();
     let draft = arbiter::event::Draft { actor: "p2".into(), action: json!({"type": "pass"}), at: None };
     let (e1, bytes) = arbiter::event::seal(&draft, Some(&e0.link()), chrono::Utc::now()).unwrap();
     store.append("g", &e1, &bytes).unwrap(); // the store checks links, not rules
-    let err = verify(&StoredGame::new(&store, "g"), None).unwrap_err();
+    let err = verify(&StoredGame::new(store, "g"), None).unwrap_err();
     assert!(matches!(err, RecordError::Broken { seq: 1, .. }), "{err}");
 }
 
@@ -191,12 +175,11 @@ fn a_record_that_is_no_longer_legal_fails_verification() {
 /// A retry of a batch whose answer was lost returns the run already stored
 /// and stores the rest; a rewind in a batch rebuilds the state from the
 /// stored events.
-#[test]
-fn a_batch_is_one_durable_write_all_or_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path()).unwrap();
-    create(&store, "g", &header(), "organiser", None).unwrap();
-    let mut r = Recorder::load(&store, "g").unwrap();
+fn a_batch_is_one_durable_write_all_or_nothing(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    create(store, "g", &header(), "organiser", None).unwrap();
+    let mut r = Recorder::load(store, "g").unwrap();
     let batch = vec![
         sub("p1", combat("p2", "A", "D")),
         sub("p1", tactic("Fight")),
@@ -234,6 +217,17 @@ fn a_batch_is_one_durable_write_all_or_nothing() {
         json!({"type": "ruling", "kind": "rewind", "concerns": {"seq": 2, "hash": two.hash}, "reason": "misplay"});
     let done = r.append_batch(&[sub("Dana", rewind), sub("p2", counter("Cancel", 2))], Some(5)).unwrap();
     assert_eq!(done.len(), 2);
-    let (v, _) = verify(&StoredGame::new(&store, "g"), None).unwrap();
+    let (v, _) = verify(&StoredGame::new(store, "g"), None).unwrap();
     assert_eq!((v.events, v.rewound), (7, vec![(3, 4)]));
 }
+
+on_both_backends!(
+    appends_chain_and_read_back_verified,
+    a_stale_expected_seq_is_a_conflict_and_a_retry_returns_the_stored_event,
+    the_store_refuses_a_forking_append_even_from_a_second_writer,
+    racing_writers_get_exactly_one_event_per_seq,
+    the_store_checks_on_the_way_in,
+    corruption_in_the_store_is_found_on_read,
+    a_record_that_is_no_longer_legal_fails_verification,
+    a_batch_is_one_durable_write_all_or_nothing,
+);

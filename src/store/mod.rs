@@ -16,11 +16,13 @@
 
 pub mod checkpoints;
 pub mod dir;
+pub mod postgres;
 pub mod sled;
 
 use crate::event::{Event, EventError, Link};
 use crate::tlog::{Hash, Nodes};
 
+pub use self::postgres::PostgresStore;
 pub use self::sled::{SledStore, Synced};
 
 /// The head of a stream: its last event.
@@ -161,11 +163,56 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
+    /// How many durable writes this store made since it was opened: sled's
+    /// group-commit syncs, PostgreSQL's committed transactions of events
+    /// and settings. A batch is one; for tests and the benchmark.
+    fn syncs(&self) -> u64;
+
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
         let mut events = self.read(game, seq)?;
         events.next().transpose()
     }
+}
+
+/// On the way in, before a backend stores anything: the bytes must be
+/// exactly each event, hash intact. The bytes are the canonical JSON of the
+/// event (written once more from the event, not parsed back), under the
+/// strict rules, and the hash is the hash of those bytes without it.
+pub(crate) fn check_incoming(events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
+    for (event, bytes) in events {
+        let value = serde_json::to_value(event).map_err(|e| AppendError::Io(e.to_string()))?;
+        crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
+        if crate::json::canonical(&value) != *bytes {
+            return Err(AppendError::Io("event and bytes disagree".into()));
+        }
+        event.check_envelope()?;
+        crate::event::check_canonical_bytes(event, bytes)?;
+    }
+    Ok(())
+}
+
+/// The no-fork rule, read against the game's head under the backend's
+/// lock: `events` (not empty) must start at the seq after `head` and each
+/// link to the one before. Returns the new head.
+pub(crate) fn check_follows(game: &str, events: &[(Event, Vec<u8>)], head: Option<Head>) -> Result<Head, AppendError> {
+    let first = &events.first().expect("a non-empty insert").0;
+    let next = head.as_ref().map_or(0, |h| h.seq + 1);
+    if first.seq != next {
+        if first.seq == 0 {
+            return Err(AppendError::Exists(game.to_string()));
+        }
+        if head.is_none() {
+            return Err(AppendError::NoSuchGame(game.to_string()));
+        }
+        return Err(AppendError::Conflict { expected: first.seq, next, head });
+    }
+    let mut prev = head;
+    for (event, _) in events {
+        crate::event::check_link(event, prev.as_ref())?;
+        prev = Some(event.link());
+    }
+    Ok(prev.expect("at least one event"))
 }
 
 /// An iterator over verified events.

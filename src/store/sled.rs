@@ -41,9 +41,7 @@ use sled::transaction::TransactionError;
 
 use super::dir::{self, Before, Opening};
 use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents};
-use crate::event::{
-    Chain, Event, EventError, Link, Parsed, check_canonical_bytes, check_link, check_stored, parse_stored,
-};
+use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash};
 
 const TREE_PREFIX: &str = "game/";
@@ -551,11 +549,6 @@ impl SledStore {
         }
     }
 
-    /// How many durable syncs this store has made since it was opened.
-    pub fn syncs(&self) -> u64 {
-        self.syncs.load(Ordering::Relaxed)
-    }
-
     /// Calls `watch` after every sync that succeeds, on the thread that
     /// led it, once its followers are woken (so it delays no append but
     /// the leader's, and that by what `watch` costs: keep it to counters).
@@ -877,6 +870,10 @@ impl Store for SledStore {
         }
     }
 
+    fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
     fn snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
         self.latest_snapshot(game, seq)
     }
@@ -905,37 +902,11 @@ impl SledStore {
     fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<u64, AppendError> {
         self.refuse()?;
         let Some((first, _)) = events.first() else { return Ok(self.ticket()) };
-        // On the way in: the bytes must be exactly each event, hash intact.
-        // The bytes are the canonical JSON of the event (written once more
-        // from the event, not parsed back), under the strict rules, and the
-        // hash is the hash of those bytes without it.
-        for (event, bytes) in events {
-            let value = serde_json::to_value(event).map_err(|e| AppendError::Io(e.to_string()))?;
-            crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
-            if crate::json::canonical(&value) != *bytes {
-                return Err(AppendError::Io("event and bytes disagree".into()));
-            }
-            event.check_envelope()?;
-            check_canonical_bytes(event, bytes)?;
-        }
+        super::check_incoming(events)?;
         let tree = self.tree(game).map_err(AppendError::Io)?;
         let mut frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
         let head = self.head_to_insert_after(game, &tree).map_err(|e| AppendError::Io(e.to_string()))?;
-        let next = head.as_ref().map_or(0, |h| h.seq + 1);
-        if first.seq != next {
-            if first.seq == 0 {
-                return Err(AppendError::Exists(game.to_string()));
-            }
-            if head.is_none() {
-                return Err(AppendError::NoSuchGame(game.to_string()));
-            }
-            return Err(AppendError::Conflict { expected: first.seq, next, head });
-        }
-        let mut prev = head;
-        for (event, _) in events {
-            check_link(event, prev.as_ref())?;
-            prev = Some(event.link());
-        }
+        let prev = super::check_follows(game, events, head)?;
         // The leaves, and every subtree they complete.
         let mut grown = frontier.clone();
         let mut log: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(events.len() * 4 + 1);
@@ -950,15 +921,14 @@ impl SledStore {
         match committed {
             Ok(()) => {
                 *frontier = grown;
-                if let Some(last) = prev {
-                    let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
-                    match heads.get_mut(game) {
-                        Some(head) => *head = last,
-                        None => {
-                            heads.insert(game.to_string(), last);
-                        }
+                let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
+                match heads.get_mut(game) {
+                    Some(head) => *head = prev,
+                    None => {
+                        heads.insert(game.to_string(), prev);
                     }
                 }
+                drop(heads);
                 Ok(self.ticket_at(frontier.size()))
             }
             Err(TransactionError::Abort(())) => {

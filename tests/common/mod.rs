@@ -3,6 +3,7 @@
 //! committed JSON Schemas), and a few CLI helpers.
 #![allow(dead_code, clippy::result_large_err)]
 
+pub mod backend;
 pub mod browser;
 pub mod server;
 

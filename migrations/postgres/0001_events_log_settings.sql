@@ -1,0 +1,49 @@
+-- arbiter on PostgreSQL, schema version 1: the events of every game, the
+-- verifiable log over them, settings (hashed tokens, read access) and
+-- snapshots. Applied once, in one transaction, by the first arbiter that
+-- opens the database (see src/store/postgres.rs, `migrate`).
+
+-- Each game's events, keyed by (game, seq): the primary key is the no-fork
+-- rule's last line of defence. `bytes` are the exact canonical JSON bytes
+-- that were hashed, never rewritten. `position` is the event's leaf in the
+-- verifiable log: positions are given with no gap, in the order events
+-- are stored (appends serialise on `log_size`'s one row).
+CREATE TABLE events (
+    game     text   NOT NULL,
+    seq      bigint NOT NULL CHECK (seq >= 0),
+    position bigint NOT NULL UNIQUE CHECK (position >= 0),
+    bytes    bytea  NOT NULL,
+    PRIMARY KEY (game, seq)
+);
+
+-- The hash of every complete subtree of the log above the leaves (level
+-- 1 up): leaves [index << level, (index + 1) << level). A leaf's own hash
+-- (level 0) is computed from the event's bytes whenever it is read.
+CREATE TABLE log_nodes (
+    level smallint NOT NULL CHECK (level BETWEEN 1 AND 63),
+    index bigint   NOT NULL CHECK (index >= 0),
+    hash  bytea    NOT NULL CHECK (length(hash) = 32),
+    PRIMARY KEY (level, index)
+);
+
+-- How many events the log holds: one row, locked by every append (FOR
+-- UPDATE) so that positions are given one transaction at a time.
+CREATE TABLE log_size (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    size     bigint  NOT NULL CHECK (size >= 0)
+);
+INSERT INTO log_size (size) VALUES (0);
+
+-- Settings beside the games: not events, not hashed, not exported.
+CREATE TABLE settings (
+    key   text  PRIMARY KEY,
+    value bytea NOT NULL
+);
+
+-- Snapshots of folded games: a cache, re-checked by every reader.
+CREATE TABLE snapshots (
+    game  text   NOT NULL,
+    seq   bigint NOT NULL CHECK (seq >= 0),
+    bytes bytea  NOT NULL,
+    PRIMARY KEY (game, seq)
+);

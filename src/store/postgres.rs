@@ -1,0 +1,691 @@
+//! The store on PostgreSQL, for an organiser who outgrows one machine:
+//! several `arbiter serve` processes (venues, restarts without stopping the
+//! tables) on one database. sled stays the embedded default.
+//!
+//! Layout (`migrations/postgres/`, applied at open by `migrate`): `events`
+//! keyed by (game, seq), holding each event's exact canonical bytes and its
+//! position in the verifiable log; `log_nodes`, the log's complete subtrees
+//! above the leaves; `log_size`, one row; `settings`; `snapshots`.
+//!
+//! Write path: one transaction per append or batch (READ COMMITTED).
+//! 1. `SELECT size FROM log_size FOR UPDATE`: every append, from any
+//!    process, takes this one row lock first, so log positions are given
+//!    one transaction at a time, in commit order, with no gap (the issue's
+//!    other choice, positions read only below the lowest transaction in
+//!    flight, lets appends commit side by side, but leaves the log behind
+//!    the events and needs a sequencer; this one is simple and correct,
+//!    and its cost is measured in the README). Under READ COMMITTED each
+//!    statement after the lock sees what the lock's last holder committed.
+//! 2. The game's head (its last row, decoded and checked as on every read),
+//!    then the same checks as sled's (`check_follows`): a stale expected
+//!    seq is a `Conflict`, never a fork. The primary key stands behind it.
+//! 3. The events, the subtrees they complete, the new size; COMMIT. With
+//!    PostgreSQL's default `synchronous_commit = on`, COMMIT returns once
+//!    the WAL is flushed: the append is acknowledged only then.
+//!
+//! A COMMIT whose answer is lost (the connection dropped) leaves the
+//! outcome unknown: it is an I/O error, and the client's retry at the same
+//! expected seq finds its event stored or not (`Recorder`'s duplicate
+//! check), as after a crash of the embedded store.
+//!
+//! The `Store` trait is synchronous (the CLI calls it directly, the server
+//! from its blocking pool). tokio-postgres is asynchronous, so the store
+//! owns a small runtime of its own and each call runs there (`run`): it
+//! works the same from a plain thread, from `spawn_blocking` and from a
+//! test, and never nests one runtime's `block_on` inside another's.
+//! deadpool-postgres keeps the connections (see `Cargo.toml` for why
+//! these crates and not sqlx).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use deadpool_postgres::GenericClient;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+
+use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents};
+use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
+use crate::tlog::merkle::{Frontier, Hash, Nodes, leaf_hash};
+
+/// The schema's migrations, in order: (version, name, SQL). Each runs once,
+/// in one transaction, recorded in `arbiter_migrations`.
+const MIGRATIONS: &[(i32, &str, &str)] =
+    &[(1, "events_log_settings", include_str!("../../migrations/postgres/0001_events_log_settings.sql"))];
+
+/// The advisory lock that serialises migrations between processes that
+/// open one database at once ("arbiter" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0061_7262_6974_6572;
+
+/// Connections per process. Appends serialise on one row anyway; more
+/// connections serve readers (live streams, pages) beside them.
+const POOL_SIZE: usize = 16;
+
+/// How long a call waits for a connection, or to make one, before it
+/// fails with an I/O error instead of hanging a table.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Events read per query: a long game is read in pages, never whole.
+const READ_PAGE: i64 = 512;
+
+pub struct PostgresStore {
+    /// Runs every query (see the module's comment). An Option only so that
+    /// `drop` can shut it down without waiting.
+    runtime: Option<tokio::runtime::Runtime>,
+    pool: Pool,
+    /// The URL as shown to people: no password.
+    shown: String,
+    /// The log's right edge at the size it was last seen by this process;
+    /// reloaded from `log_nodes` when another process appended since.
+    frontier: Arc<Mutex<Option<Frontier>>>,
+    /// Transactions of events and settings committed (`Store::syncs`).
+    commits: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").field("url", &self.shown).finish()
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its tasks, which a drop inside
+        // another runtime's task may not do: let them end on their own.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Whether `location` names a PostgreSQL database rather than a directory.
+pub fn is_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// `url` without its password, to show in messages and logs.
+pub fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    match rest.split_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _password)) => format!("{scheme}://{name}:***@{host}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn io(e: impl std::fmt::Display) -> ReadError {
+    ReadError::Io(e.to_string())
+}
+
+fn append_io(e: impl std::fmt::Display) -> AppendError {
+    AppendError::Io(e.to_string())
+}
+
+/// A seq or position as PostgreSQL's bigint. Every stored one fits
+/// (`MAX_STREAM_EVENTS`); a larger one asked for reads as the largest.
+fn big(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn unsigned(n: i64, what: &str) -> Result<u64, ReadError> {
+    u64::try_from(n).map_err(|_| ReadError::Log(format!("{what} {n} is negative")))
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url`, brings its schema up to date
+    /// (`migrate`) and checks that the log's size matches its events.
+    pub fn open(url: &str) -> Result<PostgresStore, OpenError> {
+        let shown = shown_url(url);
+        let failed = |why: String| OpenError::Io { dir: shown.clone(), why };
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|e| failed(format!("not a PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("arbiter");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("arbiter-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| failed(format!("cannot start the database client: {e}")))?;
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| failed(e.to_string()))?;
+        let store = PostgresStore {
+            runtime: Some(runtime),
+            pool,
+            shown: shown.clone(),
+            frontier: Arc::new(Mutex::new(None)),
+            commits: Arc::default(),
+        };
+        store.run(migrate(store.pool.clone())).map_err(failed)?;
+        // The log's size must be the number of events: a table edited
+        // behind arbiter's back is found at the open, as sled's damage is.
+        let (size, events) = store
+            .run({
+                let pool = store.pool.clone();
+                async move {
+                    let client = pool.get().await.map_err(|e| e.to_string())?;
+                    let row = client
+                        .query_one("SELECT (SELECT size FROM log_size), (SELECT count(*) FROM events)", &[])
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok::<_, String>((row.get::<_, i64>(0), row.get::<_, i64>(1)))
+                }
+            })
+            .map_err(failed)?;
+        if size != events {
+            return Err(OpenError::Lost(format!(
+                "the database at {shown} is damaged: its log holds {size} events, its events table {events}"
+            )));
+        }
+        Ok(store)
+    }
+
+    /// The database, as shown to people (no password).
+    pub fn url(&self) -> &str {
+        &self.shown
+    }
+
+    /// Runs `work` on the store's runtime and waits for it.
+    fn run<T: Send + 'static>(&self, work: impl Future<Output = T> + Send + 'static) -> T {
+        let (done, result) = std::sync::mpsc::sync_channel(1);
+        let runtime = self.runtime.as_ref().expect("the runtime lives as long as the store");
+        runtime.spawn(async move {
+            let _ = done.send(work.await);
+        });
+        result.recv().expect("a query's task ends with an answer (a panic in it is a bug)")
+    }
+
+    /// Runs `query` with a connection from the pool.
+    fn with_client<T, F, Fut>(&self, query: F) -> Result<T, ReadError>
+    where
+        T: Send + 'static,
+        F: FnOnce(deadpool_postgres::Object) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, ReadError>> + Send,
+    {
+        let pool = self.pool.clone();
+        self.run(async move {
+            let client = pool.get().await.map_err(io)?;
+            query(client).await
+        })
+    }
+
+    /// Stores `events` (one game's, in order) in one transaction.
+    fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        super::check_incoming(events)?;
+        let pool = self.pool.clone();
+        let cached = self.frontier.clone();
+        let game = game.to_string();
+        let events = events.to_vec();
+        self.run(async move {
+            let mut client = pool.get().await.map_err(append_io)?;
+            let tx = client.transaction().await.map_err(append_io)?;
+            let size = tx.query_one("SELECT size FROM log_size FOR UPDATE", &[]).await.map_err(append_io)?;
+            let size = unsigned(size.get(0), "the log's size").map_err(append_io)?;
+            let head = head_of(&tx, &game).await.map_err(append_io)?;
+            super::check_follows(&game, &events, head)?;
+            let known = cached.lock().unwrap_or_else(|p| p.into_inner()).clone().filter(|f| f.size() == size);
+            let mut frontier = match known {
+                Some(f) => f,
+                None => load_frontier(&tx, size).await.map_err(append_io)?,
+            };
+            let (mut games, mut seqs, mut positions, mut bytes) = (vec![], vec![], vec![], vec![]);
+            let (mut levels, mut indexes, mut hashes) = (vec![], vec![], vec![]);
+            for (event, b) in &events {
+                positions.push(big(frontier.size()));
+                for (level, index, hash) in frontier.push(leaf_hash(b)) {
+                    if level > 0 {
+                        levels.push(i16::from(level));
+                        indexes.push(big(index));
+                        hashes.push(hash.to_vec());
+                    }
+                }
+                games.push(game.as_str());
+                seqs.push(big(event.seq));
+                bytes.push(b.as_slice());
+            }
+            let stored = tx
+                .execute(
+                    "INSERT INTO events (game, seq, position, bytes) \
+                     SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[])",
+                    &[&games, &seqs, &positions, &bytes],
+                )
+                .await;
+            if let Err(e) = stored {
+                // Only a writer outside arbiter's lock could race here; the
+                // key refuses the fork all the same.
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                    let first = events[0].0.seq;
+                    return Err(AppendError::Conflict { expected: first, next: first + 1, head: None });
+                }
+                return Err(append_io(e));
+            }
+            if !levels.is_empty() {
+                tx.execute(
+                    "INSERT INTO log_nodes (level, index, hash) SELECT * FROM unnest($1::int2[], $2::int8[], $3::bytea[])",
+                    &[&levels, &indexes, &hashes],
+                )
+                .await
+                .map_err(append_io)?;
+            }
+            tx.execute("UPDATE log_size SET size = $1", &[&big(frontier.size())]).await.map_err(append_io)?;
+            tx.commit().await.map_err(|e| {
+                AppendError::Io(format!(
+                    "the database did not confirm the commit ({e}): the events may or may not be stored; \
+                     read the head (a retry at the same expected seq is safe)"
+                ))
+            })?;
+            *cached.lock().unwrap_or_else(|p| p.into_inner()) = Some(frontier);
+            Ok(())
+        })?;
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Applies every migration the database has not had, each in its own
+/// transaction, under an advisory lock so two processes opening one new
+/// database at once do not both apply them. A database migrated by a newer
+/// arbiter than this one is refused, not read with the wrong schema.
+async fn migrate(pool: Pool) -> Result<(), String> {
+    let mut client = pool.get().await.map_err(|e| format!("cannot connect: {e}"))?;
+    let e = |e: tokio_postgres::Error| e.to_string();
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(e)?;
+    let migrated = async {
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS arbiter_migrations (\
+                 version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+            )
+            .await
+            .map_err(e)?;
+        let row = client.query_one("SELECT coalesce(max(version), 0) FROM arbiter_migrations", &[]).await.map_err(e)?;
+        let at: i32 = row.get(0);
+        let known = MIGRATIONS.last().map_or(0, |m| m.0);
+        if at > known {
+            return Err(format!(
+                "its schema is version {at}, newer than this arbiter's ({known}): run a newer arbiter"
+            ));
+        }
+        for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > at) {
+            let tx = client.transaction().await.map_err(e)?;
+            tx.batch_execute(sql).await.map_err(|err| format!("migration {version} ({name}) failed: {err}"))?;
+            tx.execute("INSERT INTO arbiter_migrations (version, name) VALUES ($1, $2)", &[version, name])
+                .await
+                .map_err(e)?;
+            tx.commit().await.map_err(e)?;
+        }
+        Ok(())
+    }
+    .await;
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await;
+    migrated?;
+    unlocked.map(drop).map_err(e)
+}
+
+/// A stored event read and checked: `event::parse_stored` then
+/// `check_stored` (the link is the reader's to check).
+fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<Parsed, ReadError> {
+    let corrupt = |why| ReadError::Corrupt { seq, why };
+    let parsed = parse_stored(bytes).map_err(corrupt)?;
+    check_stored(&parsed, seq, bytes).map_err(corrupt)?;
+    Ok(parsed)
+}
+
+/// The last event of `game`, decoded and checked, as a link.
+async fn head_of(client: &impl GenericClient, game: &str) -> Result<Option<Link>, ReadError> {
+    let row = client
+        .query_opt("SELECT seq, bytes FROM events WHERE game = $1 ORDER BY seq DESC LIMIT 1", &[&game])
+        .await
+        .map_err(io)?;
+    match row {
+        None => Ok(None),
+        Some(row) => {
+            let seq = unsigned(row.get(0), "a seq")?;
+            Ok(Some(decode_parsed(seq, row.get::<_, &[u8]>(1))?.event.link()))
+        }
+    }
+}
+
+/// The hash of subtree (level, index); a leaf's is computed from its event.
+async fn node_of(client: &impl GenericClient, level: u8, index: u64) -> Result<Hash, ReadError> {
+    let missing = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
+    let row = match level {
+        0 => client.query_opt("SELECT bytes FROM events WHERE position = $1", &[&big(index)]).await,
+        _ => {
+            client
+                .query_opt(
+                    "SELECT hash FROM log_nodes WHERE level = $1 AND index = $2",
+                    &[&i16::from(level), &big(index)],
+                )
+                .await
+        }
+    };
+    let row = row.map_err(io)?.ok_or_else(missing)?;
+    let value: &[u8] = row.get(0);
+    match level {
+        0 => Ok(leaf_hash(value)),
+        _ => value.try_into().map_err(|_| missing()),
+    }
+}
+
+/// The log's right edge at `size`, read from the database: one node per
+/// set bit of `size`.
+async fn load_frontier(client: &impl GenericClient, size: u64) -> Result<Frontier, ReadError> {
+    struct Read(HashMap<(u8, u64), Hash>);
+    impl Nodes for Read {
+        type Error = ReadError;
+        fn node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
+            self.0
+                .get(&(level, index))
+                .copied()
+                .ok_or_else(|| ReadError::Log(format!("subtree {index} at level {level}")))
+        }
+    }
+    let mut read = HashMap::new();
+    let mut start = 0u64;
+    for level in (0..64u8).rev() {
+        if size >> level & 1 == 1 {
+            read.insert((level, start >> level), node_of(client, level, start >> level).await?);
+            start += 1 << level;
+        }
+    }
+    Frontier::load(&Read(read), size)
+}
+
+impl Store for PostgresStore {
+    fn games(&self) -> Result<Vec<String>, ReadError> {
+        let mut games = self.with_client(|c| async move {
+            let rows = c.query("SELECT game FROM events WHERE seq = 0", &[]).await.map_err(io)?;
+            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>())
+        })?;
+        // In byte order, as sled's, whatever the database's collation.
+        games.sort();
+        Ok(games)
+    }
+
+    fn head(&self, game: &str) -> Result<Option<Head>, ReadError> {
+        let game = game.to_string();
+        self.with_client(move |c| async move { head_of(&c, &game).await })
+    }
+
+    fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError> {
+        let prev = match from.checked_sub(1) {
+            None => {
+                if self.head(game)?.is_none() {
+                    return Err(ReadError::NoSuchGame(game.to_string()));
+                }
+                None
+            }
+            Some(p) => match self.get_stored(game, p)? {
+                Some(bytes) => Some(decode_parsed(p, &bytes)?.event.link()),
+                None if self.head(game)?.is_none() => return Err(ReadError::NoSuchGame(game.to_string())),
+                None => return Ok(Box::new(std::iter::empty())),
+            },
+        };
+        let mut chain = Chain::after(prev);
+        Ok(Box::new(self.pages(game, from).map(move |item| {
+            let (seq, bytes) = item?;
+            let Parsed { event, at, .. } = decode_parsed(seq, &bytes)?;
+            chain.push(&event, at).map_err(|why| ReadError::Corrupt { seq, why })?;
+            Ok(event)
+        })))
+    }
+
+    fn read_stored(&self, game: &str, from: u64) -> Result<StoredEvents<'_>, ReadError> {
+        if self.head(game)?.is_none() {
+            return Err(ReadError::NoSuchGame(game.to_string()));
+        }
+        Ok(Box::new(self.pages(game, from)))
+    }
+
+    fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
+        self.insert(game, &[(event.clone(), bytes.to_vec())])
+    }
+
+    fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
+        self.insert(game, events)
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError> {
+        let key = key.to_string();
+        self.with_client(move |c| async move {
+            let row = c.query_opt("SELECT value FROM settings WHERE key = $1", &[&key]).await.map_err(io)?;
+            Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+        })
+    }
+
+    fn settings(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, ReadError> {
+        let prefix = prefix.to_string();
+        let mut all = self.with_client(move |c| async move {
+            // starts_with, not LIKE: a prefix may hold % or _.
+            let rows =
+                c.query("SELECT key, value FROM settings WHERE starts_with(key, $1)", &[&prefix]).await.map_err(io)?;
+            Ok(rows.iter().map(|r| (r.get::<_, String>(0), r.get::<_, Vec<u8>>(1))).collect::<Vec<_>>())
+        })?;
+        all.sort();
+        Ok(all)
+    }
+
+    fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError> {
+        let (key, value) = (key.to_string(), value.to_vec());
+        self.with_client(move |c| async move {
+            c.execute(
+                "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2",
+                &[&key, &value],
+            )
+            .await
+            .map_err(io)
+        })
+        .map_err(append_io)?;
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn swap_setting(&self, key: &str, expected: Option<&[u8]>, new: Option<&[u8]>) -> Result<bool, AppendError> {
+        let writes = expected.is_some() || new.is_some();
+        let (key, expected, new) = (key.to_string(), expected.map(<[u8]>::to_vec), new.map(<[u8]>::to_vec));
+        let swapped = self
+            .with_client(move |c| async move {
+                // Each case is one statement: atomic on its own.
+                let changed = match (&expected, &new) {
+                    (None, Some(new)) => {
+                        c.execute(
+                            "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                            &[&key, new],
+                        )
+                        .await
+                    }
+                    (Some(old), Some(new)) => {
+                        c.execute("UPDATE settings SET value = $3 WHERE key = $1 AND value = $2", &[&key, old, new])
+                            .await
+                    }
+                    (Some(old), None) => {
+                        c.execute("DELETE FROM settings WHERE key = $1 AND value = $2", &[&key, old]).await
+                    }
+                    (None, None) => {
+                        let there = c.query_opt("SELECT 1 FROM settings WHERE key = $1", &[&key]).await.map_err(io)?;
+                        return Ok(there.is_none());
+                    }
+                };
+                Ok(changed.map_err(io)? == 1)
+            })
+            .map_err(append_io)?;
+        if swapped && writes {
+            self.commits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(swapped)
+    }
+
+    fn syncs(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    fn log_size(&self) -> Result<u64, ReadError> {
+        let size = self.with_client(|c| async move {
+            let row = c.query_one("SELECT size FROM log_size", &[]).await.map_err(io)?;
+            Ok(row.get::<_, i64>(0))
+        })?;
+        unsigned(size, "the log's size")
+    }
+
+    fn log_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
+        self.with_client(move |c| async move { node_of(&c, level, index).await })
+    }
+
+    fn log_leaf(&self, index: u64) -> Result<Option<(String, u64)>, ReadError> {
+        let row = self.with_client(move |c| async move {
+            let row =
+                c.query_opt("SELECT game, seq FROM events WHERE position = $1", &[&big(index)]).await.map_err(io)?;
+            Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1))))
+        })?;
+        row.map(|(game, seq)| Ok((game, unsigned(seq, "a seq")?))).transpose()
+    }
+
+    fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
+        let game = game.to_string();
+        let position = self.with_client(move |c| async move {
+            let row = c
+                .query_opt("SELECT position FROM events WHERE game = $1 AND seq = $2", &[&game, &big(seq)])
+                .await
+                .map_err(io)?;
+            Ok(row.map(|r| r.get::<_, i64>(0)))
+        })?;
+        position.map(|p| unsigned(p, "a position")).transpose()
+    }
+
+    fn snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
+        let game = game.to_string();
+        let found = self.with_client(move |c| async move {
+            let row = c
+                .query_opt(
+                    "SELECT seq, bytes FROM snapshots WHERE game = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
+                    &[&game, &big(seq)],
+                )
+                .await
+                .map_err(io)?;
+            Ok(row.map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1))))
+        })?;
+        found.map(|(seq, bytes)| Ok((unsigned(seq, "a snapshot's seq")?, bytes))).transpose()
+    }
+
+    /// Written without waiting for the WAL to reach the disk
+    /// (`synchronous_commit = off` for this one transaction): a snapshot
+    /// lost in a crash is only slower, never wrong, since every reader
+    /// checks it.
+    fn put_snapshot(&self, game: &str, seq: u64, bytes: &[u8]) -> Result<(), AppendError> {
+        let (game, bytes) = (game.to_string(), bytes.to_vec());
+        self.with_client(move |mut c| async move {
+            let tx = c.transaction().await.map_err(io)?;
+            tx.batch_execute("SET LOCAL synchronous_commit = off").await.map_err(io)?;
+            tx.execute(
+                "INSERT INTO snapshots (game, seq, bytes) VALUES ($1, $2, $3) \
+                 ON CONFLICT (game, seq) DO UPDATE SET bytes = $3",
+                &[&game, &big(seq), &bytes],
+            )
+            .await
+            .map_err(io)?;
+            tx.commit().await.map_err(io)
+        })
+        .map_err(append_io)
+    }
+
+    fn snapshot_seqs(&self, game: &str) -> Result<Vec<u64>, ReadError> {
+        let game = game.to_string();
+        let seqs = self.with_client(move |c| async move {
+            let rows = c.query("SELECT seq FROM snapshots WHERE game = $1 ORDER BY seq", &[&game]).await.map_err(io)?;
+            Ok(rows.iter().map(|r| r.get::<_, i64>(0)).collect::<Vec<_>>())
+        })?;
+        seqs.into_iter().map(|s| unsigned(s, "a snapshot's seq")).collect()
+    }
+
+    fn delete_snapshot(&self, game: &str, seq: u64) -> Result<(), AppendError> {
+        let game = game.to_string();
+        self.with_client(move |c| async move {
+            c.execute("DELETE FROM snapshots WHERE game = $1 AND seq = $2", &[&game, &big(seq)]).await.map_err(io)
+        })
+        .map(drop)
+        .map_err(append_io)
+    }
+}
+
+impl PostgresStore {
+    /// The stored bytes of one event, unchecked.
+    fn get_stored(&self, game: &str, seq: u64) -> Result<Option<Vec<u8>>, ReadError> {
+        let game = game.to_string();
+        self.with_client(move |c| async move {
+            let row = c
+                .query_opt("SELECT bytes FROM events WHERE game = $1 AND seq = $2", &[&game, &big(seq)])
+                .await
+                .map_err(io)?;
+            Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+        })
+    }
+
+    /// `game`'s stored events from `from` on, unchecked, read `READ_PAGE`
+    /// at a time. Events are never changed, so pages read one after the
+    /// other are one consistent read; a seq missing in the middle is left
+    /// for the reader's chain check to name.
+    fn pages(&self, game: &str, from: u64) -> impl Iterator<Item = Result<(u64, Vec<u8>), ReadError>> + Send + '_ {
+        let game = game.to_string();
+        let mut next = Some(from);
+        let mut page: std::vec::IntoIter<(u64, Vec<u8>)> = Vec::new().into_iter();
+        std::iter::from_fn(move || {
+            if let Some(item) = page.next() {
+                return Some(Ok(item));
+            }
+            let at = next?;
+            let game = game.clone();
+            let rows = self.with_client(move |c| async move {
+                let rows = c
+                    .query(
+                        "SELECT seq, bytes FROM events WHERE game = $1 AND seq >= $2 ORDER BY seq LIMIT $3",
+                        &[&game, &big(at), &READ_PAGE],
+                    )
+                    .await
+                    .map_err(io)?;
+                rows.iter().map(|r| Ok((unsigned(r.get(0), "a seq")?, r.get::<_, Vec<u8>>(1)))).collect()
+            });
+            let rows: Vec<(u64, Vec<u8>)> = match rows {
+                Ok(rows) => rows,
+                Err(e) => {
+                    next = None;
+                    return Some(Err(e));
+                }
+            };
+            next = match rows.len() as i64 == READ_PAGE {
+                true => rows.last().map(|(seq, _)| seq + 1),
+                false => None,
+            };
+            page = rows.into_iter();
+            page.next().map(Ok)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(shown_url("postgres://arbiter:s3cret@db:5432/t"), "postgres://arbiter:***@db:5432/t");
+        assert_eq!(shown_url("postgres://arbiter@db/t"), "postgres://arbiter@db/t");
+        assert!(is_url("postgresql://h/t") && !is_url("./data"));
+    }
+}
