@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use arbiter::access::{self, Grant};
 use arbiter::record::{Recorder, create};
 use arbiter::server::{self, Server};
-use arbiter::store::SledStore;
+use arbiter::store::{SledStore, Store};
 use serde_json::json;
 
 mod common;
