@@ -49,8 +49,8 @@ impl Local {
         let dir = tempfile::tempdir().unwrap();
         let store = SledStore::open(dir.path()).unwrap();
         let organiser = server::first_organiser_token(&store).unwrap().unwrap();
-        let signer = checkpoints::signer(dir.path(), None, None).unwrap();
-        let server = Server::with_limits(store, signer, 1024, streams);
+        let signer = checkpoints::signer(&store, None, None).unwrap();
+        let server = Server::with_limits(Box::new(store), signer, 1024, streams);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();

@@ -1,7 +1,8 @@
 -- arbiter on PostgreSQL, schema version 1: the events of every game, the
--- verifiable log over them, settings (hashed tokens, read access) and
--- snapshots. Applied once, in one transaction, by the first arbiter that
--- opens the database (see src/store/postgres.rs, `migrate`).
+-- verifiable log over them and its signed checkpoints, settings (hashed
+-- tokens, read access, the log's key) and snapshots. Applied once, in
+-- one transaction, by the first arbiter that opens the database (see
+-- src/store/postgres.rs, `migrate`).
 
 -- Each game's events, keyed by (game, seq): the primary key is the no-fork
 -- rule's last line of defence. `bytes` are the exact canonical JSON bytes
@@ -46,4 +47,11 @@ CREATE TABLE snapshots (
     seq   bigint NOT NULL CHECK (seq >= 0),
     bytes bytea  NOT NULL,
     PRIMARY KEY (game, seq)
+);
+
+-- Signed checkpoints of the log, oldest first: one JSON record each, as a
+-- line of sled's DATA/checkpoints file (src/store/checkpoints.rs).
+CREATE TABLE checkpoints (
+    n      bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
+    record text   NOT NULL
 );

@@ -103,7 +103,7 @@ pub fn submit(
 ) -> anyhow::Result<()> {
     match target {
         Target::Local(store) => {
-            let mut recorder = Recorder::load(store, game).map_err(rec)?;
+            let mut recorder = Recorder::load(store.as_ref(), game).map_err(rec)?;
             let Some(lines) = lines.filter(|_| subs.len() > 1) else {
                 for sub in subs {
                     let d = recorder.append(sub, expect).map_err(rec)?;

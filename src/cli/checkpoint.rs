@@ -27,8 +27,8 @@ pub struct Args {
 pub fn run(cli: &Cli, target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     let v = match target {
         Target::Local(store) => {
-            let signer = signer(cli, store)?;
-            let signed = checkpoints::sign(store, store.dir(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
+            let signer = signer(cli, store.as_ref())?;
+            let signed = checkpoints::sign(store.as_ref(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
             json!({"origin": signed.checkpoint.origin, "size": signed.checkpoint.size,
                 "root": b64(&signed.checkpoint.root), "checkpoint": signed.note, "key": signer.verifier().to_text(),
                 "new": signed.new})
@@ -45,8 +45,8 @@ pub fn run(cli: &Cli, target: &Target, a: &Args, out: &Output) -> anyhow::Result
 }
 
 /// The organiser's signing key of a local store (made on first use).
-pub fn signer(cli: &Cli, store: &arbiter::store::SledStore) -> anyhow::Result<arbiter::tlog::NoteSigner> {
-    checkpoints::signer(store.dir(), cli.log_key.as_deref(), cli.origin.as_deref()).map_err(|e| rec(RecordError::Io(e)))
+pub fn signer(cli: &Cli, store: &dyn arbiter::store::Store) -> anyhow::Result<arbiter::tlog::NoteSigner> {
+    checkpoints::signer(store, cli.log_key.as_deref(), cli.origin.as_deref()).map_err(|e| rec(RecordError::Io(e)))
 }
 
 #[derive(clap::Args)]
@@ -71,10 +71,10 @@ pub fn prove(cli: &Cli, target: &Target, a: &ProveArgs, out: &Output) -> anyhow:
     };
     let bundle: Value = match target {
         Target::Local(store) => {
-            let signer = signer(cli, store)?;
-            let signed = checkpoints::sign(store, store.dir(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
-            let b =
-                proof::bundle(store, &a.game, a.seq, &signed.note, &signer.verifier(), kept.as_deref()).map_err(rec)?;
+            let signer = signer(cli, store.as_ref())?;
+            let signed = checkpoints::sign(store.as_ref(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
+            let b = proof::bundle(store.as_ref(), &a.game, a.seq, &signed.note, &signer.verifier(), kept.as_deref())
+                .map_err(rec)?;
             serde_json::to_value(b)?
         }
         Target::Remote(c) => {

@@ -11,7 +11,6 @@ use arbiter::kernel::View;
 use arbiter::ops;
 use arbiter::record::{self, RecordError, Recorder, Submission};
 use arbiter::rules::describe;
-use arbiter::store::Store;
 use serde_json::json;
 
 use super::new::str;
@@ -66,14 +65,14 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     let subs: Vec<Submission> = lines.map(Submission::parse).collect::<Result<_, _>>().map_err(rec)?;
     let (events, verified, state) = match target {
         Target::Local(store) => {
-            record::create(store, &name, &header, &first.actor, None).map_err(rec)?;
-            let mut recorder = Recorder::load(store, &name).map_err(rec)?;
+            record::create(store.as_ref(), &name, &header, &first.actor, None).map_err(rec)?;
+            let mut recorder = Recorder::load(store.as_ref(), &name).map_err(rec)?;
             let mut events = Vec::new();
             for sub in &subs {
                 events.push(recorder.append(sub, None).map_err(rec)?.event);
             }
-            let verified = ops::verify_game(store, &name, None).map_err(rec)?;
-            (events, verified, ops::state(store, &name, None).map_err(rec)?)
+            let verified = ops::verify_game(store.as_ref(), &name, None).map_err(rec)?;
+            (events, verified, ops::state(store.as_ref(), &name, None).map_err(rec)?)
         }
         Target::Remote(c) => {
             // Through the server as a tournament would: the organiser creates

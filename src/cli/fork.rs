@@ -21,7 +21,7 @@ pub struct Args {
 
 pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     let v = match target {
-        Target::Local(store) => ops::fork(store, &a.game, a.at, &a.new_game).map_err(rec)?,
+        Target::Local(store) => ops::fork(store.as_ref(), &a.game, a.at, &a.new_game).map_err(rec)?,
         Target::Remote(c) => c.post(&c.game(&a.game, "/fork")?, &json!({"at": a.at, "name": a.new_game}))?,
     };
     out.emit(v.clone(), || {

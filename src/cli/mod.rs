@@ -5,6 +5,7 @@ mod append;
 mod board;
 mod checkpoint;
 mod completions;
+mod copy;
 mod demo;
 mod diff;
 mod fork;
@@ -29,7 +30,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arbiter::record::RecordError;
-use arbiter::store::{OpenError, SledStore, checkpoints};
+use arbiter::store::{Location, OpenError, SledStore, Store, checkpoints};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -39,9 +40,12 @@ use clap::{Parser, Subcommand};
     about = "An event-sourced adjudication log for tournament card and tabletop games."
 )]
 pub struct Cli {
-    /// Store directory (sled).
+    /// Store directory (sled, the embedded default).
     #[arg(long, global = true, env = "ARBITER_DATA", default_value = "./arbiter-data")]
     pub data: PathBuf,
+    /// The store in a PostgreSQL database instead of --data (postgres://USER[:PASSWORD]@HOST[:PORT]/DB).
+    #[arg(long, global = true, env = "ARBITER_STORE", value_name = "URL", hide_env_values = true)]
+    pub store: Option<String>,
     /// Machine-readable output on stdout.
     #[arg(long, global = true)]
     pub json: bool,
@@ -87,6 +91,11 @@ pub enum Command {
     Head(read::GameArg),
     /// Verify stored games: hashes, links, and a full re-fold.
     Verify(verify::Args),
+    /// Copy a whole store into another (a directory into PostgreSQL, or back), verifying every game on both sides.
+    #[command(
+        after_help = "Examples:\n  arbiter copy --from ./arbiter-data --to postgres://arbiter@db.example/open2026\n  arbiter copy --from postgres://arbiter@db.example/open2026 --to ./backup"
+    )]
+    Copy(copy::Args),
     /// Export a game as JSON Lines, one canonical event per line.
     Export(transfer::ExportArgs),
     /// Import an export file as a new game (verified before anything is stored).
@@ -182,6 +191,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::State(a) => read::state(target()?, a, &out),
         Command::Head(a) => read::head(target()?, a, &out),
         Command::Verify(a) => verify::run(target()?, a, &out),
+        Command::Copy(a) => copy::run(&cli, a, &out),
         Command::Export(a) => transfer::export(target()?, a, &out),
         Command::Import(a) => transfer::import(target()?, a, &out),
         Command::VerifyFile(a) => transfer::verify_file(a, &out),
@@ -204,7 +214,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Witness(a) => witness::run(|| cli.server.as_ref().map(|_| Target::open(&cli)).transpose(), a, &out),
         Command::Serve(a) => {
             if cli.server.is_some() {
-                anyhow::bail!("serve runs on a store (--data), not against another server");
+                anyhow::bail!("serve runs on a store (--data or --store), not against another server");
             }
             serve::run(&cli, a)
         }
@@ -229,30 +239,30 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let mut opened = opened;
     if cli.command.writes() {
         let failed = match opened.get() {
-            Some(Target::Local(store)) if store.failed().is_some() => Some(store.dir().to_path_buf()),
+            Some(Target::Local(store)) if store.failed().is_some() => store.home().map(Path::to_path_buf),
             _ => None,
         };
         let reopened = failed.map(|dir| {
             if let Some(Target::Local(store)) = opened.take() {
                 store.close();
             }
-            SledStore::open(&dir)
+            SledStore::open(&dir).map(|s| Box::new(s) as Box<dyn Store>)
         });
         let store = match (&reopened, opened.get()) {
-            (Some(Ok(store)), _) | (None, Some(Target::Local(store))) => Some(Ok(store)),
+            (Some(Ok(store)), _) | (None, Some(Target::Local(store))) => Some(Ok(store.as_ref())),
             (Some(Err(e)), _) => Some(Err(format!(
                 "no checkpoint was signed: the store could not be opened again to sign what is durable: {e}"
             ))),
             (None, _) => None,
         };
         if let Some(store) = store {
-            let kept = store.as_ref().ok().and_then(|s| checkpoints::read(s.dir()).ok()).map(|r| r.len());
+            let kept = store.as_ref().ok().and_then(|s| s.checkpoints().ok()).map(|r| r.len());
             let signed = store.and_then(|store| {
                 let signer = checkpoint::signer(&cli, store).map_err(|e| format!("no checkpoint was signed: {e:#}"))?;
-                checkpoints::sign(store, store.dir(), &signer).map_err(|e| {
-                    // `sign` fails with its checkpoint in the file only when the
+                checkpoints::sign(store, &signer).map_err(|e| {
+                    // `sign` fails with its checkpoint kept only when the
                     // store cannot record it; it says so itself.
-                    match checkpoints::read(store.dir()).ok().map(|r| r.len()) > kept {
+                    match store.checkpoints().ok().map(|r| r.len()) > kept {
                         true => e,
                         false => format!("no checkpoint was signed: {e}"),
                     }
@@ -306,9 +316,10 @@ impl Command {
     }
 }
 
-/// Where the games are: a local store, or a running server.
+/// Where the games are: a store this process opens (sled's directory or a
+/// PostgreSQL database), or a running server.
 pub enum Target {
-    Local(SledStore),
+    Local(Box<dyn Store>),
     Remote(remote::Client),
 }
 
@@ -316,7 +327,20 @@ impl Target {
     fn open(cli: &Cli) -> anyhow::Result<Target> {
         match &cli.server {
             Some(url) => Ok(Target::Remote(remote::Client::new(url, cli.token.clone().filter(|t| !t.is_empty()))?)),
-            None => open_store(&cli.data, cli.command.reads_only()).map(Target::Local),
+            None => open_store(&cli.location()?, cli.command.reads_only()).map(Target::Local),
+        }
+    }
+}
+
+impl Cli {
+    /// The store the flags name: `--store URL` (PostgreSQL), else `--data`.
+    pub fn location(&self) -> anyhow::Result<Location> {
+        match &self.store {
+            Some(url) if arbiter::store::postgres::is_url(url) => Ok(Location::Database(url.clone())),
+            Some(other) => Err(anyhow::anyhow!(
+                "--store takes a PostgreSQL URL (postgres://USER@HOST/DB), not {other:?}; a directory is --data"
+            )),
+            None => Ok(Location::Dir(self.data.clone())),
         }
     }
 }
@@ -337,11 +361,21 @@ impl Output {
     }
 }
 
-/// Opens the store at `dir`. A store that cannot be written there (read-only
-/// media, a full disk) is, for a verb that only `reading`, read from a copy
-/// (`SledStore::open_for_reading`, said once on stderr); for any other verb
-/// it is an error, with the store left as it was (a failed open is undone).
-fn open_store(dir: &Path, reading: bool) -> anyhow::Result<SledStore> {
+/// Opens the store at `location`: a database, or the directory `dir`. A
+/// store that cannot be written there (read-only media, a full disk) is, for a
+/// verb that only `reading`, read from a copy (`SledStore::open_for_reading`,
+/// said once on stderr); for any other verb it is an error, with the store
+/// left as it was (a failed open is undone).
+fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Store>> {
+    let dir = match location {
+        Location::Dir(dir) => dir,
+        Location::Database(_) => {
+            return arbiter::store::open(location).map_err(|e| match e {
+                OpenError::Lost(why) => rec(RecordError::Lost(why)),
+                e => rec(RecordError::Io(format!("{e}; check that the database is up and the URL is right"))),
+            });
+        }
+    };
     let existed = dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
     let opened = match reading {
@@ -354,9 +388,9 @@ fn open_store(dir: &Path, reading: bool) -> anyhow::Result<SledStore> {
                     c.at.display()
                 );
             }
-            store
+            Box::new(store) as Box<dyn Store>
         }),
-        false => SledStore::open(dir),
+        false => SledStore::open(dir).map(|s| Box::new(s) as Box<dyn Store>),
     };
     opened.map_err(|e| {
         if !existed {
@@ -432,7 +466,7 @@ impl<'s> RecordArg<'s> {
         use arbiter::record::{ExportBytes, ExportFile, StoredGame};
         let record = match target {
             _ if Path::new(name).is_file() => Record::File(ExportFile { path: name.into() }),
-            Some(Target::Local(store)) => Record::Stored(StoredGame::new(store, name)),
+            Some(Target::Local(store)) => Record::Stored(StoredGame::new(store.as_ref(), name)),
             Some(Target::Remote(client)) => {
                 Record::Bytes(ExportBytes(client.get_bytes(&client.game(name, "/export")?)?))
             }

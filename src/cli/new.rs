@@ -79,7 +79,8 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
         Target::Local(store) => {
             // Read access is set in the step that creates the game, as the
             // server does: a name that exists keeps the access it has.
-            access::creating(store, &a.game, read, || ops::create(store, &a.game, &header, &a.by)).map_err(rec)?
+            access::creating(store.as_ref(), &a.game, read, || ops::create(store.as_ref(), &a.game, &header, &a.by))
+                .map_err(rec)?
         }
         Target::Remote(c) => {
             c.post("/api/games", &json!({"name": a.game, "header": header, "by": a.by, "read": read}))?

@@ -8,7 +8,6 @@ use arbiter::ops;
 use arbiter::record::{RecordError, StoredGame};
 use arbiter::replay::{Logged, Said};
 use arbiter::rules::describe;
-use arbiter::store::Store;
 use serde_json::{Value, json};
 
 use super::board::{self, Paint};
@@ -80,7 +79,7 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
     };
     match target {
         Target::Local(store) => {
-            let source = StoredGame::new(store, &a.game);
+            let source = StoredGame::new(store.as_ref(), &a.game);
             for event in store.read(&a.game, first).map_err(|e| rec(e.into()))? {
                 let event = event.map_err(|e| rec(e.into()))?;
                 let logged = if words { said.next(&event, &source).map_err(rec)? } else { None };
@@ -146,7 +145,7 @@ fn log_line(event: &Event, logged: Option<&Logged>) -> String {
 
 pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let v = match target {
-        Target::Local(store) => ops::state(store, &a.game, a.at).map_err(rec)?,
+        Target::Local(store) => ops::state(store.as_ref(), &a.game, a.at).map_err(rec)?,
         Target::Remote(c) => {
             let at = a.at.map(|at| format!("?at={at}")).unwrap_or_default();
             c.get(&c.game(&a.game, &format!("/state{at}"))?)?
@@ -158,7 +157,7 @@ pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<Exi
 
 pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCode> {
     let v = match target {
-        Target::Local(store) => ops::head(store, &a.game).map_err(rec)?,
+        Target::Local(store) => ops::head(store.as_ref(), &a.game).map_err(rec)?,
         Target::Remote(c) => c.get(&c.game(&a.game, "")?)?,
     };
     out.emit(v.clone(), || format!("{} {}", v["seq"], text(&v["hash"])));

@@ -94,7 +94,7 @@ pub struct NoteArgs {
 /// `{"seq", "hash"}` of an event of the game (default: the head).
 fn concerns(target: &Target, game: &str, seq: Option<u64>) -> anyhow::Result<Value> {
     match target {
-        Target::Local(store) => ops::concerns(store, game, seq).map_err(rec),
+        Target::Local(store) => ops::concerns(store.as_ref(), game, seq).map_err(rec),
         Target::Remote(c) => {
             let head = c.get(&c.game(game, "")?)?;
             let seq = seq.unwrap_or(head["seq"].as_u64().unwrap_or(0));

@@ -10,6 +10,8 @@ use anyhow::Context;
 use arbiter::limits;
 use arbiter::server::{self, Connections, Server};
 
+use arbiter::store::Location;
+
 use super::open_store;
 
 #[derive(clap::Args)]
@@ -38,11 +40,11 @@ pub struct Args {
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
     server::observe::init_log();
-    let data = cli.data.as_path();
-    let store = open_store(data, false)?;
-    let signer = super::checkpoint::signer(cli, &store)?;
+    let location = cli.location()?;
+    let store = open_store(&location, false)?;
+    let signer = super::checkpoint::signer(cli, store.as_ref())?;
     let key = signer.verifier().to_text();
-    let organiser = server::first_organiser_token(&store).map_err(super::rec)?;
+    let organiser = server::first_organiser_token(store.as_ref()).map_err(super::rec)?;
     let connections = Connections {
         header_timeout: Duration::from_secs(a.header_timeout),
         body_timeout: Duration::from_secs(a.body_timeout),
@@ -56,7 +58,11 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
             tokio::net::TcpListener::bind(a.listen).await.with_context(|| format!("cannot listen on {}", a.listen))?;
         let addr = listener.local_addr()?;
         // Written before the first line, so whoever reads it finds the notice too.
-        let _notice = ServingNotice::write(data, &format!("http://{addr}"));
+        let _notice = match &location {
+            Location::Dir(data) => Some(ServingNotice::write(data, &format!("http://{addr}"))),
+            // Servers on one database hold no lock on it: nothing to explain.
+            Location::Database(_) => None,
+        };
         // Scripts (and the tests) read these lines to find the server.
         println!("listening on http://{addr}");
         if let Some(token) = organiser {
@@ -65,7 +71,7 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
         println!("replay pages: http://{addr}/games/GAME/replay; API: http://{addr}/openapi.json");
         println!("log key (publish it; checkpoints at http://{addr}/checkpoint): {key}");
         std::io::Write::flush(&mut std::io::stdout())?;
-        let server = Server::with_pending(store, signer, limits::MAX_PENDING_APPENDS);
+        let server = Server::with_limits(store, signer, limits::MAX_PENDING_APPENDS, Default::default());
         let stopped =
             server::serve_with(listener, server, connections, shutdown_signal()).await.context("the server failed")?;
         match stopped.cut {

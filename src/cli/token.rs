@@ -75,7 +75,7 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
             // The clock is read here, at the edge.
             let now = chrono::Utc::now();
             let expires = access::expiry(&grant, a.expires.as_deref(), now).map_err(rec)?;
-            let issued = access::issue_at(store, &grant, now, expires).map_err(rec)?;
+            let issued = access::issue_at(store.as_ref(), &grant, now, expires).map_err(rec)?;
             arbiter::server::games::issued_json(&issued)
         }
         Target::Remote(c) => match &grant {
@@ -119,7 +119,7 @@ fn with_expiry(mut body: Value, expires: &Option<String>) -> Value {
 fn list(target: &Target, a: &ListArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let v = match target {
         Target::Local(store) => {
-            let listed = access::list(store, a.game.as_deref(), chrono::Utc::now()).map_err(rec)?;
+            let listed = access::list(store.as_ref(), a.game.as_deref(), chrono::Utc::now()).map_err(rec)?;
             json!({ "tokens": listed })
         }
         Target::Remote(c) => match &a.game {
@@ -141,7 +141,7 @@ fn list(target: &Target, a: &ListArgs, out: &Output) -> anyhow::Result<ExitCode>
 fn revoke(target: &Target, a: &RevokeArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let v = match target {
         Target::Local(store) => {
-            let listed = access::revoke(store, &a.id, chrono::Utc::now()).map_err(rec)?;
+            let listed = access::revoke(store.as_ref(), &a.id, chrono::Utc::now()).map_err(rec)?;
             json!(listed)
         }
         Target::Remote(c) => {
@@ -188,8 +188,8 @@ pub fn access(target: &Target, a: &AccessArgs, out: &Output) -> anyhow::Result<E
     let read = if a.read == "token" { ReadAccess::Token } else { ReadAccess::Public };
     let v = match target {
         Target::Local(store) => {
-            arbiter::ops::head(store, &a.game).map_err(rec)?;
-            access::set_read_access(store, &a.game, read).map_err(rec)?;
+            arbiter::ops::head(store.as_ref(), &a.game).map_err(rec)?;
+            access::set_read_access(store.as_ref(), &a.game, read).map_err(rec)?;
             json!({"game": a.game, "read": read})
         }
         Target::Remote(c) => c.put(&c.game(&a.game, "/access")?, &json!({ "read": read }))?,

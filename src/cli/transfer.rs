@@ -10,7 +10,6 @@ use arbiter::access::{self, ReadAccess};
 use arbiter::event::check_link;
 use arbiter::ops;
 use arbiter::record::{ExportFile, RecordError, canonical_bytes, read_export, verify};
-use arbiter::store::Store;
 
 use super::new::str;
 use super::{Output, Target, progress, rec};
@@ -109,7 +108,7 @@ pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<E
                 .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
             bar.set_message("verifying and storing");
             let read = if a.read == "token" { ReadAccess::Token } else { ReadAccess::Public };
-            let imported = access::creating(store, &name, read, || ops::import(store, &name, events))
+            let imported = access::creating(store.as_ref(), &name, read, || ops::import(store.as_ref(), &name, events))
                 .map_err(|e| rec(e).context(not_imported()));
             bar.finish_and_clear();
             imported?

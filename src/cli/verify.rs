@@ -6,7 +6,7 @@ use anyhow::bail;
 use arbiter::ops;
 use arbiter::record::RecordError;
 use arbiter::record::StoredGame;
-use arbiter::store::{Store, checkpoints};
+use arbiter::store::checkpoints;
 
 use super::new::str;
 use super::progress::{self, Ticking};
@@ -42,12 +42,12 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     }
     for game in &games {
         let v = match target {
-            Target::Local(store) if a.snapshots => ops::verify_snapshots(store, game).map_err(rec),
+            Target::Local(store) if a.snapshots => ops::verify_snapshots(store.as_ref(), game).map_err(rec),
             Target::Remote(_) if a.snapshots => bail!("--snapshots checks a local store"),
             Target::Local(store) => {
                 let len = store.head(game).ok().flatten().map(|h| h.seq + 1);
                 let bar = progress::bar(len, "verifying");
-                let source = Ticking { source: &StoredGame::new(store, game), bar: &bar };
+                let source = Ticking { source: &StoredGame::new(store.as_ref(), game), bar: &bar };
                 let verified = ops::verify_source(&source, game, a.head.as_deref()).map_err(rec);
                 bar.finish_and_clear();
                 verified
@@ -75,7 +75,7 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     }
     // With --all, the log too: every leaf from its event, against the newest checkpoint.
     if let (true, Target::Local(store)) = (a.all, target) {
-        let log = checkpoints::verify_log(store, store.dir()).map_err(|e| rec(RecordError::Lost(e)))?;
+        let log = checkpoints::verify_log(store.as_ref()).map_err(|e| rec(RecordError::Lost(e)))?;
         let v = serde_json::json!({"log": log});
         out.emit(v, || {
             let against = match log.checkpoint {

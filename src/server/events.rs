@@ -470,7 +470,7 @@ mod tests {
             "seats": [{"id": "p1", "name": "Ann"}, {"id": "p2", "name": "Ben"}]}))
         .unwrap();
         let e0 = crate::record::create(&store, "g", &header, "organiser", None).unwrap();
-        let signer = checkpoints::signer(dir.path(), None, None).unwrap();
+        let signer = checkpoints::signer(&store, None, None).unwrap();
         let s = super::super::Server::with_pending(store, signer, 16);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let id = |frame: Bytes| String::from_utf8(frame.to_vec()).unwrap().lines().next().unwrap().to_string();

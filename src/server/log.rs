@@ -4,7 +4,6 @@
 //! appends arrive (`Keeper::tick`), and once more when it shuts down.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use axum::Json;
@@ -27,14 +26,13 @@ pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs
 /// The organiser's key and the newest checkpoint it signed.
 pub struct Keeper {
     signer: NoteSigner,
-    dir: PathBuf,
     /// The newest checkpoint; the lock also keeps signing one at a time.
     latest: Mutex<Option<Signed>>,
 }
 
 impl Keeper {
-    pub fn new(signer: NoteSigner, dir: PathBuf) -> Keeper {
-        Keeper { signer, dir, latest: Mutex::new(None) }
+    pub fn new(signer: NoteSigner) -> Keeper {
+        Keeper { signer, latest: Mutex::new(None) }
     }
 
     /// Signs a checkpoint if the log grew since the newest one (blocking).
@@ -47,9 +45,9 @@ impl Keeper {
             return Ok(l.clone());
         }
         let signed = match latest.as_ref() {
-            // Only the first tick reads the file; later ones know the newest.
-            None => checkpoints::sign(store, &self.dir, &self.signer),
-            Some(l) => checkpoints::sign_after(store, &self.dir, &self.signer, Some(l)),
+            // Only the first tick reads the checkpoints; later ones know the newest.
+            None => checkpoints::sign(store, &self.signer),
+            Some(l) => checkpoints::sign_after(store, &self.signer, Some(l)),
         }
         .map_err(RecordError::Io)?;
         *latest = Some(signed.clone());

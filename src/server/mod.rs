@@ -50,8 +50,8 @@ use crate::limits::{
     SHUTDOWN_DEADLINE_SECONDS, UNACKED_WRITE_SECONDS,
 };
 use crate::record::{RecordError, Recorder};
+use crate::store::Store;
 use crate::store::checkpoints;
-use crate::store::{SledStore, Store};
 use crate::tlog::NoteSigner;
 
 pub use error::ApiError;
@@ -60,7 +60,7 @@ pub use error::ApiError;
 pub struct Server {
     /// The store lives as long as the process: it is leaked once at start
     /// so that folded games (`Recorder<'static>`) can be kept between requests.
-    pub store: &'static SledStore,
+    pub store: &'static dyn Store,
     /// One slot per game touched since start.
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     /// Permits for appends held at once (back-pressure).
@@ -120,22 +120,22 @@ pub type Shared = Arc<Server>;
 
 impl Server {
     /// A server whose checkpoints are signed with the store's own key
-    /// (`DATA/log.key`, made on first use).
-    pub fn new(store: SledStore) -> Shared {
-        let signer = checkpoints::signer(store.dir(), None, None).expect("the store's log key");
+    /// (`DATA/log.key`, or a database's setting, made on first use).
+    pub fn new(store: impl Store + 'static) -> Shared {
+        let signer = checkpoints::signer(&store, None, None).expect("the store's log key");
         Server::with_pending(store, signer, MAX_PENDING_APPENDS)
     }
 
     /// A server that signs checkpoints with `signer` and holds at most
     /// `pending` appends at once.
-    pub fn with_pending(store: SledStore, signer: NoteSigner, pending: usize) -> Shared {
-        Server::with_limits(store, signer, pending, Streams::default())
+    pub fn with_pending(store: impl Store + 'static, signer: NoteSigner, pending: usize) -> Shared {
+        Server::with_limits(Box::new(store), signer, pending, Streams::default())
     }
 
     /// A server with its own caps on appends held and on live streams.
-    pub fn with_limits(store: SledStore, signer: NoteSigner, pending: usize, streams: Streams) -> Shared {
-        let keeper = log::Keeper::new(signer, store.dir().to_path_buf());
-        let store: &'static SledStore = Box::leak(Box::new(store));
+    pub fn with_limits(store: Box<dyn Store>, signer: NoteSigner, pending: usize, streams: Streams) -> Shared {
+        let keeper = log::Keeper::new(signer);
+        let store: &'static dyn Store = Box::leak(store);
         Arc::new(Server {
             store,
             slots: Mutex::new(HashMap::new()),
@@ -463,8 +463,8 @@ mod tests {
     #[test]
     fn appends_past_the_limit_are_told_busy_and_none_after_shutdown_begins() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let signer = checkpoints::signer(dir.path(), None, None).unwrap();
+        let store = crate::store::SledStore::open(dir.path()).unwrap();
+        let signer = checkpoints::signer(&store, None, None).unwrap();
         let server = Server::with_pending(store, signer, 2);
         let held = (server.permit().unwrap(), server.permit().unwrap());
         let busy = server.permit().unwrap_err();

@@ -10,7 +10,7 @@
 //!
 //! The metrics live beside the router (`Metrics`, one per router), fed by
 //! the request middleware (`record`), by the store's group commit
-//! (`SledStore::on_sync`: the sync's latency and how many events it made
+//! (`Store::on_sync`: the sync's latency and how many events it made
 //! durable; the store knows nothing of Prometheus), and read from the
 //! server at each scrape (games folded in memory).
 
@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 
 use super::error::CODES;
 use super::{ApiError, Shared, blocking};
-use crate::store::{Store, Synced};
+use crate::store::Synced;
 
 /// Where `RUST_LOG` is not set (or does not parse): the request log and
 /// anything else arbiter says at info, other crates' warnings only.
@@ -166,9 +166,9 @@ const APPEND_ROUTES: &[&str] = &["/api/games/{game}/events", "/api/games/{game}/
 const UNMATCHED: &str = "-";
 
 /// Feeds `metrics` from `store`'s group commit.
-pub fn watch_store(store: &crate::store::SledStore, metrics: &Arc<Metrics>) {
+pub fn watch_store(store: &dyn crate::store::Store, metrics: &Arc<Metrics>) {
     let metrics = metrics.clone();
-    store.on_sync(move |synced| metrics.synced(synced));
+    store.on_sync(Arc::new(move |synced| metrics.synced(synced)));
 }
 
 /// The middleware of every route: logs the request when its answer is

@@ -1,4 +1,6 @@
-//! Checkpoints kept beside a store, outside its database files.
+//! Checkpoints of a store's log, signed, kept with the store
+//! (`Store::checkpoints`): a sled store's beside its database files, a
+//! PostgreSQL store's in its `checkpoints` table, one record per row.
 //!
 //! `DATA/checkpoints` is an append-only file of JSON Lines, one signed
 //! checkpoint each, fsynced before it counts:
@@ -9,8 +11,9 @@
 //!
 //! `heads` holds the last event of each game that grew since the line
 //! before, so the file alone says what every game held at each checkpoint.
-//! The private key that signs them is `DATA/log.key` unless the organiser
-//! keeps it elsewhere (`--log-key`).
+//! The private key that signs them is `DATA/log.key` (a PostgreSQL store's:
+//! its setting `log/key`, shared by every server on the database) unless
+//! the organiser keeps it elsewhere (`--log-key`).
 //!
 //! Every open of a store runs `check`: the store must still hold every
 //! event its newest checkpoint covers, with the same root. A store that sled
@@ -37,6 +40,8 @@ pub const CHECKPOINT_FILE: &str = "checkpoints";
 pub const KEY_FILE: &str = "log.key";
 /// The store's own record of its newest checkpoint's tree size (a setting).
 pub const SIGNED_SETTING: &str = "log/checkpoint";
+/// A store without a directory (PostgreSQL): its log's private key.
+pub const KEY_SETTING: &str = "log/key";
 
 /// One line of the checkpoint file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,33 +87,25 @@ pub fn read(dir: &Path) -> Result<Vec<Record>, String> {
     Ok(records)
 }
 
-/// The private key: read from `key` (or `DATA/log.key`), or made on first
-/// use with `origin` as its name, from 32 bytes of the OS's randomness, and
-/// written readable by its owner only.
-pub fn signer(dir: &Path, key: Option<&Path>, origin: Option<&str>) -> Result<NoteSigner, String> {
-    let path = key.map(Path::to_path_buf).unwrap_or_else(|| dir.join(KEY_FILE));
+/// The private key: read from `key` (or `DATA/log.key`, or for a store
+/// without a directory its setting `log/key`), or made on first use with
+/// `origin` as its name, from 32 bytes of the OS's randomness, and written
+/// readable by its owner only (or kept in the setting: of two servers that
+/// make one at once, the first kept is the one both sign with).
+pub fn signer(store: &dyn Store, key: Option<&Path>, origin: Option<&str>) -> Result<NoteSigner, String> {
+    let path = match (key, store.home()) {
+        (Some(key), _) => key.to_path_buf(),
+        (None, Some(dir)) => dir.join(KEY_FILE),
+        (None, None) => return kept_signer(store, origin),
+    };
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             let signer = NoteSigner::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            if let Some(origin) = origin
-                && origin != signer.name
-            {
-                return Err(format!(
-                    "the log key {} signs for {:?}, not {origin:?}: a log keeps its origin (use another store for another log)",
-                    path.display(),
-                    signer.name
-                ));
-            }
+            same_origin(&signer, origin, &path.display().to_string())?;
             Ok(signer)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let name = match origin {
-                Some(o) => o.to_string(),
-                None => default_origin(dir),
-            };
-            let mut seed = [0u8; 32];
-            getrandom::fill(&mut seed).map_err(|e| format!("no randomness for a new key: {e}"))?;
-            let signer = NoteSigner::from_seed(&name, seed).map_err(|e| e.to_string())?;
+            let signer = new_signer(store, origin)?;
             write_private_key(&path, &signer.to_text())?;
             Ok(signer)
         }
@@ -116,13 +113,59 @@ pub fn signer(dir: &Path, key: Option<&Path>, origin: Option<&str>) -> Result<No
     }
 }
 
-/// "localhost/arbiter/<the store directory's name>".
-fn default_origin(dir: &Path) -> String {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let name: String = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect())
-        .unwrap_or_default();
+/// The key kept in the store's settings (`KEY_SETTING`), made if none is.
+fn kept_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, String> {
+    let shown = format!("the log key in the setting {KEY_SETTING}");
+    let parse = |text: &[u8]| {
+        let text = std::str::from_utf8(text).map_err(|_| format!("{shown} is not text"))?;
+        let signer = NoteSigner::parse(text).map_err(|e| format!("{shown}: {e}"))?;
+        same_origin(&signer, origin, &shown)?;
+        Ok(signer)
+    };
+    if let Some(text) = store.setting(KEY_SETTING).map_err(|e| e.to_string())? {
+        return parse(&text);
+    }
+    let signer = new_signer(store, origin)?;
+    let made = store.swap_setting(KEY_SETTING, None, Some(signer.to_text().as_bytes())).map_err(|e| e.to_string())?;
+    match made {
+        true => Ok(signer),
+        false => parse(&store.setting(KEY_SETTING).map_err(|e| e.to_string())?.ok_or("the log key vanished")?),
+    }
+}
+
+/// A log keeps its origin: a key for another name is refused.
+fn same_origin(signer: &NoteSigner, origin: Option<&str>, shown: &str) -> Result<(), String> {
+    match origin {
+        Some(origin) if origin != signer.name => Err(format!(
+            "the log key {shown} signs for {:?}, not {origin:?}: a log keeps its origin (use another store for another log)",
+            signer.name
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A new key named `origin` (by default `default_origin`).
+fn new_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, String> {
+    let name = match origin {
+        Some(o) => o.to_string(),
+        None => default_origin(store),
+    };
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| format!("no randomness for a new key: {e}"))?;
+    NoteSigner::from_seed(&name, seed).map_err(|e| e.to_string())
+}
+
+/// "localhost/arbiter/<the store directory's name>" (a database's: its
+/// name, the last part of its URL).
+fn default_origin(store: &dyn Store) -> String {
+    let named = match store.home() {
+        Some(dir) => {
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        }
+        None => store.checkpoints_place().rsplit('/').next().unwrap_or_default().to_string(),
+    };
+    let name: String = named.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect();
     format!("localhost/arbiter/{}", if name.is_empty() { "store" } else { &name })
 }
 
@@ -161,26 +204,21 @@ pub struct Signed {
 }
 
 /// Signs a checkpoint of the store's log as it is now, unless the newest
-/// checkpoint already covers it; appends it to the file (fsynced) and
+/// checkpoint already covers it; keeps it with the store (durably) and
 /// records its size in the store. The caller holds the store open, so no
 /// other process writes it meanwhile; within a process, the caller runs
 /// one `sign` at a time.
-pub fn sign(store: &dyn Store, dir: &Path, signer: &NoteSigner) -> Result<Signed, String> {
-    let newest = match read(dir)?.pop() {
+pub fn sign(store: &dyn Store, signer: &NoteSigner) -> Result<Signed, String> {
+    let newest = match store.checkpoints()?.pop() {
         Some(r) => Some(Signed { checkpoint: r.checkpoint().map_err(|e| e.to_string())?, note: r.note, new: false }),
         None => None,
     };
-    sign_after(store, dir, signer, newest.as_ref())
+    sign_after(store, signer, newest.as_ref())
 }
 
-/// `sign`, given the newest checkpoint in the file (so a server signing
-/// every second does not read the whole file each time).
-pub fn sign_after(
-    store: &dyn Store,
-    dir: &Path,
-    signer: &NoteSigner,
-    newest: Option<&Signed>,
-) -> Result<Signed, String> {
+/// `sign`, given the newest checkpoint kept (so a server signing every
+/// second does not read them all each time).
+pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed>) -> Result<Signed, String> {
     let last = newest.map(|n| &n.checkpoint);
     let size = store.log_size().map_err(|e| e.to_string())?;
     if let Some(newest) = newest
@@ -213,18 +251,18 @@ pub fn sign_after(
     };
     let note = signer.sign(&checkpoint.body());
     let record = Record { heads: with_hash, note: note.clone() };
-    append(dir, &record)?;
+    store.keep_checkpoint(&record)?;
     store.put_setting(SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| {
         format!(
             "checkpoint {size} is signed and in {}, but the store could not record its size: {e}",
-            file(dir).display()
+            store.checkpoints_place()
         )
     })?;
     Ok(Signed { checkpoint, note, new: true })
 }
 
 /// Appends one line and fsyncs it (and the directory when the file is new).
-fn append(dir: &Path, record: &Record) -> Result<(), String> {
+pub(crate) fn append(dir: &Path, record: &Record) -> Result<(), String> {
     let path = file(dir);
     let created = !path.exists();
     let mut line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
@@ -243,31 +281,30 @@ fn append(dir: &Path, record: &Record) -> Result<(), String> {
 
 /// Checks the store against its newest checkpoint: every game holds at
 /// least the events it held then, with the same hashes, and the log's root
-/// at that size is the signed one. Cost: one read of the checkpoint file,
-/// one lookup per game named in it, and O(log n) subtrees.
-pub fn check(store: &dyn Store, dir: &Path) -> Result<(), OpenError> {
+/// at that size is the signed one. Cost: one read of the checkpoints,
+/// one lookup per game named in them, and O(log n) subtrees.
+pub fn check(store: &dyn Store) -> Result<(), OpenError> {
     let lost = |why: String| OpenError::Lost(why);
-    let records = read(dir).map_err(lost)?;
+    let records = store.checkpoints().map_err(lost)?;
+    let place = store.checkpoints_place();
     let signed = match store.setting(SIGNED_SETTING) {
         Ok(Some(v)) => v.as_slice().try_into().ok().map(u64::from_be_bytes),
         _ => None,
     };
     let Some(newest) = records.last() else {
         return match signed {
-            Some(n) => Err(lost(format!(
-                "the checkpoint file {} is missing, but this store signed checkpoint {n}: it cannot be checked",
-                file(dir).display()
-            ))),
+            Some(n) => {
+                Err(lost(format!("{place} is missing, but this store signed checkpoint {n}: it cannot be checked")))
+            }
             None => Ok(()),
         };
     };
-    let checkpoint = newest.checkpoint().map_err(|e| lost(format!("{}: {e}", file(dir).display())))?;
+    let checkpoint = newest.checkpoint().map_err(|e| lost(format!("{place}: {e}")))?;
     if let Some(n) = signed
         && n > checkpoint.size
     {
         return Err(lost(format!(
-            "the checkpoint file {} ends at checkpoint {}, but this store signed checkpoint {n}: checkpoints were removed",
-            file(dir).display(),
+            "{place} ends at checkpoint {}, but this store signed checkpoint {n}: checkpoints were removed",
             checkpoint.size
         )));
     }
@@ -335,11 +372,11 @@ pub struct LogVerified {
 /// event of every game has exactly one leaf, the stored subtrees give the
 /// root the leaves give, and that root at the newest checkpoint's size is
 /// the signed one. Streams: memory is the frontier, whatever the size.
-pub fn verify_log(store: &dyn Store, dir: &Path) -> Result<LogVerified, String> {
+pub fn verify_log(store: &dyn Store) -> Result<LogVerified, String> {
     use crate::tlog::merkle::{Frontier, leaf_hash};
-    let records = read(dir)?;
+    let records = store.checkpoints()?;
     let newest = match records.last() {
-        Some(r) => Some(r.checkpoint().map_err(|e| format!("{}: {e}", file(dir).display()))?),
+        Some(r) => Some(r.checkpoint().map_err(|e| format!("{}: {e}", store.checkpoints_place()))?),
         None => None,
     };
     let size = store.log_size().map_err(|e| e.to_string())?;

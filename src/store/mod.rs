@@ -15,6 +15,7 @@
 //! games) share syncs, and a batch is one sync.
 
 pub mod checkpoints;
+pub mod copy;
 pub mod dir;
 pub mod postgres;
 pub mod sled;
@@ -23,7 +24,7 @@ use crate::event::{Event, EventError, Link};
 use crate::tlog::{Hash, Nodes};
 
 pub use self::postgres::PostgresStore;
-pub use self::sled::{SledStore, Synced};
+pub use self::sled::SledStore;
 
 /// The head of a stream: its last event.
 pub type Head = Link;
@@ -77,6 +78,31 @@ pub enum ReadError {
     Log(String),
     #[error("store I/O error: {0}")]
     Io(String),
+}
+
+/// Opens the store at `location`: a PostgreSQL URL (`postgres://...`), or
+/// else a directory, sled's. The one place a verb's store is chosen.
+pub fn open(location: &Location) -> Result<Box<dyn Store>, OpenError> {
+    Ok(match location {
+        Location::Dir(dir) => Box::new(SledStore::open(dir)?),
+        Location::Database(url) => Box::new(PostgresStore::open(url)?),
+    })
+}
+
+/// Where a store is: sled's directory or a PostgreSQL database's URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Dir(std::path::PathBuf),
+    Database(String),
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Dir(dir) => write!(f, "{}", dir.display()),
+            Location::Database(url) => write!(f, "{}", postgres::shown_url(url)),
+        }
+    }
 }
 
 /// A backend that keeps each game's events in order, durably.
@@ -168,6 +194,37 @@ pub trait Store: Send + Sync {
     /// and settings. A batch is one; for tests and the benchmark.
     fn syncs(&self) -> u64;
 
+    /// The signed checkpoints of the log kept with this store, oldest first
+    /// (`checkpoints`: sled's in `DATA/checkpoints`, PostgreSQL's in a table).
+    fn checkpoints(&self) -> Result<Vec<checkpoints::Record>, String>;
+
+    /// Keeps one more signed checkpoint after the others; returns once durable.
+    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<(), String>;
+
+    /// Where the checkpoints are kept, in words, for messages.
+    fn checkpoints_place(&self) -> String;
+
+    /// The directory of the store's own files (sled's), where its log key
+    /// is by default; None for a store that is a database.
+    fn home(&self) -> Option<&std::path::Path> {
+        None
+    }
+
+    /// Why the store stopped storing, once a write failed in a way that
+    /// leaves what it holds unknown (sled's failed sync); None while it works.
+    fn failed(&self) -> Option<String> {
+        None
+    }
+
+    /// Calls `watch` after every durable write of events that succeeds
+    /// (sled's sync, PostgreSQL's commit): the server's metrics. A second
+    /// call replaces the first watcher.
+    fn on_sync(&self, watch: SyncWatcher);
+
+    /// Closes the store. sled's may need a thread of its own for it (see
+    /// `SledStore::close`); others just drop.
+    fn close(self: Box<Self>) {}
+
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
         let mut events = self.read(game, seq)?;
@@ -214,6 +271,18 @@ pub(crate) fn check_follows(game: &str, events: &[(Event, Vec<u8>)], head: Optio
     }
     Ok(prev.expect("at least one event"))
 }
+
+/// What one durable write did: how long it took (sled's flush and
+/// fdatasync, PostgreSQL's commit), and how many events it made durable
+/// (a group's size; 0 for a write of settings alone, such as a token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Synced {
+    pub took: std::time::Duration,
+    pub events: u64,
+}
+
+/// Told of every durable write (`Store::on_sync`).
+pub type SyncWatcher = std::sync::Arc<dyn Fn(Synced) + Send + Sync>;
 
 /// An iterator over verified events.
 pub type Events<'a> = Box<dyn Iterator<Item = Result<Event, ReadError>> + 'a>;

@@ -47,7 +47,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
-use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents};
+use super::checkpoints::Record;
+use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced};
 use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
 use crate::tlog::merkle::{Frontier, Hash, Nodes, leaf_hash};
 
@@ -83,6 +84,8 @@ pub struct PostgresStore {
     frontier: Arc<Mutex<Option<Frontier>>>,
     /// Transactions of events and settings committed (`Store::syncs`).
     commits: Arc<AtomicU64>,
+    /// Told of each commit of events (`Store::on_sync`).
+    watcher: Mutex<Option<SyncWatcher>>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -168,6 +171,7 @@ impl PostgresStore {
             shown: shown.clone(),
             frontier: Arc::new(Mutex::new(None)),
             commits: Arc::default(),
+            watcher: Mutex::new(None),
         };
         store.run(migrate(store.pool.clone())).map_err(failed)?;
         // The log's size must be the number of events: a table edited
@@ -232,7 +236,8 @@ impl PostgresStore {
         let cached = self.frontier.clone();
         let game = game.to_string();
         let events = events.to_vec();
-        self.run(async move {
+        let events_in = events.len();
+        let took = self.run(async move {
             let mut client = pool.get().await.map_err(append_io)?;
             let tx = client.transaction().await.map_err(append_io)?;
             let size = tx.query_one("SELECT size FROM log_size FOR UPDATE", &[]).await.map_err(append_io)?;
@@ -284,6 +289,7 @@ impl PostgresStore {
                 .map_err(append_io)?;
             }
             tx.execute("UPDATE log_size SET size = $1", &[&big(frontier.size())]).await.map_err(append_io)?;
+            let began = std::time::Instant::now();
             tx.commit().await.map_err(|e| {
                 AppendError::Io(format!(
                     "the database did not confirm the commit ({e}): the events may or may not be stored; \
@@ -291,9 +297,13 @@ impl PostgresStore {
                 ))
             })?;
             *cached.lock().unwrap_or_else(|p| p.into_inner()) = Some(frontier);
-            Ok(())
+            Ok(began.elapsed())
         })?;
         self.commits.fetch_add(1, Ordering::Relaxed);
+        let watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(watch) = watcher {
+            watch(Synced { took, events: events_in as u64 });
+        }
         Ok(())
     }
 }
@@ -534,6 +544,39 @@ impl Store for PostgresStore {
 
     fn syncs(&self) -> u64 {
         self.commits.load(Ordering::Relaxed)
+    }
+
+    fn on_sync(&self, watch: SyncWatcher) {
+        *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watch);
+    }
+
+    fn checkpoints(&self) -> Result<Vec<Record>, String> {
+        let rows = self
+            .with_client(|c| async move {
+                let rows = c.query("SELECT n, record FROM checkpoints ORDER BY n", &[]).await.map_err(io)?;
+                Ok(rows.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1))).collect::<Vec<_>>())
+            })
+            .map_err(|e| format!("cannot read the checkpoints: {e}"))?;
+        // A row is whole or absent (no torn line as in a file): every one must parse.
+        rows.into_iter()
+            .map(|(n, record)| {
+                serde_json::from_str(&record)
+                    .map_err(|e| format!("{} row {n} is damaged: {e}", self.checkpoints_place()))
+            })
+            .collect()
+    }
+
+    fn keep_checkpoint(&self, record: &Record) -> Result<(), String> {
+        let record = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        self.with_client(move |c| async move {
+            c.execute("INSERT INTO checkpoints (record) VALUES ($1)", &[&record]).await.map_err(io)
+        })
+        .map(drop)
+        .map_err(|e| format!("cannot keep the checkpoint: {e}"))
+    }
+
+    fn checkpoints_place(&self) -> String {
+        format!("the checkpoints table of {}", self.shown)
     }
 
     fn log_size(&self) -> Result<u64, ReadError> {

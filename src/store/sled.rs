@@ -33,14 +33,14 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use sled::Transactional;
 use sled::transaction::TransactionError;
 
 use super::dir::{self, Before, Opening};
-use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents};
+use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced};
 use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash};
 
@@ -111,17 +111,6 @@ pub struct SledStore {
     /// when the store is dropped: this field is last, so sled is closed first.
     copy: Option<dir::Copy>,
 }
-
-/// What one group-commit sync did: how long the flush and fdatasync took,
-/// and how many events it made durable (the group's size; 0 for a sync
-/// of settings alone, such as a token).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Synced {
-    pub took: Duration,
-    pub events: u64,
-}
-
-type SyncWatcher = Arc<dyn Fn(Synced) + Send + Sync>;
 
 /// The last ticket taken, and the log's size when it was taken.
 #[derive(Debug, Clone, Copy, Default)]
@@ -348,7 +337,7 @@ impl SledStore {
                 // A store written before it had a log: its log is built
                 // below. A checkpoint would mean the log was lost: check
                 // first, so that a lost store is not written.
-                super::checkpoints::check(&store, dir)?;
+                super::checkpoints::check(&store)?;
                 store.build_log().map_err(|why| match store.failure() {
                     Some(f) if f.errno.is_some_and(|n| dir::is_unwritable(&std::io::Error::from_raw_os_error(n))) => {
                         OpenError::Unwritable { dir: shown.clone(), why }
@@ -358,7 +347,7 @@ impl SledStore {
             }
         }
         // Never open a store that holds less than its last checkpoint.
-        super::checkpoints::check(&store, dir)?;
+        super::checkpoints::check(&store)?;
         Ok(store)
     }
 
@@ -438,13 +427,6 @@ impl SledStore {
     /// opened on a copy, the copy's.
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// Why a write to the store failed, once one has. The store then
-    /// stores nothing more and reads only what is durable; open it again
-    /// (in a new process) to go on.
-    pub fn failed(&self) -> Option<String> {
-        self.failure().map(|f| f.why)
     }
 
     fn failure(&self) -> Option<Failure> {
@@ -547,14 +529,6 @@ impl SledStore {
                     .map_err(|_| ReadError::Log(format!("the position of {game} seq {seq} is damaged")))?,
             ))),
         }
-    }
-
-    /// Calls `watch` after every sync that succeeds, on the thread that
-    /// led it, once its followers are woken (so it delays no append but
-    /// the leader's, and that by what `watch` costs: keep it to counters).
-    /// A second call replaces the first watcher.
-    pub fn on_sync(&self, watch: impl Fn(Synced) + Send + Sync + 'static) {
-        *self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(watch));
     }
 
     /// Takes a ticket for an insert that is now in sled's memory, the log
@@ -872,6 +846,41 @@ impl Store for SledStore {
 
     fn syncs(&self) -> u64 {
         self.syncs.load(Ordering::Relaxed)
+    }
+
+    /// Why a write to the store failed, once one has. The store then
+    /// stores nothing more and reads only what is durable; open it again
+    /// (in a new process) to go on.
+    fn failed(&self) -> Option<String> {
+        self.failure().map(|f| f.why)
+    }
+
+    /// Calls `watch` after every sync that succeeds, on the thread that
+    /// led it, once its followers are woken (so it delays no append but
+    /// the leader's, and that by what `watch` costs: keep it to counters).
+    /// A second call replaces the first watcher.
+    fn on_sync(&self, watch: SyncWatcher) {
+        *self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watch);
+    }
+
+    fn close(self: Box<Self>) {
+        SledStore::close(*self)
+    }
+
+    fn checkpoints(&self) -> Result<Vec<super::checkpoints::Record>, String> {
+        super::checkpoints::read(&self.dir)
+    }
+
+    fn keep_checkpoint(&self, record: &super::checkpoints::Record) -> Result<(), String> {
+        super::checkpoints::append(&self.dir, record)
+    }
+
+    fn checkpoints_place(&self) -> String {
+        format!("the checkpoint file {}", self.dir.join(super::checkpoints::CHECKPOINT_FILE).display())
+    }
+
+    fn home(&self) -> Option<&Path> {
+        Some(&self.dir)
     }
 
     fn snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
@@ -1369,9 +1378,9 @@ mod tests {
     fn each_sync_tells_the_watcher_how_many_events_it_made_durable() {
         let dir = tempfile::tempdir().unwrap();
         let store = SledStore::open(dir.path()).unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
         let into = seen.clone();
-        store.on_sync(move |s| into.lock().unwrap().push(s.events));
+        store.on_sync(std::sync::Arc::new(move |s: Synced| into.lock().unwrap().push(s.events)));
         let (e0, b0) = sealed(None);
         store.append("g", &e0, &b0).unwrap();
         // Two inserts, then one sync covering both: a group of two.

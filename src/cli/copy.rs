@@ -1,0 +1,68 @@
+//! `arbiter copy --from LOCATION --to LOCATION`: moves a tournament from one
+//! store to another (a sled directory to PostgreSQL, or back), verifying
+//! every game on both sides (`arbiter::store::copy`).
+
+use std::process::ExitCode;
+
+use arbiter::record::RecordError;
+use arbiter::store::{Location, checkpoints};
+
+use super::{Cli, Output, open_store, progress, rec};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store to copy: a directory (sled) or a PostgreSQL URL.
+    #[arg(long, value_name = "DIR|URL")]
+    pub from: String,
+    /// The store to copy into: empty, or a copy of the same store cut short (it is resumed).
+    #[arg(long, value_name = "DIR|URL")]
+    pub to: String,
+}
+
+fn location(given: &str) -> Location {
+    match arbiter::store::postgres::is_url(given) {
+        true => Location::Database(given.to_string()),
+        false => Location::Dir(given.into()),
+    }
+}
+
+pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
+    let (from, to) = (location(&a.from), location(&a.to));
+    if from == to {
+        anyhow::bail!("--from and --to name the same store");
+    }
+    let source = open_store(&from, true)?;
+    let target = open_store(&to, false)?;
+    // The log's key goes with the log, unless the organiser keeps it apart
+    // (--log-key): then the target signs with that key too.
+    let key = match (&cli.log_key, source.home()) {
+        (None, Some(dir)) => match std::fs::read_to_string(dir.join(checkpoints::KEY_FILE)) {
+            Ok(text) => Some(text.trim_end().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(rec(RecordError::Io(format!("cannot read the source's log key: {e}")))),
+        },
+        _ => None,
+    };
+    let events = source.log_size().map_err(|e| rec(e.into()))?;
+    let bar = progress::bar(Some(events), "copying");
+    let copied = arbiter::store::copy::copy(source.as_ref(), target.as_ref(), key.as_deref(), |n| bar.inc(n))
+        .map_err(|e| rec(RecordError::Io(e)))?;
+    bar.finish_and_clear();
+    out.emit(serde_json::to_value(&copied)?, || {
+        format!(
+            "ok: copied {} games ({} events{}), {} settings and {} checkpoints from {from} to {to}\n  \
+             every game verifies on both sides; both logs hold {} events with root {}",
+            copied.games,
+            copied.events,
+            match copied.already {
+                0 => String::new(),
+                n => format!(", after the {n} the target already held"),
+            },
+            copied.settings,
+            copied.checkpoints,
+            copied.size,
+            copied.root
+        )
+    });
+    Ok(ExitCode::SUCCESS)
+}
