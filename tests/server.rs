@@ -4,25 +4,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::sync::{Arc, Mutex};
 
 use arbiter::record::{ExportBytes, verify};
-use common::server::Served;
+use common::server::{Served, sse, start_combat, stream, war};
 use common::*;
 use serde_json::{Value, json};
 
 /// The actor and action of seq `seq` (>= 3) of a counter war at steps 3-6.
-fn war(seq: u64) -> (&'static str, Value) {
-    (if seq % 2 == 1 { "p2" } else { "p1" }, counter("Cancel", seq - 1))
-}
-
-/// Starts a combat so that the counter war can follow (seqs 1 and 2, by p1).
-fn start_combat(s: &Served, game: &str, p1: &str) {
-    assert_eq!(s.append(game, p1, "p1", combat("p2", "A", "D"), 1).0, 201);
-    assert_eq!(s.append(game, p1, "p1", tactic("Fight"), 2).0, 201);
-}
-
 fn head_hash(s: &Served, game: &str) -> String {
     s.head(game)["hash"].as_str().unwrap().to_string()
 }
@@ -215,34 +204,6 @@ fn racing_writers_store_exactly_one_event_per_seq_and_every_acknowledged_one() {
         assert_eq!(&stored[*seq as usize], &(*seq, hash.clone()), "acknowledged seq {seq} is stored as acknowledged");
     }
     assert!(*conflicts.lock().unwrap() >= WRITERS as u64 - 1, "the writers raced: the losers were told 409");
-}
-
-/// Reads SSE messages `(id, data)` from a stream response.
-fn sse(reader: &mut impl BufRead, n: usize) -> Vec<(u64, Value)> {
-    let mut out = Vec::new();
-    let (mut id, mut line) = (None, String::new());
-    while out.len() < n {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended early");
-        let l = line.trim_end();
-        if let Some(v) = l.strip_prefix("id: ").or_else(|| l.strip_prefix("id:")) {
-            id = Some(v.trim().parse::<u64>().unwrap());
-        } else if let Some(d) = l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")) {
-            out.push((id.take().expect("an id before the data"), serde_json::from_str(d.trim()).unwrap()));
-        }
-    }
-    out
-}
-
-fn stream(s: &Served, path: &str, last_id: Option<u64>) -> BufReader<Box<dyn std::io::Read + Send + Sync>> {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let mut req = agent.get(&format!("{}{path}", s.url));
-    if let Some(id) = last_id {
-        req = req.header("Last-Event-ID", &id.to_string());
-    }
-    let resp = req.call().unwrap();
-    assert_eq!(resp.status().as_u16(), 200);
-    BufReader::new(Box::new(resp.into_body().into_reader()))
 }
 
 #[test]

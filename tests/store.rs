@@ -6,25 +6,14 @@ mod common;
 
 use std::sync::{Arc, Barrier};
 
-use arbiter::event::{Header, OpenTag, Seat};
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
 use arbiter::store::AppendError;
 use common::backend::{Backend, Kind};
 use common::*;
 use serde_json::json;
 
-fn header() -> Header {
-    Header {
-        kind: OpenTag::Open,
-        ruleset: "doomtrooper".into(),
-        ruleset_version: 1,
-        seats: vec![Seat { id: "p1".into(), name: "Alice".into() }, Seat { id: "p2".into(), name: "Bob".into() }],
-        judges: vec!["Dana".into()],
-        tournament: None,
-        round: None,
-        table: None,
-        options: Default::default(),
-    }
+fn header() -> arbiter::event::Header {
+    doomtrooper_header()
 }
 
 fn sub(actor: &str, action: serde_json::Value) -> Submission {

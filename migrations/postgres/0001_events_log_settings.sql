@@ -50,8 +50,10 @@ CREATE TABLE snapshots (
 );
 
 -- Signed checkpoints of the log, oldest first: one JSON record each, as a
--- line of sled's DATA/checkpoints file (src/store/checkpoints.rs).
+-- line of sled's DATA/checkpoints file (src/store/checkpoints.rs), with
+-- the tree size it signs. Sizes only grow, whichever server signs.
 CREATE TABLE checkpoints (
     n      bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
+    size   bigint NOT NULL UNIQUE CHECK (size >= 0),
     record text   NOT NULL
 );

@@ -148,6 +148,16 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
     // still finishes (or not) under the lock, and a retry with the same
     // expect_seq finds it.
     let (result, head, fanned, folded) = blocking(move || {
+        // Another server on the same database may have appended since
+        // this game was folded here: fold it again from the store.
+        if store.shared()
+            && let Some(recorder) = folded.as_ref()
+        {
+            match store.head(&name) {
+                Ok(Some(head)) if head == *recorder.head() => {}
+                _ => *folded = None,
+            }
+        }
         if folded.is_none() {
             match Recorder::load(store, &name) {
                 Ok(r) => *folded = Some(r),

@@ -136,7 +136,7 @@ impl Server {
     pub fn with_limits(store: Box<dyn Store>, signer: NoteSigner, pending: usize, streams: Streams) -> Shared {
         let keeper = log::Keeper::new(signer);
         let store: &'static dyn Store = Box::leak(store);
-        Arc::new(Server {
+        let server = Arc::new(Server {
             store,
             slots: Mutex::new(HashMap::new()),
             pending: Arc::new(Semaphore::new(pending)),
@@ -145,7 +145,15 @@ impl Server {
             subscribers: AtomicUsize::new(0),
             streams,
             catching_up: Semaphore::new(MAX_CATCHING_UP),
-        })
+        });
+        // Appends through other servers on the same database (none for sled).
+        let weak = Arc::downgrade(&server);
+        store.watch_appends(Arc::new(move |head| {
+            if let Some(server) = weak.upgrade() {
+                server.appended_elsewhere(head);
+            }
+        }));
+        server
     }
 
     pub fn store(&self) -> &'static dyn Store {
@@ -183,6 +191,32 @@ impl Server {
             && slot.fanout.receiver_count() > 0
         {
             let _ = slot.fanout.send(events::Fanned::head(seq));
+        }
+    }
+
+    /// Events of a game were appended, maybe through another server
+    /// (`Store::watch_appends`): its live streams read them from the store,
+    /// and a fold of it kept here that is behind is dropped, to be folded
+    /// again at its next append. None: anything may have been missed, so
+    /// every game is treated so. Only games this server has a slot for.
+    pub fn appended_elsewhere(&self, head: Option<(&str, u64)>) {
+        let slots: Vec<(Arc<Slot>, u64)> = {
+            let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            match head {
+                Some((game, seq)) => slots.get(game).map(|slot| (slot.clone(), seq)).into_iter().collect(),
+                None => slots.values().map(|slot| (slot.clone(), u64::MAX)).collect(),
+            }
+        };
+        for (slot, seq) in slots {
+            if slot.fanout.receiver_count() > 0 {
+                let _ = slot.fanout.send(events::Fanned::head(seq));
+            }
+            // A slot whose lock is held is appending: it checks the head itself.
+            if let Ok(mut folded) = slot.recorder.try_lock()
+                && folded.as_ref().is_some_and(|r| r.head().seq < seq)
+            {
+                *folded = None;
+            }
         }
     }
 

@@ -252,12 +252,6 @@ pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed
     let note = signer.sign(&checkpoint.body());
     let record = Record { heads: with_hash, note: note.clone() };
     store.keep_checkpoint(&record)?;
-    store.put_setting(SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| {
-        format!(
-            "checkpoint {size} is signed and in {}, but the store could not record its size: {e}",
-            store.checkpoints_place()
-        )
-    })?;
     Ok(Signed { checkpoint, note, new: true })
 }
 

@@ -198,7 +198,11 @@ pub trait Store: Send + Sync {
     /// (`checkpoints`: sled's in `DATA/checkpoints`, PostgreSQL's in a table).
     fn checkpoints(&self) -> Result<Vec<checkpoints::Record>, String>;
 
-    /// Keeps one more signed checkpoint after the others; returns once durable.
+    /// Keeps one more signed checkpoint after the others, and records its
+    /// size in the store (`checkpoints::SIGNED_SETTING`); returns once
+    /// durable. A checkpoint no larger than the newest kept (another server
+    /// on the same database signed a later one meanwhile) is not kept:
+    /// checkpoints only grow, whoever signs them.
     fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<(), String>;
 
     /// Where the checkpoints are kept, in words, for messages.
@@ -224,6 +228,23 @@ pub trait Store: Send + Sync {
     /// Closes the store. sled's may need a thread of its own for it (see
     /// `SledStore::close`); others just drop.
     fn close(self: Box<Self>) {}
+
+    /// Whether other processes may append to this store while it is open
+    /// (several servers on one PostgreSQL database; never for sled, which
+    /// one process holds): a game folded in memory must then be checked
+    /// against the store's head before it is appended to.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Calls `tell` when events are appended to the store by any process
+    /// (this one too): `Some((game, seq))` for a game's new head, `None`
+    /// when some may have been missed (the watch was cut and is back): then
+    /// every game followed should be read again. A wake-up only, never the
+    /// events themselves: readers always catch up by seq from the store,
+    /// so a lost call delays, and loses nothing. A store only this process
+    /// writes (sled) calls nothing.
+    fn watch_appends(&self, _tell: AppendWatcher) {}
 
     /// One event by seq.
     fn get(&self, game: &str, seq: u64) -> Result<Option<Event>, ReadError> {
@@ -280,6 +301,9 @@ pub struct Synced {
     pub took: std::time::Duration,
     pub events: u64,
 }
+
+/// Told of appends by any process (`Store::watch_appends`).
+pub type AppendWatcher = std::sync::Arc<dyn Fn(Option<(&str, u64)>) + Send + Sync>;
 
 /// Told of every durable write (`Store::on_sync`).
 pub type SyncWatcher = std::sync::Arc<dyn Fn(Synced) + Send + Sync>;

@@ -47,8 +47,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
-use super::checkpoints::Record;
-use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced};
+use super::checkpoints::{self, Record};
+use super::{AppendError, AppendWatcher, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced};
 use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
 use crate::tlog::merkle::{Frontier, Hash, Nodes, leaf_hash};
 
@@ -60,6 +60,15 @@ const MIGRATIONS: &[(i32, &str, &str)] =
 /// The advisory lock that serialises migrations between processes that
 /// open one database at once ("arbiter" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0061_7262_6974_6572;
+
+/// The advisory lock signers take to keep a checkpoint ("arbiter" + 1).
+const CHECKPOINT_LOCK: i64 = 0x0061_7262_6974_6573;
+
+/// The channel every append NOTIFYs, with "<last seq> <game>".
+const APPENDS_CHANNEL: &str = "arbiter_appends";
+
+/// How long a cut watch of appends waits before it connects again.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
 
 /// Connections per process. Appends serialise on one row anyway; more
 /// connections serve readers (live streams, pages) beside them.
@@ -86,6 +95,9 @@ pub struct PostgresStore {
     commits: Arc<AtomicU64>,
     /// Told of each commit of events (`Store::on_sync`).
     watcher: Mutex<Option<SyncWatcher>>,
+    /// How to connect, for the watch of appends (a connection of its own,
+    /// outside the pool: it LISTENs for as long as the store is open).
+    config: tokio_postgres::Config,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -121,12 +133,24 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
-fn io(e: impl std::fmt::Display) -> ReadError {
-    ReadError::Io(e.to_string())
+fn io(e: impl std::error::Error) -> ReadError {
+    ReadError::Io(said(&e))
 }
 
-fn append_io(e: impl std::fmt::Display) -> AppendError {
-    AppendError::Io(e.to_string())
+fn append_io(e: impl std::error::Error) -> AppendError {
+    AppendError::Io(said(&e))
+}
+
+/// An error in words, with what caused it: tokio-postgres says only "db
+/// error" for an error the server sent, whose message is its source.
+fn said(e: &dyn std::error::Error) -> String {
+    let mut words = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        words = format!("{words}: {c}");
+        cause = c.source();
+    }
+    words
 }
 
 /// A seq or position as PostgreSQL's bigint. Every stored one fits
@@ -157,7 +181,8 @@ impl PostgresStore {
             .enable_all()
             .build()
             .map_err(|e| failed(format!("cannot start the database client: {e}")))?;
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
@@ -172,6 +197,7 @@ impl PostgresStore {
             frontier: Arc::new(Mutex::new(None)),
             commits: Arc::default(),
             watcher: Mutex::new(None),
+            config,
         };
         store.run(migrate(store.pool.clone())).map_err(failed)?;
         // The log's size must be the number of events: a table edited
@@ -289,6 +315,9 @@ impl PostgresStore {
                 .map_err(append_io)?;
             }
             tx.execute("UPDATE log_size SET size = $1", &[&big(frontier.size())]).await.map_err(append_io)?;
+            // Delivered at COMMIT, to every server LISTENing (`watch_appends`).
+            let head = format!("{} {game}", events.last().expect("not empty").0.seq);
+            tx.execute("SELECT pg_notify($1, $2)", &[&APPENDS_CHANNEL, &head]).await.map_err(append_io)?;
             let began = std::time::Instant::now();
             tx.commit().await.map_err(|e| {
                 AppendError::Io(format!(
@@ -346,6 +375,47 @@ async fn migrate(pool: Pool) -> Result<(), String> {
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await;
     migrated?;
     unlocked.map(drop).map_err(e)
+}
+
+/// LISTENs for appends until the connection ends; tells `tell` of each,
+/// and `None` once listening, unless this is the `first` connection.
+async fn listen(
+    config: &tokio_postgres::Config,
+    tell: &AppendWatcher,
+    first: bool,
+) -> Result<(), tokio_postgres::Error> {
+    use futures_util::StreamExt;
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let (heard, mut notes) = tokio::sync::mpsc::unbounded_channel();
+    // The connection yields notifications only to whoever polls it.
+    let driven = tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(message) = messages.next().await {
+            match message {
+                Ok(tokio_postgres::AsyncMessage::Notification(n)) => {
+                    if heard.send(n).is_err() {
+                        break;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    });
+    client.batch_execute(&format!("LISTEN {APPENDS_CHANNEL}")).await?;
+    if !first {
+        tell(None);
+    }
+    while let Some(note) = notes.recv().await {
+        if let Some((seq, game)) = note.payload().split_once(' ')
+            && let Ok(seq) = seq.parse::<u64>()
+        {
+            tell(Some((game, seq)));
+        }
+    }
+    drop(client);
+    driven.await.unwrap_or(Ok(()))
 }
 
 /// A stored event read and checked: `event::parse_stored` then
@@ -546,6 +616,28 @@ impl Store for PostgresStore {
         self.commits.load(Ordering::Relaxed)
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
+    /// A connection of its own LISTENs on `APPENDS_CHANNEL`; when it is
+    /// cut, it connects again after `WATCH_RETRY`, and says `None` once
+    /// it listens again (notifications sent meanwhile are lost).
+    fn watch_appends(&self, tell: AppendWatcher) {
+        let config = self.config.clone();
+        let runtime = self.runtime.as_ref().expect("the runtime lives as long as the store");
+        runtime.spawn(async move {
+            let mut first = true;
+            loop {
+                if let Err(e) = listen(&config, &tell, first).await {
+                    tracing::warn!(error = %e, "the watch of appends by other servers was cut; connecting again");
+                }
+                first = false;
+                tokio::time::sleep(WATCH_RETRY).await;
+            }
+        });
+    }
+
     fn on_sync(&self, watch: SyncWatcher) {
         *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watch);
     }
@@ -566,12 +658,27 @@ impl Store for PostgresStore {
             .collect()
     }
 
+    /// In one transaction, under a lock every signer takes: kept only if
+    /// larger than the newest, with `SIGNED_SETTING` beside it.
     fn keep_checkpoint(&self, record: &Record) -> Result<(), String> {
-        let record = serde_json::to_string(record).map_err(|e| e.to_string())?;
-        self.with_client(move |c| async move {
-            c.execute("INSERT INTO checkpoints (record) VALUES ($1)", &[&record]).await.map_err(io)
+        let size = big(record.checkpoint().map_err(|e| e.to_string())?.size);
+        let text = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        self.with_client(move |mut c| async move {
+            let tx = c.transaction().await.map_err(io)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CHECKPOINT_LOCK]).await.map_err(io)?;
+            let newest: Option<i64> = tx.query_one("SELECT max(size) FROM checkpoints", &[]).await.map_err(io)?.get(0);
+            if newest.is_some_and(|n| n >= size) {
+                return Ok(());
+            }
+            tx.execute("INSERT INTO checkpoints (size, record) VALUES ($1, $2)", &[&size, &text]).await.map_err(io)?;
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2",
+                &[&checkpoints::SIGNED_SETTING, &(size as u64).to_be_bytes().as_slice()],
+            )
+            .await
+            .map_err(io)?;
+            tx.commit().await.map_err(io)
         })
-        .map(drop)
         .map_err(|e| format!("cannot keep the checkpoint: {e}"))
     }
 

@@ -871,8 +871,17 @@ impl Store for SledStore {
         super::checkpoints::read(&self.dir)
     }
 
+    /// One process holds a sled store, and it signs one checkpoint at a
+    /// time (`checkpoints::sign`), each larger than the last.
     fn keep_checkpoint(&self, record: &super::checkpoints::Record) -> Result<(), String> {
-        super::checkpoints::append(&self.dir, record)
+        let size = record.checkpoint().map_err(|e| e.to_string())?.size;
+        super::checkpoints::append(&self.dir, record)?;
+        self.put_setting(super::checkpoints::SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| {
+            format!(
+                "checkpoint {size} is signed and in {}, but the store could not record its size: {e}",
+                self.checkpoints_place()
+            )
+        })
     }
 
     fn checkpoints_place(&self) -> String {

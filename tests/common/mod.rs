@@ -348,3 +348,19 @@ pub fn open_store(dir: &Path) -> arbiter::store::SledStore {
     }
     panic!("the store at {} stayed in use", dir.display())
 }
+
+/// A Doomtrooper game's header: seats p1 (Alice) and p2 (Bob), judge Dana.
+pub fn doomtrooper_header() -> arbiter::event::Header {
+    use arbiter::event::{Header, OpenTag, Seat};
+    Header {
+        kind: OpenTag::Open,
+        ruleset: "doomtrooper".into(),
+        ruleset_version: 1,
+        seats: vec![Seat { id: "p1".into(), name: "Alice".into() }, Seat { id: "p2".into(), name: "Bob".into() }],
+        judges: vec!["Dana".into()],
+        tournament: None,
+        round: None,
+        table: None,
+        options: Default::default(),
+    }
+}

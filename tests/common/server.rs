@@ -22,6 +22,13 @@ impl Served {
         Served { child, url, organiser, data: data.to_path_buf(), agent }
     }
 
+    /// Starts a server over the PostgreSQL database at `store` (a URL).
+    pub fn start_on_database(store: &str) -> Served {
+        let (child, url, organiser) = spawn_with(&["--store", store], &[]);
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        Served { child, url, organiser, data: PathBuf::new(), agent }
+    }
+
     /// (status, JSON body) of a request; `token` as a bearer token.
     pub fn call(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, Value) {
         let url = format!("{}{path}", self.url);
@@ -137,8 +144,14 @@ impl Drop for Served {
 /// `arbiter serve` on a free port of 127.0.0.1 over `data`, with `extra`
 /// flags: (child, url, organiser token, empty once the store has one).
 pub fn spawn(data: &Path, extra: &[&str]) -> (Child, String, String) {
+    spawn_with(&["--data", data.to_str().unwrap()], extra)
+}
+
+/// `arbiter serve` over the store `store` names (`--data DIR` or `--store URL`).
+pub fn spawn_with(store: &[&str], extra: &[&str]) -> (Child, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["--data", data.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
+        .args(store)
+        .args(["serve", "--listen", "127.0.0.1:0"])
         .args(extra)
         // The request log only where asked (RUST_LOG=info cargo test): errors otherwise.
         .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "error".into()))
@@ -154,4 +167,43 @@ pub fn spawn(data: &Path, extra: &[&str]) -> (Child, String, String) {
     // Keep draining stdout so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
     (child, url, organiser)
+}
+
+/// The counter war at steps 3-6 of a Doomtrooper combat: seq's actor and action.
+pub fn war(seq: u64) -> (&'static str, Value) {
+    (if seq % 2 == 1 { "p2" } else { "p1" }, super::counter("Cancel", seq - 1))
+}
+
+/// Starts a combat so that the counter war can follow (seqs 1 and 2, by p1).
+pub fn start_combat(s: &Served, game: &str, p1: &str) {
+    assert_eq!(s.append(game, p1, "p1", super::combat("p2", "A", "D"), 1).0, 201);
+    assert_eq!(s.append(game, p1, "p1", super::tactic("Fight"), 2).0, 201);
+}
+
+/// Reads SSE messages `(id, data)` from a stream response.
+pub fn sse(reader: &mut impl BufRead, n: usize) -> Vec<(u64, Value)> {
+    let mut out = Vec::new();
+    let (mut id, mut line) = (None, String::new());
+    while out.len() < n {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended early");
+        let l = line.trim_end();
+        if let Some(v) = l.strip_prefix("id: ").or_else(|| l.strip_prefix("id:")) {
+            id = Some(v.trim().parse::<u64>().unwrap());
+        } else if let Some(d) = l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")) {
+            out.push((id.take().expect("an id before the data"), serde_json::from_str(d.trim()).unwrap()));
+        }
+    }
+    out
+}
+
+pub fn stream(s: &Served, path: &str, last_id: Option<u64>) -> BufReader<Box<dyn std::io::Read + Send + Sync>> {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut req = agent.get(&format!("{}{path}", s.url));
+    if let Some(id) = last_id {
+        req = req.header("Last-Event-ID", &id.to_string());
+    }
+    let resp = req.call().unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    BufReader::new(Box::new(resp.into_body().into_reader()))
 }

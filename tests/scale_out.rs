@@ -1,0 +1,227 @@
+//! Several `arbiter serve` processes on one PostgreSQL database, and what
+//! only PostgreSQL does: migrations, `copy`, a database damaged behind
+//! arbiter's back. (The store's own tests run on both backends in
+//! tests/store.rs.)
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use arbiter::record::{ExportBytes, verify};
+use arbiter::store::{LogNodes, PostgresStore, Store};
+use arbiter::tlog::merkle::root;
+use arbiter::tlog::note::checkpoint_of;
+use common::backend::{TestDatabase, psql};
+use common::server::{Served, sse, start_combat, stream, war};
+use common::*;
+use serde_json::Value;
+
+/// Two servers, one database, clients on both racing for the same seqs:
+/// exactly one event per seq, every acknowledged event stored as
+/// acknowledged, live streams on either server complete and in order
+/// whichever server an event came through, and both servers' checkpoints
+/// signed by one key over one log.
+#[test]
+fn two_servers_on_one_database_serve_one_tournament() {
+    const LAST: u64 = 60;
+    let db = TestDatabase::new();
+    let a = Served::start_on_database(&db.url);
+    assert!(!a.organiser.is_empty(), "the first server of a new database makes the organiser's token");
+    let mut b = Served::start_on_database(&db.url);
+    assert!(b.organiser.is_empty(), "the second finds it made: shown once");
+    b.organiser = a.organiser.clone();
+    a.doomtrooper("g", "public");
+    // Tokens made through one server work on the other: they are in the database.
+    let p1 = b.token("g", "seat", "p1");
+    let p2 = a.token("g", "seat", "p2");
+    start_combat(&b, "g", &p1);
+    // Spectators on both servers, from seq 0, before the race.
+    let mut on_a = stream(&a, "/api/games/g/stream?from=0", None);
+    let mut on_b = stream(&b, "/api/games/g/stream?from=0", None);
+    let servers = Arc::new([a, b]);
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (servers, acked, p1, p2) = (servers.clone(), acked.clone(), p1.clone(), p2.clone());
+            std::thread::spawn(move || {
+                let s = &servers[w % 2];
+                loop {
+                    let next = s.head("g")["seq"].as_u64().unwrap() + 1;
+                    if next > LAST {
+                        return;
+                    }
+                    let (actor, action) = war(next);
+                    let token = if actor == "p1" { &p1 } else { &p2 };
+                    let (status, v) = s.append("g", token, actor, action, next);
+                    match status {
+                        201 => acked.lock().unwrap().push((next, v["event"]["hash"].as_str().unwrap().to_string())),
+                        // The same action at the same seq, stored meanwhile
+                        // through the other server (a retry's answer), or
+                        // another action there first.
+                        200 | 409 => {}
+                        _ => panic!("writer {w}: {status} {v}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let [a, b] = &*servers;
+    // One event per seq: the record verifies (no fork) and holds every seq once.
+    let (_, _, export) = a.get_text("/api/games/g/export", None);
+    let (verified, _) = verify(&ExportBytes(export.into_bytes()), None).expect("the record verifies: no fork");
+    assert_eq!(verified.events, LAST + 1);
+    let (_, page) = b.get("/api/games/g/events?from=0&limit=1000", None);
+    let stored: Vec<(u64, String)> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["seq"].as_u64().unwrap(), e["hash"].as_str().unwrap().to_string()))
+        .collect();
+    let acked = acked.lock().unwrap();
+    for (seq, hash) in acked.iter() {
+        assert_eq!(&stored[*seq as usize], &(*seq, hash.clone()), "acknowledged seq {seq} is stored as acknowledged");
+    }
+    let mut seqs: Vec<u64> = acked.iter().map(|(seq, _)| *seq).collect();
+    seqs.sort();
+    seqs.dedup();
+    assert_eq!(seqs.len(), acked.len(), "no seq acknowledged twice as new");
+    // Each live stream has every event, in order, with the stored hashes.
+    for (name, follower) in [("a", &mut on_a), ("b", &mut on_b)] {
+        let seen: Vec<(u64, String)> = sse(follower, LAST as usize + 1)
+            .into_iter()
+            .map(|(id, e)| (id, e["hash"].as_str().unwrap().to_string()))
+            .collect();
+        assert_eq!(seen, stored, "server {name}'s live stream");
+    }
+    // Both servers sign with one key, over one log.
+    let (_, log_a) = a.get("/api/log", None);
+    let (_, log_b) = b.get("/api/log", None);
+    assert_eq!(log_a["key"], log_b["key"], "one log key in the database");
+    let store = PostgresStore::open(&db.url).unwrap();
+    for s in [a, b] {
+        let (status, _, note) = s.get_text("/checkpoint", None);
+        assert_eq!(status, 200);
+        let checkpoint = checkpoint_of(&note).unwrap();
+        assert!(checkpoint.size <= store.log_size().unwrap());
+        assert_eq!(root(&LogNodes(&store), checkpoint.size).unwrap(), checkpoint.root, "a checkpoint of the one log");
+    }
+    // The checkpoints kept only grow, whichever server signed them.
+    let sizes: Vec<u64> = store.checkpoints().unwrap().iter().map(|r| r.checkpoint().unwrap().size).collect();
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+}
+
+/// `copy` moves a sled store into PostgreSQL in log order: the same log
+/// (root, checkpoints, key), every game verified on both sides; a second
+/// copy after more play resumes; and back into a directory.
+#[test]
+fn copy_moves_a_store_into_postgres_and_back_with_the_same_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    assert!(arbiter(&data, &["demo"]).status.success());
+    assert!(arbiter(&data, &["demo", "--ruleset", "gurps"]).status.success());
+    let db = TestDatabase::new();
+    let copy = |from: &str, to: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["--json", "copy", "--from", from, "--to", to])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let first = copy(data.to_str().unwrap(), &db.url);
+    assert_eq!((first["games"].as_u64(), first["already"].as_u64()), (Some(2), Some(0)));
+    let on_database = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["--store", &db.url, "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        // One JSON line each (`verify --all`: a line per game, then the log's).
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<Value>>()
+    };
+    let sled_checkpoint = json_of(&arbiter(&data, &["--json", "checkpoint"]));
+    let pg_checkpoint = &on_database(&["checkpoint"])[0];
+    assert_eq!(pg_checkpoint["checkpoint"], sled_checkpoint["checkpoint"], "the same signed checkpoint, the same key");
+    // More play on the original, then the copy again: only the rest moves.
+    assert!(arbiter(&data, &["demo"]).status.success());
+    let second = copy(data.to_str().unwrap(), &db.url);
+    assert_eq!((second["games"].as_u64(), &second["already"]), (Some(3), &first["size"]), "{second}");
+    assert_eq!(second["root"], json_of(&arbiter(&data, &["--json", "checkpoint"]))["root"]);
+    let verified = on_database(&["verify", "--all"]);
+    assert_eq!(verified.len(), 4, "three games and the log: {verified:?}");
+    assert!(verified[..3].iter().all(|v| v["ok"] == Value::Bool(true)), "{verified:?}");
+    assert_eq!(verified[3]["log"]["checkpoint"], verified[3]["log"]["size"], "the newest checkpoint covers the copy");
+    // And back into a new directory.
+    let back = dir.path().join("back");
+    let third = copy(&db.url, back.to_str().unwrap());
+    assert_eq!(third["root"], second["root"]);
+    assert!(arbiter(&back, &["verify", "--all"]).status.success());
+    // A store that is not a prefix of the source is refused, and left as it was.
+    let other = dir.path().join("other");
+    assert!(arbiter(&other, &["demo", "--ruleset", "rawdeal"]).status.success());
+    let before = psql(&db.url, "SELECT size FROM log_size");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["copy", "--from", other.to_str().unwrap(), "--to", &db.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a copy of it"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(psql(&db.url, "SELECT size FROM log_size"), before);
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The schema is applied once, by whichever of several processes opening a
+/// new database at once comes first; a database from a newer arbiter is
+/// refused, as is one whose log no longer matches its events.
+#[test]
+fn migrations_run_once_and_a_damaged_or_newer_database_is_refused() {
+    let db = TestDatabase::new();
+    let opened: Vec<_> = (0..4)
+        .map(|_| {
+            let url = db.url.clone();
+            std::thread::spawn(move || PostgresStore::open(&url).map(drop).map_err(|e| e.to_string()))
+        })
+        .collect();
+    for o in opened {
+        o.join().unwrap().unwrap();
+    }
+    assert_eq!(psql(&db.url, "SELECT count(*) FROM arbiter_migrations").trim(), "1");
+    // Events removed behind arbiter's back: the log's size says so at open.
+    let store = PostgresStore::open(&db.url).unwrap();
+    arbiter::record::create(&store, "g", &common::doomtrooper_header(), "organiser", None).unwrap();
+    drop(store);
+    psql(&db.url, "DELETE FROM events");
+    let err = PostgresStore::open(&db.url).unwrap_err();
+    assert!(err.to_string().contains("its log holds 1 events, its events table 0"), "{err}");
+    psql(&db.url, "INSERT INTO arbiter_migrations (version, name) VALUES (99, 'from the future')");
+    let err = PostgresStore::open(&db.url).unwrap_err();
+    assert!(err.to_string().contains("newer than this arbiter"), "{err}");
+}
+
+/// A database that is down or misnamed is a clear error (exit 2), not a hang.
+#[test]
+fn an_unreachable_database_is_a_clear_error() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["--store", "postgres://nobody:secret@127.0.0.1:1/none", "games"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("postgres://nobody:***@127.0.0.1:1/none") && !err.contains("secret"), "{err}");
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_arbiter")).args(["--store", "./dir", "games"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--store takes a PostgreSQL URL"));
+}
