@@ -160,6 +160,10 @@ fn copy_moves_a_store_into_postgres_and_back_with_the_same_log() {
     let third = copy(&db.url, back.to_str().unwrap());
     assert_eq!(third["root"], second["root"]);
     assert!(arbiter(&back, &["verify", "--all"]).status.success());
+    // The key came along (into DATA/log.key): the copy signs as the same log.
+    let there = json_of(&arbiter(&back, &["--json", "checkpoint"]));
+    let here = json_of(&arbiter(&data, &["--json", "checkpoint"]));
+    assert_eq!((&there["key"], &there["checkpoint"]), (&here["key"], &here["checkpoint"]));
     // A store that is not a prefix of the source is refused, and left as it was.
     let other = dir.path().join("other");
     assert!(arbiter(&other, &["demo", "--ruleset", "rawdeal"]).status.success());

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use arbiter::record::RecordError;
-use arbiter::store::{Location, checkpoints};
+use arbiter::store::Location;
 
 use super::{Cli, Output, open_store, progress, rec};
 
@@ -35,13 +35,9 @@ pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     let target = open_store(&to, false)?;
     // The log's key goes with the log, unless the organiser keeps it apart
     // (--log-key): then the target signs with that key too.
-    let key = match (&cli.log_key, source.home()) {
-        (None, Some(dir)) => match std::fs::read_to_string(dir.join(checkpoints::KEY_FILE)) {
-            Ok(text) => Some(text.trim_end().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(rec(RecordError::Io(format!("cannot read the source's log key: {e}")))),
-        },
-        _ => None,
+    let key = match &cli.log_key {
+        None => arbiter::store::copy::source_key(source.as_ref()).map_err(|e| rec(RecordError::Io(e)))?,
+        Some(_) => None,
     };
     let events = source.log_size().map_err(|e| rec(e.into()))?;
     let bar = progress::bar(Some(events), "copying");
