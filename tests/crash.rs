@@ -6,8 +6,8 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use arbiter::record::verify;
-use arbiter::store::{SledStore, Store};
+use arbiter::record::{create, verify};
+use common::backend::{Backend, Kind};
 use common::*;
 
 /// A long legal stream: a combat, then a counter war at steps 3-6.
@@ -23,53 +23,52 @@ fn counter_war(lines: usize) -> String {
     out
 }
 
-#[test]
-fn sigkill_mid_stream_loses_no_acknowledged_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let out = arbiter(d, &["new", "g", "--ruleset", "doomtrooper", "--seat", "p1=A", "--seat", "p2=B"]);
-    assert!(out.status.success());
+/// On sled, the process's own sync; on PostgreSQL, the database's commit:
+/// either way, an event acknowledged before the kill is there after it.
+fn sigkill_mid_stream_loses_no_acknowledged_event(kind: Kind) {
+    let mut backend = Backend::new(kind);
+    create(backend.store(), "g", &doomtrooper_header(), "organiser", None).unwrap();
     for kill_after in [5usize, 40] {
-        let head_before = {
-            let store = SledStore::open(d).unwrap();
-            store.head("g").unwrap().unwrap().seq
-        };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-            .args(["--data", d.to_str().unwrap(), "--json", "append", "g", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Continue the game from its head: a fresh combat cannot start mid-combat,
-        // so the second round continues the counter war.
-        let stream = if head_before == 0 {
-            counter_war(2000)
-        } else {
-            (0..2000)
-                .map(|i| {
-                    let seq = head_before + 1 + i as u64;
-                    let actor = if seq % 2 == 1 { "p2" } else { "p1" };
-                    format!("{}\n", serde_json::json!({"actor": actor, "action": counter("Cancel", seq - 1)}))
-                })
-                .collect()
-        };
-        child.stdin.take().unwrap().write_all(stream.as_bytes()).unwrap();
+        let head_before = backend.store().head("g").unwrap().unwrap().seq;
         let mut acked = Vec::new();
-        let mut reader = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while acked.len() < kill_after {
-            line.clear();
-            assert!(reader.read_line(&mut line).unwrap() > 0, "the writer stopped early");
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-            acked.push((v["event"]["seq"].as_u64().unwrap(), v["event"]["hash"].as_str().unwrap().to_string()));
-        }
-        // SIGKILL: no destructors, no flush on exit.
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let store = SledStore::open(d).unwrap();
+        // sled's store is held by one process: closed while the writer runs.
+        backend.reopen_after(|b| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+                .args(b.cli_args())
+                .args(["--json", "append", "g", "-"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            // Continue the game from its head: a fresh combat cannot start mid-combat,
+            // so the second round continues the counter war.
+            let stream = if head_before == 0 {
+                counter_war(2000)
+            } else {
+                (0..2000)
+                    .map(|i| {
+                        let seq = head_before + 1 + i as u64;
+                        let actor = if seq % 2 == 1 { "p2" } else { "p1" };
+                        format!("{}\n", serde_json::json!({"actor": actor, "action": counter("Cancel", seq - 1)}))
+                    })
+                    .collect()
+            };
+            child.stdin.take().unwrap().write_all(stream.as_bytes()).unwrap();
+            let mut reader = BufReader::new(child.stdout.take().unwrap());
+            let mut line = String::new();
+            while acked.len() < kill_after {
+                line.clear();
+                assert!(reader.read_line(&mut line).unwrap() > 0, "the writer stopped early");
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                acked.push((v["event"]["seq"].as_u64().unwrap(), v["event"]["hash"].as_str().unwrap().to_string()));
+            }
+            // SIGKILL: no destructors, no flush on exit.
+            child.kill().unwrap();
+            child.wait().unwrap();
+        });
         let events: Vec<_> =
-            store.read("g", 0).unwrap().collect::<Result<_, _>>().expect("every stored event verifies");
+            backend.store().read("g", 0).unwrap().collect::<Result<_, _>>().expect("every stored event verifies");
         for (seq, hash) in &acked {
             let e = events.get(*seq as usize).unwrap_or_else(|| panic!("acknowledged seq {seq} is missing"));
             assert_eq!(&e.hash, hash, "acknowledged seq {seq} changed");
@@ -79,3 +78,5 @@ fn sigkill_mid_stream_loses_no_acknowledged_event() {
         verify(&events, None).expect("the chain verifies after the crash");
     }
 }
+
+on_both_backends!(sigkill_mid_stream_loses_no_acknowledged_event);

@@ -205,10 +205,16 @@ fn migrations_run_once_and_a_damaged_or_newer_database_is_refused() {
     // Events removed behind arbiter's back: the log's size says so at open.
     let store = PostgresStore::open(&db.url).unwrap();
     arbiter::record::create(&store, "g", &common::doomtrooper_header(), "organiser", None).unwrap();
+    let signer = arbiter::store::checkpoints::signer(&store, None, None).unwrap();
+    arbiter::store::checkpoints::sign(&store, &signer).unwrap();
     drop(store);
     psql(&db.url, "DELETE FROM events");
     let err = PostgresStore::open(&db.url).unwrap_err();
     assert!(err.to_string().contains("its log holds 1 events, its events table 0"), "{err}");
+    // The log cut to match: the newest checkpoint still names what was lost.
+    psql(&db.url, "UPDATE log_size SET size = 0");
+    let err = PostgresStore::open(&db.url).unwrap_err();
+    assert!(err.to_string().contains("the store has lost events 0..0 of game g"), "{err}");
     psql(&db.url, "INSERT INTO arbiter_migrations (version, name) VALUES (99, 'from the future')");
     let err = PostgresStore::open(&db.url).unwrap_err();
     assert!(err.to_string().contains("newer than this arbiter"), "{err}");

@@ -210,7 +210,102 @@ fn a_batch_is_one_durable_write_all_or_nothing(kind: Kind) {
     assert_eq!((v.events, v.rewound), (7, vec![(3, 4)]));
 }
 
+/// Every event gets one position in the verifiable log, in the order the
+/// events were stored across games, with no gap; the stored subtrees give
+/// the root the leaves give; checkpoints are kept with the store and only
+/// grow.
+fn the_log_gives_every_event_one_position_in_the_order_stored(kind: Kind) {
+    use arbiter::store::{LogNodes, checkpoints};
+    use arbiter::tlog::merkle::{Frontier, leaf_hash, root};
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    create(store, "g", &header(), "organiser", None).unwrap();
+    create(store, "h", &header(), "organiser", None).unwrap();
+    let (mut g, mut h) = (Recorder::load(store, "g").unwrap(), Recorder::load(store, "h").unwrap());
+    g.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
+    h.append(&sub("p1", combat("p2", "B", "C")), None).unwrap();
+    g.append(&sub("p1", tactic("Fight")), None).unwrap();
+    h.append(&sub("p1", tactic("Fight")), None).unwrap();
+    let order = [("g", 0), ("h", 0), ("g", 1), ("h", 1), ("g", 2), ("h", 2)];
+    assert_eq!(store.log_size().unwrap(), order.len() as u64);
+    let mut frontier = Frontier::default();
+    for (i, (game, seq)) in order.iter().enumerate() {
+        assert_eq!(store.log_leaf(i as u64).unwrap(), Some((game.to_string(), *seq)));
+        assert_eq!(store.log_position(game, *seq).unwrap(), Some(i as u64));
+        let bytes = arbiter::record::canonical_bytes(&store.get(game, *seq).unwrap().unwrap());
+        assert_eq!(store.log_node(0, i as u64).unwrap(), leaf_hash(&bytes));
+        frontier.push(leaf_hash(&bytes));
+    }
+    assert_eq!(store.log_leaf(order.len() as u64).unwrap(), None);
+    assert_eq!(root(&LogNodes(store), order.len() as u64).unwrap(), frontier.root());
+    let signer = checkpoints::signer(store, None, Some("test.example/log")).unwrap();
+    let first = checkpoints::sign(store, &signer).unwrap();
+    assert_eq!((first.checkpoint.size, first.new), (6, true));
+    assert!(!checkpoints::sign(store, &signer).unwrap().new, "nothing new: the newest is given again");
+    g.append(&sub("p2", counter("Cancel", 2)), None).unwrap();
+    assert_eq!(checkpoints::sign(store, &signer).unwrap().checkpoint.size, 7);
+    let kept: Vec<u64> = store.checkpoints().unwrap().iter().map(|r| r.checkpoint().unwrap().size).collect();
+    assert_eq!(kept, [6, 7]);
+    checkpoints::check(store).unwrap();
+    assert_eq!(checkpoints::verify_log(store).unwrap().checkpoint, Some(7));
+}
+
+/// Settings: a swap happens only from what is there (of two racing, one
+/// wins), and a prefix lists them in key order.
+fn settings_swap_only_from_what_is_there(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    assert_eq!(store.setting("token/a").unwrap(), None);
+    assert!(store.swap_setting("token/a", None, Some(b"1")).unwrap());
+    assert!(!store.swap_setting("token/a", None, Some(b"2")).unwrap(), "it is there now");
+    assert!(!store.swap_setting("token/a", Some(b"9"), Some(b"2")).unwrap(), "not what is there");
+    assert_eq!(store.setting("token/a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert!(store.swap_setting("token/a", Some(b"1"), Some(b"2")).unwrap());
+    store.put_setting("token/b", b"3").unwrap();
+    store.put_setting("tokens", b"not under the prefix").unwrap();
+    store.put_setting("read/g", b"public").unwrap();
+    assert_eq!(
+        store.settings("token/").unwrap(),
+        vec![("token/a".to_string(), b"2".to_vec()), ("token/b".to_string(), b"3".to_vec())]
+    );
+    assert!(store.swap_setting("token/a", Some(b"2"), None).unwrap(), "a swap to nothing removes it");
+    assert_eq!(store.setting("token/a").unwrap(), None);
+    // Eight racing to make one key: exactly one wins.
+    let shared = backend.shared();
+    let won: usize = (0..8)
+        .map(|i| {
+            let store = shared.clone();
+            std::thread::spawn(move || store.swap_setting("organiser", None, Some(format!("{i}").as_bytes())).unwrap())
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap() as usize)
+        .sum();
+    assert_eq!(won, 1);
+}
+
+/// Snapshots are a cache beside the events: the latest at or before a seq
+/// is found, and one deleted is gone.
+fn snapshots_are_kept_found_and_deleted(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    assert_eq!(store.snapshot("g", u64::MAX).unwrap(), None);
+    store.put_snapshot("g", 10, b"ten").unwrap();
+    store.put_snapshot("g", 20, &vec![7u8; 200_000]).unwrap();
+    store.put_snapshot("h", 15, b"other game").unwrap();
+    assert_eq!(store.snapshot("g", 9).unwrap(), None);
+    assert_eq!(store.snapshot("g", 19).unwrap(), Some((10, b"ten".to_vec())));
+    assert_eq!(store.snapshot("g", u64::MAX).unwrap().map(|(seq, b)| (seq, b.len())), Some((20, 200_000)));
+    assert_eq!(store.snapshot_seqs("g").unwrap(), [10, 20]);
+    store.delete_snapshot("g", 20).unwrap();
+    assert_eq!(store.snapshot("g", u64::MAX).unwrap(), Some((10, b"ten".to_vec())));
+    assert_eq!(store.snapshot_seqs("h").unwrap(), [15]);
+}
+
 on_both_backends!(
+    the_log_gives_every_event_one_position_in_the_order_stored,
+    settings_swap_only_from_what_is_there,
+    snapshots_are_kept_found_and_deleted,
     appends_chain_and_read_back_verified,
     a_stale_expected_seq_is_a_conflict_and_a_retry_returns_the_stored_event,
     the_store_refuses_a_forking_append_even_from_a_second_writer,

@@ -220,6 +220,8 @@ impl PostgresStore {
                 "the database at {shown} is damaged: its log holds {size} events, its events table {events}"
             )));
         }
+        // Never open a store that holds less than its last checkpoint.
+        checkpoints::check(&store)?;
         Ok(store)
     }
 

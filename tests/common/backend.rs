@@ -52,6 +52,14 @@ impl Backend {
         self.store.as_deref().expect("the store is open")
     }
 
+    /// The flags that name this store to the `arbiter` binary.
+    pub fn cli_args(&self) -> [&str; 2] {
+        match self.kind {
+            Kind::Sled => ["--data", &self.location],
+            Kind::Postgres => ["--store", &self.location],
+        }
+    }
+
     /// The store, to share with other threads.
     pub fn shared(&self) -> Arc<dyn Store> {
         self.store.clone().expect("the store is open")
