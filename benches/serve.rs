@@ -73,7 +73,7 @@ impl Run {
             self.latencies[i].as_secs_f64() * 1000.0
         };
         println!(
-            "{tables:>6}  {path:<8} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>10.0} {:>8.2}x",
+            "{tables:>6}  {path:<16} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>10.0} {:>8.2}x",
             self.rate(),
             pct(0.50),
             pct(0.99),
@@ -132,11 +132,19 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
 /// by its own client, and every event checked delivered to each.
 fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> Run {
     let (_dir, store) = new_store(sample, tables);
+    api_on(vec![Box::new(store)], sample, tables, per_table, subscribers)
+}
+
+/// `api` with one server on each of `stores` (the first holds the games;
+/// more than one: several servers on one database), table t's client on
+/// server t mod the number of servers.
+fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> Run {
+    let store = stores[0].as_ref();
     // Each table's seats and judges get their tokens, as an organiser would issue them.
     // A seat's or judge's token is issued with its expiry (the default lifetime).
     let issue = |grant: &Grant| {
         let now = chrono::Utc::now();
-        access::issue_at(&store, grant, now, access::expiry(grant, None, now).unwrap()).unwrap().token
+        access::issue_at(store, grant, now, access::expiry(grant, None, now).unwrap()).unwrap().token
     };
     let mut tokens = Vec::new();
     for t in 0..tables {
@@ -153,21 +161,30 @@ fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> 
         tokens.push(mine);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let server = Server::new(store);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = runtime.spawn(server::serve(listener, server.clone(), async {
-        let _ = stopped.await;
-    }));
-    let watchers = Watchers::open(&url, "t0", subscribers);
+    let (mut urls, mut servers, mut serving) = (Vec::new(), Vec::new(), Vec::new());
+    for store in stores {
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        urls.push(format!("http://{}", listener.local_addr().unwrap()));
+        let signer = arbiter::store::checkpoints::signer(store.as_ref(), None, None).unwrap();
+        let server = Server::with_limits(store, signer, arbiter::limits::MAX_PENDING_APPENDS, Default::default());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        serving.push((
+            stop,
+            runtime.spawn(server::serve(listener, server.clone(), async {
+                let _ = stopped.await;
+            })),
+        ));
+        servers.push(server);
+    }
+    let watchers = Watchers::open(&urls[0], "t0", subscribers);
     let watchers_cpu = watchers.cpu();
-    let syncs = server.store.syncs();
+    let syncs_now = || servers.iter().map(|s| s.store.syncs()).sum::<u64>();
+    let syncs = syncs_now();
     let latencies = Mutex::new(Vec::new());
     let (start, cpu) = (Instant::now(), cpu_time());
     std::thread::scope(|scope| {
         for (t, tokens) in tokens.iter().enumerate() {
-            let (latencies, url) = (&latencies, &url);
+            let (latencies, url) = (&latencies, &urls[t % urls.len()]);
             scope.spawn(move || {
                 let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
                 let mut mine = Vec::with_capacity(per_table);
@@ -191,11 +208,13 @@ fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> 
         }
     });
     let (elapsed, cpu) = (start.elapsed(), cpu_time() - cpu);
-    let syncs = server.store.syncs() - syncs;
+    let syncs = syncs_now() - syncs;
     watchers.all_saw(per_table as u64);
     let subscribers_cpu = watchers.cpu() - watchers_cpu;
-    let _ = stop.send(());
-    runtime.block_on(serving).unwrap().unwrap();
+    for (stop, serving) in serving {
+        let _ = stop.send(());
+        runtime.block_on(serving).unwrap().unwrap();
+    }
     Run {
         appends: tables * per_table,
         elapsed,
@@ -304,6 +323,87 @@ fn ceiling(events: usize, per_sync: usize, bytes: usize) -> f64 {
     events as f64 / start.elapsed().as_secs_f64()
 }
 
+/// A database of its own for one row, on the cluster of `admin` (a URL),
+/// dropped after it (psql, as the tests make theirs).
+struct Scratch {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Scratch {
+    fn new(admin: &str, name: &str) -> Scratch {
+        let psql = |sql: &str| {
+            let out = std::process::Command::new("psql").args([admin, "-X", "-q", "-c", sql]).output().unwrap();
+            assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        psql(&format!("CREATE DATABASE {name}"));
+        let base = admin.rsplit_once('/').expect("a URL with a database").0;
+        Scratch { admin: admin.to_string(), name: name.to_string(), url: format!("{base}/{name}") }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("psql")
+            .args([&self.admin, "-X", "-q", "-c", &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)])
+            .output();
+    }
+}
+
+/// PostgreSQL's ceiling, measured with pgbench: `clients` connections each
+/// inserting one `bytes`-byte row per transaction for 5 seconds, with the
+/// database's commit settings (synchronous_commit on, as arbiter uses it).
+fn pgbench(admin: &str, clients: usize, bytes: usize) -> f64 {
+    let db = Scratch::new(admin, "arbiter_bench_raw");
+    let out = std::process::Command::new("psql")
+        .args([&db.url, "-X", "-q", "-c", "CREATE TABLE raw (n bigserial PRIMARY KEY, v bytea NOT NULL)"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(script.path(), format!("INSERT INTO raw (v) VALUES (convert_to(repeat('x', {bytes}), 'UTF8'));\n")).unwrap();
+    let out = std::process::Command::new("pgbench")
+        .args(["-n", "-T", "5", "-c", &clients.to_string(), "-j", &clients.min(2).to_string(), "-f"])
+        .arg(script.path())
+        .arg(&db.url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "pgbench: {text}{}", String::from_utf8_lossy(&out.stderr));
+    text.lines()
+        .find_map(|l| l.strip_prefix("tps = ")?.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("pgbench said no tps: {text}"))
+}
+
+/// `tools/bench-serve --store postgres://...`: the API on PostgreSQL, with
+/// one and with two servers on one database, beside sled's one server,
+/// and pgbench's raw inserts as the ceiling, for 1, 8, 64 and 256 tables.
+fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize) {
+    println!("through the API, {per_table} appends per table; ceiling: pgbench, one INSERT of a {bytes}-byte row");
+    println!("and COMMIT per transaction from as many clients as tables (synchronous_commit on, as arbiter uses it)");
+    println!(
+        "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
+        "tables", "store", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
+    );
+    for tables in [1, 8, 64, 256] {
+        let ceiling = pgbench(admin, tables, bytes);
+        api(sample, tables, per_table, 0).row(tables, "sled, 1 server", ceiling);
+        for servers in [1, 2] {
+            let db = Scratch::new(admin, "arbiter_bench_serve");
+            let stores: Vec<Box<dyn Store>> = (0..servers)
+                .map(|_| Box::new(arbiter::store::PostgresStore::open(&db.url).unwrap()) as Box<dyn Store>)
+                .collect();
+            for t in 0..tables {
+                create(stores[0].as_ref(), &format!("t{t}"), &sample.header, &sample.opened_by, None).unwrap();
+            }
+            let label = format!("postgres, {servers} srv");
+            api_on(stores, sample, tables, per_table, 0).row(tables, &label, ceiling);
+        }
+    }
+}
+
 fn main() {
     // As `arbiter` does (src/main.rs): no transparent huge pages for this
     // process, or each of mimalloc's arenas is zeroed 2 MiB at a time.
@@ -329,10 +429,13 @@ fn main() {
         stored / sample.actions.len()
     };
     println!("durable appends, {per_table} per table (Doomtrooper sample, rules checked on each)");
+    if let Some(admin) = args.iter().position(|a| a == "--store").and_then(|i| args.get(i + 1)) {
+        return on_postgres(admin, &sample, per_table, bytes);
+    }
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
     println!("1 table, once per 64 events for 64 tables, measured just before each row (the disk is shared)");
     println!(
-        "{:>6}  {:<8} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
+        "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
         "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
     let subscribers_only = args.iter().any(|a| a == "subscribers");
