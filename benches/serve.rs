@@ -363,7 +363,8 @@ fn pgbench(admin: &str, clients: usize, bytes: usize) -> f64 {
         .unwrap();
     assert!(out.status.success());
     let script = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(script.path(), format!("INSERT INTO raw (v) VALUES (convert_to(repeat('x', {bytes}), 'UTF8'));\n")).unwrap();
+    std::fs::write(script.path(), format!("INSERT INTO raw (v) VALUES (convert_to(repeat('x', {bytes}), 'UTF8'));\n"))
+        .unwrap();
     let out = std::process::Command::new("pgbench")
         .args(["-n", "-T", "5", "-c", &clients.to_string(), "-j", &clients.min(2).to_string(), "-f"])
         .arg(script.path())

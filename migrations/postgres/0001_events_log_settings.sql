@@ -6,15 +6,27 @@
 
 -- Each game's events, keyed by (game, seq): the primary key is the no-fork
 -- rule's last line of defence. `bytes` are the exact canonical JSON bytes
--- that were hashed, never rewritten. `position` is the event's leaf in the
--- verifiable log: positions are given with no gap, in the order events
--- are stored (appends serialise on `log_size`'s one row).
+-- that were hashed, never rewritten: rows are only ever inserted. `xid` is
+-- the appending transaction's id (pg_current_xact_id): the verifiable log
+-- takes events in that order (see log_size).
 CREATE TABLE events (
-    game     text   NOT NULL,
-    seq      bigint NOT NULL CHECK (seq >= 0),
-    position bigint NOT NULL UNIQUE CHECK (position >= 0),
-    bytes    bytea  NOT NULL,
+    game  text   NOT NULL,
+    seq   bigint NOT NULL CHECK (seq >= 0),
+    xid   bigint NOT NULL,
+    bytes bytea  NOT NULL,
     PRIMARY KEY (game, seq)
+);
+CREATE INDEX events_by_xid ON events (xid);
+
+-- The verifiable log's leaves: which event is at each position. Given by
+-- the sequencer (src/store/postgres.rs, `sequence`) with no gap, to the
+-- events whose transactions have all ended, in the order of their xid.
+CREATE TABLE log_leaves (
+    position bigint PRIMARY KEY CHECK (position >= 0),
+    game     text   NOT NULL,
+    seq      bigint NOT NULL,
+    UNIQUE (game, seq),
+    FOREIGN KEY (game, seq) REFERENCES events (game, seq)
 );
 
 -- The hash of every complete subtree of the log above the leaves (level
@@ -27,13 +39,14 @@ CREATE TABLE log_nodes (
     PRIMARY KEY (level, index)
 );
 
--- How many events the log holds: one row, locked by every append (FOR
--- UPDATE) so that positions are given one transaction at a time.
+-- The log's size, and below which xid every event has its leaf: one row,
+-- locked by the sequencer (FOR UPDATE) so that one runs at a time.
 CREATE TABLE log_size (
-    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-    size     bigint  NOT NULL CHECK (size >= 0)
+    only_row        boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    size            bigint  NOT NULL CHECK (size >= 0),
+    sequenced_below bigint  NOT NULL
 );
-INSERT INTO log_size (size) VALUES (0);
+INSERT INTO log_size (size, sequenced_below) VALUES (0, 0);
 
 -- Settings beside the games: not events, not hashed, not exported.
 CREATE TABLE settings (

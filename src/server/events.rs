@@ -148,24 +148,21 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
     // still finishes (or not) under the lock, and a retry with the same
     // expect_seq finds it.
     let (result, head, fanned, folded) = blocking(move || {
-        // Another server on the same database may have appended since
-        // this game was folded here: fold it again from the store.
-        if store.shared()
-            && let Some(recorder) = folded.as_ref()
-        {
-            match store.head(&name) {
-                Ok(Some(head)) if head == *recorder.head() => {}
-                _ => *folded = None,
-            }
-        }
         if folded.is_none() {
             match Recorder::load(store, &name) {
                 Ok(r) => *folded = Some(r),
                 Err(e) => return (Err(e), None, None, folded),
             }
         }
+        let mut result = append_all(folded.as_mut().expect("loaded"), &subs, expect);
+        // Another server on the same database may have appended since this
+        // game was folded here (its fold is behind the store): on a
+        // conflict, fold it again from the store and try once more. (A
+        // read of the head before every append would cost a query each.)
+        if store.shared() && matches!(result, Err(RecordError::Conflict { .. })) {
+            result = Recorder::load(store, &name).and_then(|r| append_all(folded.insert(r), &subs, expect));
+        }
         let recorder = folded.as_mut().expect("loaded");
-        let result = append_all(recorder, &subs, expect);
         let head = recorder.head().clone();
         let fanned = match &result {
             // The frames are made here, off the async threads, once for all.

@@ -3,25 +3,42 @@
 //! tables) on one database. sled stays the embedded default.
 //!
 //! Layout (`migrations/postgres/`, applied at open by `migrate`): `events`
-//! keyed by (game, seq), holding each event's exact canonical bytes and its
-//! position in the verifiable log; `log_nodes`, the log's complete subtrees
-//! above the leaves; `log_size`, one row; `settings`; `snapshots`.
+//! keyed by (game, seq), holding each event's exact canonical bytes and the
+//! id of the transaction that stored it; `log_leaves`, which event is at each
+//! position of the verifiable log; `log_nodes`, the log's complete subtrees
+//! above the leaves; `log_size`, one row; `settings`; `checkpoints`;
+//! `snapshots`.
 //!
-//! Write path: one transaction per append or batch (READ COMMITTED).
-//! 1. `SELECT size FROM log_size FOR UPDATE`: every append, from any
-//!    process, takes this one row lock first, so log positions are given
-//!    one transaction at a time, in commit order, with no gap (the issue's
-//!    other choice, positions read only below the lowest transaction in
-//!    flight, lets appends commit side by side, but leaves the log behind
-//!    the events and needs a sequencer; this one is simple and correct,
-//!    and its cost is measured in the README). Under READ COMMITTED each
-//!    statement after the lock sees what the lock's last holder committed.
-//! 2. The game's head (its last row, decoded and checked as on every read),
+//! Write path: one transaction per append or batch (READ COMMITTED), with
+//! no lock that other games' appends wait on:
+//! 1. The game's head (its last row, decoded and checked as on every read),
 //!    then the same checks as sled's (`check_follows`): a stale expected
-//!    seq is a `Conflict`, never a fork. The primary key stands behind it.
-//! 3. The events, the subtrees they complete, the new size; COMMIT. With
-//!    PostgreSQL's default `synchronous_commit = on`, COMMIT returns once
-//!    the WAL is flushed: the append is acknowledged only then.
+//!    seq is a `Conflict`, never a fork. Two appends racing for one seq both
+//!    pass this check; the primary key lets one commit and refuses the
+//!    other, which is then the same `Conflict`. (So the head is read
+//!    outside the insert's transaction: no lock is needed for it.)
+//! 2. The events, each with the transaction's id (`pg_current_xact_id`),
+//!    and a NOTIFY of the game's new head, in one statement (so one
+//!    transaction, committed when it ends). With PostgreSQL's default
+//!    `synchronous_commit = on`, it returns once the WAL is flushed
+//!    (PostgreSQL's own group commit shares the flush between appends that
+//!    commit together): the append is acknowledged only then.
+//! 3. The sequencer (`sequence`), run by the appender after its commit,
+//!    gives log positions. The issue left two choices: serialise every
+//!    append on the position (one commit, so one WAL flush, at a time: 500
+//!    appends/s whatever the number of tables, measured), or read only below
+//!    the lowest transaction in flight. This is the second: under a lock of
+//!    its own (`log_size`'s row), the sequencer takes the events whose
+//!    transactions have all ended (xid below the snapshot's xmin: no later
+//!    transaction can get such an id, so the set is final), in xid order,
+//!    and gives them the next positions, with no gap. Positions are so a
+//!    function of the committed events alone: a sequencer run lost in a
+//!    crash is redone identically, which is why it commits without waiting
+//!    for the WAL (`synchronous_commit = off`); a checkpoint's own
+//!    synchronous commit flushes the WAL of every run it covers first.
+//!    The appender's run normally covers its own events; while an older
+//!    transaction is still open they wait, and the run after that one ends
+//!    covers them (as does every `log_size`).
 //!
 //! A COMMIT whose answer is lost (the connection dropped) leaves the
 //! outcome unknown: it is an I/O error, and the client's retry at the same
@@ -78,6 +95,10 @@ const POOL_SIZE: usize = 16;
 /// fails with an I/O error instead of hanging a table.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long `log_size` waits for transactions still open to end before it
+/// answers with the log as it is.
+const LOG_CATCH_UP: Duration = Duration::from_secs(5);
+
 /// Events read per query: a long game is read in pages, never whole.
 const READ_PAGE: i64 = 512;
 
@@ -91,6 +112,8 @@ pub struct PostgresStore {
     /// The log's right edge at the size it was last seen by this process;
     /// reloaded from `log_nodes` when another process appended since.
     frontier: Arc<Mutex<Option<Frontier>>>,
+    /// Wakes the process's sequencer (`sequencer`) after a commit.
+    wake_sequencer: Arc<tokio::sync::Notify>,
     /// Transactions of events and settings committed (`Store::syncs`).
     commits: Arc<AtomicU64>,
     /// Told of each commit of events (`Store::on_sync`).
@@ -195,29 +218,40 @@ impl PostgresStore {
             pool,
             shown: shown.clone(),
             frontier: Arc::new(Mutex::new(None)),
+            wake_sequencer: Arc::default(),
             commits: Arc::default(),
             watcher: Mutex::new(None),
             config,
         };
         store.run(migrate(store.pool.clone())).map_err(failed)?;
-        // The log's size must be the number of events: a table edited
-        // behind arbiter's back is found at the open, as sled's damage is.
-        let (size, events) = store
-            .run({
-                let pool = store.pool.clone();
-                async move {
-                    let client = pool.get().await.map_err(|e| e.to_string())?;
-                    let row = client
-                        .query_one("SELECT (SELECT size FROM log_size), (SELECT count(*) FROM events)", &[])
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok::<_, String>((row.get::<_, i64>(0), row.get::<_, i64>(1)))
-                }
+        let sequencing = sequencer(store.pool.clone(), store.frontier.clone(), store.wake_sequencer.clone());
+        store.runtime.as_ref().expect("just made").spawn(sequencing);
+        // Every event below the sequencer's mark has its leaf, and only
+        // they: a table edited behind arbiter's back is found at the open,
+        // as sled's damage is. (One statement, so one snapshot, whatever
+        // other servers' sequencers do meanwhile. It counts every event:
+        // O(n), about as long as sled's own open of the same store.)
+        store.sequence().map_err(|e| match e {
+            ReadError::Log(why) => OpenError::Lost(format!("the database at {shown} is damaged: its log {why}")),
+            e => failed(e.to_string()),
+        })?;
+        let (size, below, leaves) = store
+            .with_client(|c| async move {
+                let row = c
+                    .query_one(
+                        "SELECT l.size, (SELECT count(*) FROM events WHERE xid < l.sequenced_below), \
+                         (SELECT count(*) FROM log_leaves) FROM log_size l",
+                        &[],
+                    )
+                    .await
+                    .map_err(io)?;
+                Ok((row.get::<_, i64>(0), row.get::<_, i64>(1), row.get::<_, i64>(2)))
             })
-            .map_err(failed)?;
-        if size != events {
+            .map_err(|e| failed(e.to_string()))?;
+        if size != below || size != leaves {
             return Err(OpenError::Lost(format!(
-                "the database at {shown} is damaged: its log holds {size} events, its events table {events}"
+                "the database at {shown} is damaged: its log holds {size} events, its leaves {leaves}, \
+                 its events that should have leaves {below}"
             )));
         }
         // Never open a store that holds less than its last checkpoint.
@@ -254,88 +288,191 @@ impl PostgresStore {
         })
     }
 
-    /// Stores `events` (one game's, in order) in one transaction.
+    /// Stores `events` (one game's, in order) in one transaction, then
+    /// gives the log positions of whatever has ended (`sequence`).
     fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
         if events.is_empty() {
             return Ok(());
         }
         super::check_incoming(events)?;
         let pool = self.pool.clone();
-        let cached = self.frontier.clone();
         let game = game.to_string();
         let events = events.to_vec();
         let events_in = events.len();
         let took = self.run(async move {
-            let mut client = pool.get().await.map_err(append_io)?;
-            let tx = client.transaction().await.map_err(append_io)?;
-            let size = tx.query_one("SELECT size FROM log_size FOR UPDATE", &[]).await.map_err(append_io)?;
-            let size = unsigned(size.get(0), "the log's size").map_err(append_io)?;
-            let head = head_of(&tx, &game).await.map_err(append_io)?;
+            let client = pool.get().await.map_err(append_io)?;
+            // The head needs no lock: the primary key decides a race.
+            let head = head_of(&client, &game).await.map_err(append_io)?;
             super::check_follows(&game, &events, head)?;
-            let known = cached.lock().unwrap_or_else(|p| p.into_inner()).clone().filter(|f| f.size() == size);
-            let mut frontier = match known {
-                Some(f) => f,
-                None => load_frontier(&tx, size).await.map_err(append_io)?,
-            };
-            let (mut games, mut seqs, mut positions, mut bytes) = (vec![], vec![], vec![], vec![]);
-            let (mut levels, mut indexes, mut hashes) = (vec![], vec![], vec![]);
-            for (event, b) in &events {
-                positions.push(big(frontier.size()));
-                for (level, index, hash) in frontier.push(leaf_hash(b)) {
-                    if level > 0 {
-                        levels.push(i16::from(level));
-                        indexes.push(big(index));
-                        hashes.push(hash.to_vec());
+            let seqs: Vec<i64> = events.iter().map(|(e, _)| big(e.seq)).collect();
+            let bytes: Vec<&[u8]> = events.iter().map(|(_, b)| b.as_slice()).collect();
+            // The events, and the NOTIFY of the game's new head (delivered
+            // at commit to every server LISTENing: `watch_appends`): one
+            // statement, so one transaction of its own, all or nothing, and
+            // one round trip to the database.
+            let store = prepared(
+                &client,
+                "WITH stored AS (INSERT INTO events (game, seq, xid, bytes) \
+                                 SELECT $1, seq, pg_current_xact_id()::text::bigint, bytes \
+                                 FROM unnest($2::int8[], $3::bytea[]) AS e(seq, bytes)) \
+                 SELECT pg_notify($4, $5)",
+            )
+            .await
+            .map_err(append_io)?;
+            let head = format!("{} {game}", events.last().expect("not empty").0.seq);
+            let began = std::time::Instant::now();
+            match client.execute(&store, &[&game, &seqs, &bytes, &APPENDS_CHANNEL, &head]).await {
+                Ok(_) => Ok(began.elapsed()),
+                // Another append took the seq since the head was read (it
+                // committed first): the key refuses the fork.
+                Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                    let head = head_of(&client, &game).await.map_err(append_io)?;
+                    let next = head.as_ref().map_or(0, |h| h.seq + 1);
+                    match events[0].0.seq {
+                        0 => Err(AppendError::Exists(game.clone())),
+                        expected => Err(AppendError::Conflict { expected, next, head }),
                     }
                 }
-                games.push(game.as_str());
-                seqs.push(big(event.seq));
-                bytes.push(b.as_slice());
+                // The database refused it: nothing was stored.
+                Err(e) if e.as_db_error().is_some() => Err(append_io(e)),
+                // No answer (the connection dropped): it may have committed.
+                Err(e) => Err(AppendError::Io(format!(
+                    "the database did not confirm the commit ({}): the events may or may not be stored; \
+                     read the head (a retry at the same expected seq is safe)",
+                    said(&e)
+                ))),
             }
-            let stored = tx
-                .execute(
-                    "INSERT INTO events (game, seq, position, bytes) \
-                     SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[])",
-                    &[&games, &seqs, &positions, &bytes],
-                )
-                .await;
-            if let Err(e) = stored {
-                // Only a writer outside arbiter's lock could race here; the
-                // key refuses the fork all the same.
-                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                    let first = events[0].0.seq;
-                    return Err(AppendError::Conflict { expected: first, next: first + 1, head: None });
-                }
-                return Err(append_io(e));
-            }
-            if !levels.is_empty() {
-                tx.execute(
-                    "INSERT INTO log_nodes (level, index, hash) SELECT * FROM unnest($1::int2[], $2::int8[], $3::bytea[])",
-                    &[&levels, &indexes, &hashes],
-                )
-                .await
-                .map_err(append_io)?;
-            }
-            tx.execute("UPDATE log_size SET size = $1", &[&big(frontier.size())]).await.map_err(append_io)?;
-            // Delivered at COMMIT, to every server LISTENing (`watch_appends`).
-            let head = format!("{} {game}", events.last().expect("not empty").0.seq);
-            tx.execute("SELECT pg_notify($1, $2)", &[&APPENDS_CHANNEL, &head]).await.map_err(append_io)?;
-            let began = std::time::Instant::now();
-            tx.commit().await.map_err(|e| {
-                AppendError::Io(format!(
-                    "the database did not confirm the commit ({e}): the events may or may not be stored; \
-                     read the head (a retry at the same expected seq is safe)"
-                ))
-            })?;
-            *cached.lock().unwrap_or_else(|p| p.into_inner()) = Some(frontier);
-            Ok(began.elapsed())
         })?;
         self.commits.fetch_add(1, Ordering::Relaxed);
         let watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(watch) = watcher {
             watch(Synced { took, events: events_in as u64 });
         }
+        // Stored and durable: the process's sequencer gives their positions.
+        self.wake_sequencer.notify_one();
         Ok(())
+    }
+
+    /// Gives log positions to every event that has ended (`sequence_on`),
+    /// now; returns the log's size after.
+    fn sequence(&self) -> Result<u64, ReadError> {
+        self.run(sequence_on(self.pool.clone(), self.frontier.clone())).map(|s| s.size)
+    }
+
+    /// The log's size once it covers every event committed before the
+    /// call (an append acknowledged to this caller, say): the sequencer is
+    /// run again until the oldest transaction still open anywhere on the
+    /// cluster is younger than they are, for at most `LOG_CATCH_UP` (a
+    /// transaction left open elsewhere only delays the log: then the size
+    /// as it is).
+    fn caught_up(&self) -> Result<u64, ReadError> {
+        let (pool, cached) = (self.pool.clone(), self.frontier.clone());
+        self.run(async move {
+            let newest: Option<i64> = {
+                let c = pool.get().await.map_err(io)?;
+                let newest = prepared(&c, "SELECT max(xid) FROM events").await?;
+                c.query_one(&newest, &[]).await.map_err(io)?.get(0)
+            };
+            let deadline = tokio::time::Instant::now() + LOG_CATCH_UP;
+            loop {
+                let now = sequence_on(pool.clone(), cached.clone()).await?;
+                if newest.is_none_or(|x| now.below > x) || tokio::time::Instant::now() >= deadline {
+                    return Ok(now.size);
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+    }
+}
+
+/// Gives log positions, in xid order, to every event whose transaction
+/// (and every older one) has ended; see the module's comment. Returns the
+/// log's size after. Every statement is prepared once per connection
+/// (`prepare_cached`): a statement sent as text is a second round trip.
+async fn sequence_on(pool: Pool, cached: Arc<Mutex<Option<Frontier>>>) -> Result<Sequenced, ReadError> {
+    let mut client = pool.get().await.map_err(io)?;
+    let tx = client.transaction().await.map_err(io)?;
+    // The lock; and this transaction commits without waiting for the WAL
+    // (redone identically if lost in a crash: see the module's comment).
+    let lock = prepared(
+        &tx,
+        "SELECT size, sequenced_below, set_config('synchronous_commit', 'off', true) FROM log_size FOR UPDATE",
+    )
+    .await?;
+    let row = tx.query_one(&lock, &[]).await.map_err(io)?;
+    let (size, below): (i64, i64) = (row.get(0), row.get(1));
+    let size = unsigned(size, "the log's size")?;
+    // One statement, one snapshot: the events it sees below its
+    // xmin are every event that will ever have such an xid.
+    let ended = prepared(
+        &tx,
+        "SELECT s.xmin, e.game, e.seq, e.bytes \
+         FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) s \
+         LEFT JOIN events e ON e.xid >= $1 AND e.xid < s.xmin \
+         ORDER BY e.xid, e.game, e.seq",
+    )
+    .await?;
+    let rows = tx.query(&ended, &[&below]).await.map_err(io)?;
+    let xmin: i64 = rows[0].get(0);
+    let ended: Vec<(String, i64, &[u8])> =
+        rows.iter().filter_map(|r| Some((r.get::<_, Option<String>>(1)?, r.get(2), r.get(3)))).collect();
+    if ended.is_empty() && xmin <= below {
+        return Ok(Sequenced { size, below });
+    }
+    let known = cached.lock().unwrap_or_else(|p| p.into_inner()).clone().filter(|f| f.size() == size);
+    let mut frontier = match known {
+        Some(f) => f,
+        None => load_frontier(&tx, size).await?,
+    };
+    let (mut positions, mut games, mut seqs) = (vec![], vec![], vec![]);
+    let (mut levels, mut indexes, mut hashes) = (vec![], vec![], vec![]);
+    for (game, seq, bytes) in &ended {
+        positions.push(big(frontier.size()));
+        games.push(game.as_str());
+        seqs.push(*seq);
+        for (level, index, hash) in frontier.push(leaf_hash(bytes)) {
+            if level > 0 {
+                levels.push(i16::from(level));
+                indexes.push(big(index));
+                hashes.push(hash.to_vec());
+            }
+        }
+    }
+    // The leaves, the subtrees they complete and the new size: one statement.
+    let grow = prepared(
+        &tx,
+        "WITH leaves AS (INSERT INTO log_leaves (position, game, seq) \
+                         SELECT * FROM unnest($1::int8[], $2::text[], $3::int8[])), \
+              nodes AS (INSERT INTO log_nodes (level, index, hash) \
+                        SELECT * FROM unnest($4::int2[], $5::int8[], $6::bytea[])) \
+         UPDATE log_size SET size = $7, sequenced_below = greatest(sequenced_below, $8)",
+    )
+    .await?;
+    tx.execute(&grow, &[&positions, &games, &seqs, &levels, &indexes, &hashes, &big(frontier.size()), &xmin])
+        .await
+        .map_err(io)?;
+    tx.commit().await.map_err(io)?;
+    let size = frontier.size();
+    *cached.lock().unwrap_or_else(|p| p.into_inner()) = Some(frontier);
+    Ok(Sequenced { size, below: below.max(xmin) })
+}
+
+/// Where the log is after a sequencer's run: its size, and the xid below
+/// which every event has its position.
+struct Sequenced {
+    size: u64,
+    below: i64,
+}
+
+/// The process's sequencer: one run after each `wake` (runs asked for while
+/// one is under way are one more run, not one each), so an appender
+/// acknowledged at its commit never waits on the sequencer's lock.
+async fn sequencer(pool: Pool, cached: Arc<Mutex<Option<Frontier>>>, wake: Arc<tokio::sync::Notify>) {
+    loop {
+        wake.notified().await;
+        if let Err(e) = sequence_on(pool.clone(), cached.clone()).await.map(drop) {
+            tracing::warn!(error = %e, "the log's positions are behind the events; the next run gives them");
+        }
     }
 }
 
@@ -429,12 +566,16 @@ fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<Parsed, ReadError> {
     Ok(parsed)
 }
 
+/// `sql`, prepared once per connection: a statement sent as text is
+/// prepared again each time, a second round trip.
+async fn prepared(client: &impl GenericClient, sql: &str) -> Result<tokio_postgres::Statement, ReadError> {
+    client.prepare_cached(sql).await.map_err(io)
+}
+
 /// The last event of `game`, decoded and checked, as a link.
 async fn head_of(client: &impl GenericClient, game: &str) -> Result<Option<Link>, ReadError> {
-    let row = client
-        .query_opt("SELECT seq, bytes FROM events WHERE game = $1 ORDER BY seq DESC LIMIT 1", &[&game])
-        .await
-        .map_err(io)?;
+    let last = prepared(client, "SELECT seq, bytes FROM events WHERE game = $1 ORDER BY seq DESC LIMIT 1").await?;
+    let row = client.query_opt(&last, &[&game]).await.map_err(io)?;
     match row {
         None => Ok(None),
         Some(row) => {
@@ -448,7 +589,14 @@ async fn head_of(client: &impl GenericClient, game: &str) -> Result<Option<Link>
 async fn node_of(client: &impl GenericClient, level: u8, index: u64) -> Result<Hash, ReadError> {
     let missing = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
     let row = match level {
-        0 => client.query_opt("SELECT bytes FROM events WHERE position = $1", &[&big(index)]).await,
+        0 => {
+            client
+                .query_opt(
+                    "SELECT e.bytes FROM log_leaves l JOIN events e USING (game, seq) WHERE l.position = $1",
+                    &[&big(index)],
+                )
+                .await
+        }
         _ => {
             client
                 .query_opt(
@@ -547,7 +695,8 @@ impl Store for PostgresStore {
     fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError> {
         let key = key.to_string();
         self.with_client(move |c| async move {
-            let row = c.query_opt("SELECT value FROM settings WHERE key = $1", &[&key]).await.map_err(io)?;
+            let one = prepared(&c, "SELECT value FROM settings WHERE key = $1").await?;
+            let row = c.query_opt(&one, &[&key]).await.map_err(io)?;
             Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
         })
     }
@@ -688,12 +837,10 @@ impl Store for PostgresStore {
         format!("the checkpoints table of {}", self.shown)
     }
 
+    /// The size once every event committed before the call has its
+    /// position (`caught_up`).
     fn log_size(&self) -> Result<u64, ReadError> {
-        let size = self.with_client(|c| async move {
-            let row = c.query_one("SELECT size FROM log_size", &[]).await.map_err(io)?;
-            Ok(row.get::<_, i64>(0))
-        })?;
-        unsigned(size, "the log's size")
+        self.caught_up()
     }
 
     fn log_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
@@ -702,8 +849,10 @@ impl Store for PostgresStore {
 
     fn log_leaf(&self, index: u64) -> Result<Option<(String, u64)>, ReadError> {
         let row = self.with_client(move |c| async move {
-            let row =
-                c.query_opt("SELECT game, seq FROM events WHERE position = $1", &[&big(index)]).await.map_err(io)?;
+            let row = c
+                .query_opt("SELECT game, seq FROM log_leaves WHERE position = $1", &[&big(index)])
+                .await
+                .map_err(io)?;
             Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1))))
         })?;
         row.map(|(game, seq)| Ok((game, unsigned(seq, "a seq")?))).transpose()
@@ -713,7 +862,7 @@ impl Store for PostgresStore {
         let game = game.to_string();
         let position = self.with_client(move |c| async move {
             let row = c
-                .query_opt("SELECT position FROM events WHERE game = $1 AND seq = $2", &[&game, &big(seq)])
+                .query_opt("SELECT position FROM log_leaves WHERE game = $1 AND seq = $2", &[&game, &big(seq)])
                 .await
                 .map_err(io)?;
             Ok(row.map(|r| r.get::<_, i64>(0)))
@@ -781,10 +930,8 @@ impl PostgresStore {
     fn get_stored(&self, game: &str, seq: u64) -> Result<Option<Vec<u8>>, ReadError> {
         let game = game.to_string();
         self.with_client(move |c| async move {
-            let row = c
-                .query_opt("SELECT bytes FROM events WHERE game = $1 AND seq = $2", &[&game, &big(seq)])
-                .await
-                .map_err(io)?;
+            let one = prepared(&c, "SELECT bytes FROM events WHERE game = $1 AND seq = $2").await?;
+            let row = c.query_opt(&one, &[&game, &big(seq)]).await.map_err(io)?;
             Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
         })
     }
@@ -804,13 +951,10 @@ impl PostgresStore {
             let at = next?;
             let game = game.clone();
             let rows = self.with_client(move |c| async move {
-                let rows = c
-                    .query(
-                        "SELECT seq, bytes FROM events WHERE game = $1 AND seq >= $2 ORDER BY seq LIMIT $3",
-                        &[&game, &big(at), &READ_PAGE],
-                    )
-                    .await
-                    .map_err(io)?;
+                let page =
+                    prepared(&c, "SELECT seq, bytes FROM events WHERE game = $1 AND seq >= $2 ORDER BY seq LIMIT $3")
+                        .await?;
+                let rows = c.query(&page, &[&game, &big(at), &READ_PAGE]).await.map_err(io)?;
                 rows.iter().map(|r| Ok((unsigned(r.get(0), "a seq")?, r.get::<_, Vec<u8>>(1)))).collect()
             });
             let rows: Vec<(u64, Vec<u8>)> = match rows {
