@@ -19,8 +19,9 @@ use serde_json::Value;
 /// Two servers, one database, clients on both racing for the same seqs:
 /// exactly one event per seq, every acknowledged event stored as
 /// acknowledged, live streams on either server complete and in order
-/// whichever server an event came through, and both servers' checkpoints
-/// signed by one key over one log.
+/// whichever server an event came through (even with the notifications
+/// cut for a while), and both servers' checkpoints signed by one key over
+/// one log.
 #[test]
 fn two_servers_on_one_database_serve_one_tournament() {
     const LAST: u64 = 60;
@@ -38,6 +39,14 @@ fn two_servers_on_one_database_serve_one_tournament() {
     // Spectators on both servers, from seq 0, before the race.
     let mut on_a = stream(&a, "/api/games/g/stream?from=0", None);
     let mut on_b = stream(&b, "/api/games/g/stream?from=0", None);
+    // Cut both servers' watches of appends: notifications sent while they
+    // connect again are lost, and the streams must not lose the events.
+    let cut = psql(
+        &db.url,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    );
+    assert_eq!(cut.trim(), "2", "each server listens on a connection of its own");
     let servers = Arc::new([a, b]);
     let acked = Arc::new(Mutex::new(Vec::new()));
     let writers: Vec<_> = (0..4)
