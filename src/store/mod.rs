@@ -4,7 +4,9 @@
 //! them durable; everything about what the bytes mean (hashes, links,
 //! rules) is checked above it, in `record`, and again here on the way in
 //! and out (TigerBeetle style: assert on both sides of the boundary).
-//! `sled` (the embedded default) is the only backend so far.
+//! `sled` is the embedded default; `postgres` keeps the same contract in
+//! PostgreSQL, for several servers on one database. `open` picks one by
+//! `Location`; the store tests run on both (tests/common/backend.rs).
 //!
 //! The write path of a backend (see `SledStore` and ARCHITECTURE.md): an
 //! append is checked against the stream's head and stored with its entries
