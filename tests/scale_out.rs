@@ -82,13 +82,7 @@ fn two_servers_on_one_database_serve_one_tournament() {
     let (_, _, export) = a.get_text("/api/games/g/export", None);
     let (verified, _) = verify(&ExportBytes(export.into_bytes()), None).expect("the record verifies: no fork");
     assert_eq!(verified.events, LAST + 1);
-    let (_, page) = b.get("/api/games/g/events?from=0&limit=1000", None);
-    let stored: Vec<(u64, String)> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["seq"].as_u64().unwrap(), e["hash"].as_str().unwrap().to_string()))
-        .collect();
+    let stored = b.stored("g");
     let acked = acked.lock().unwrap();
     for (seq, hash) in acked.iter() {
         assert_eq!(&stored[*seq as usize], &(*seq, hash.clone()), "acknowledged seq {seq} is stored as acknowledged");
@@ -173,6 +167,13 @@ fn copy_moves_a_store_into_postgres_and_back_with_the_same_log() {
     let there = json_of(&arbiter(&back, &["--json", "checkpoint"]));
     let here = json_of(&arbiter(&data, &["--json", "checkpoint"]));
     assert_eq!((&there["key"], &there["checkpoint"]), (&here["key"], &here["checkpoint"]));
+    // A source that is not there is not an empty store to copy.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["copy", "--from", dir.path().join("typo").to_str().unwrap(), "--to", &db.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such store directory"));
     // A store that is not a prefix of the source is refused, and left as it was.
     let other = dir.path().join("other");
     assert!(arbiter(&other, &["demo", "--ruleset", "rawdeal"]).status.success());
@@ -240,8 +241,40 @@ fn an_unreachable_database_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("postgres://nobody:***@127.0.0.1:1/none") && !err.contains("secret"), "{err}");
-    let out =
-        std::process::Command::new(env!("CARGO_BIN_EXE_arbiter")).args(["--store", "./dir", "games"]).output().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter")).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(&["--store", "./dir", "games"], "--store takes a PostgreSQL URL");
+    let cluster = common::backend::cluster_url();
+    let no_database = cluster.rsplit_once('/').unwrap().0;
+    // Not the cluster's own database by default: a URL must name one.
+    refused(&["--store", no_database, "games"], "the URL names no database");
+    refused(&["--store", &format!("{cluster}?sslmode=require"), "games"], "arbiter connects without TLS");
+    refused(&["--store", &cluster, "--data", "./d", "games"], "not both");
+    let db = TestDatabase::new();
+    refused(&["--store", &db.url.replace("arbiter_test", "arbiter_typo"), "games"], "does not exist");
+}
+
+/// A log keeps its key: `--log-key` naming a file that is not there makes
+/// a new key only for a log that is not signed yet.
+#[test]
+fn a_missing_log_key_file_is_refused_once_the_log_is_signed() {
+    let db = TestDatabase::new();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["--store", &db.url])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["demo"]).status.success());
+    let key = dir.path().join("typo.key");
+    let out = run(&["--log-key", key.to_str().unwrap(), "checkpoint"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--store takes a PostgreSQL URL"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already signed: give the key that signs it"));
+    assert!(!key.exists(), "no new key was made");
 }

@@ -193,13 +193,7 @@ fn racing_writers_store_exactly_one_event_per_seq_and_every_acknowledged_one() {
     seqs.sort();
     seqs.dedup();
     assert_eq!(seqs.len(), acked.len(), "no seq was acknowledged twice as new");
-    let (_, page) = s.get("/api/games/g/events?from=0&limit=1000", None);
-    let stored: Vec<(u64, String)> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["seq"].as_u64().unwrap(), e["hash"].as_str().unwrap().to_string()))
-        .collect();
+    let stored = s.stored("g");
     for (seq, hash) in &acked {
         assert_eq!(&stored[*seq as usize], &(*seq, hash.clone()), "acknowledged seq {seq} is stored as acknowledged");
     }

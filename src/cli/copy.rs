@@ -31,6 +31,12 @@ pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     if from == to {
         anyhow::bail!("--from and --to name the same store");
     }
+    // Opening a directory makes it: a typo would copy an empty store.
+    if let Location::Dir(dir) = &from
+        && !dir.is_dir()
+    {
+        anyhow::bail!("--from {}: no such store directory", dir.display());
+    }
     let source = open_store(&from, true)?;
     let target = open_store(&to, false)?;
     // The log's key goes with the log, unless the organiser keeps it apart

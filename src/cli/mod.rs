@@ -40,9 +40,9 @@ use clap::{Parser, Subcommand};
     about = "An event-sourced adjudication log for tournament card and tabletop games."
 )]
 pub struct Cli {
-    /// Store directory (sled, the embedded default).
-    #[arg(long, global = true, env = "ARBITER_DATA", default_value = "./arbiter-data")]
-    pub data: PathBuf,
+    /// Store directory (sled, the embedded default) [default: ./arbiter-data].
+    #[arg(long, global = true, env = "ARBITER_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
     /// The store in a PostgreSQL database instead of --data (postgres://USER[:PASSWORD]@HOST[:PORT]/DB).
     #[arg(long, global = true, env = "ARBITER_STORE", value_name = "URL", hide_env_values = true)]
     pub store: Option<String>,
@@ -336,11 +336,14 @@ impl Cli {
     /// The store the flags name: `--store URL` (PostgreSQL), else `--data`.
     pub fn location(&self) -> anyhow::Result<Location> {
         match &self.store {
+            Some(_) if self.data.is_some() => {
+                Err(anyhow::anyhow!("give --store (a database) or --data (a directory), not both"))
+            }
             Some(url) if arbiter::store::postgres::is_url(url) => Ok(Location::Database(url.clone())),
             Some(other) => Err(anyhow::anyhow!(
                 "--store takes a PostgreSQL URL (postgres://USER@HOST/DB), not {other:?}; a directory is --data"
             )),
-            None => Ok(Location::Dir(self.data.clone())),
+            None => Ok(Location::Dir(self.data.clone().unwrap_or_else(|| PathBuf::from("./arbiter-data")))),
         }
     }
 }

@@ -104,6 +104,15 @@ pub fn signer(store: &dyn Store, key: Option<&Path>, origin: Option<&str>) -> Re
             same_origin(&signer, origin, &path.display().to_string())?;
             Ok(signer)
         }
+        // A key given by name (--log-key) that is not there is made only
+        // for a log that has none yet: a new key for a signed log would
+        // sign it as someone else (its checkpoints would not verify).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && key.is_some() && !store.checkpoints()?.is_empty() => {
+            Err(format!(
+                "the log key {} does not exist, but this store's log is already signed: give the key that signs it",
+                path.display()
+            ))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let signer = new_signer(store, origin)?;
             write_private_key(&path, &signer.to_text())?;
@@ -124,6 +133,9 @@ fn kept_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, St
     };
     if let Some(text) = store.setting(KEY_SETTING).map_err(|e| e.to_string())? {
         return parse(&text);
+    }
+    if !store.checkpoints()?.is_empty() {
+        return Err(format!("{shown} is missing, but this store's log is already signed: give its key with --log-key"));
     }
     let signer = new_signer(store, origin)?;
     let made = store.swap_setting(KEY_SETTING, None, Some(signer.to_text().as_bytes())).map_err(|e| e.to_string())?;

@@ -165,15 +165,32 @@ fn append_io(e: impl std::error::Error) -> AppendError {
 }
 
 /// An error in words, with what caused it: tokio-postgres says only "db
-/// error" for an error the server sent, whose message is its source.
+/// error" for an error the server sent, whose message is its source. A
+/// cause already said by the error above it is not said twice.
 fn said(e: &dyn std::error::Error) -> String {
     let mut words = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
-        words = format!("{words}: {c}");
+        let text = c.to_string();
+        if !words.ends_with(&text) {
+            words = format!("{words}: {text}");
+        }
         cause = c.source();
     }
     words
+}
+
+/// Why a connection could not be made: the first cause that is not the
+/// pool's or the driver's wrapping ("database \"x\" does not exist",
+/// "Connection refused").
+fn why_not_connected(e: &dyn std::error::Error) -> String {
+    let mut deepest = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        deepest = c.to_string();
+        cause = c.source();
+    }
+    deepest
 }
 
 /// A seq or position as PostgreSQL's bigint. Every stored one fits
@@ -193,7 +210,19 @@ impl PostgresStore {
         let shown = shown_url(url);
         let failed = |why: String| OpenError::Io { dir: shown.clone(), why };
         let mut config: tokio_postgres::Config =
-            url.parse().map_err(|e| failed(format!("not a PostgreSQL URL: {e}")))?;
+            url.parse().map_err(|e| failed(format!("not a PostgreSQL URL: {}", said(&e))))?;
+        // Without a name, PostgreSQL would pick the user's database (often
+        // `postgres`, the cluster's own): a typo must not set up there.
+        if config.get_dbname().is_none() {
+            return Err(failed("the URL names no database (postgres://USER@HOST/DATABASE)".into()));
+        }
+        // NoTls: a URL that demands TLS is refused here, not by the server's
+        // answer ("server does not support TLS"), which would blame it.
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+            return Err(failed(
+                "arbiter connects without TLS (sslmode=require is not supported): reach the database over a private network or loopback".into(),
+            ));
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -481,8 +510,8 @@ async fn sequencer(pool: Pool, cached: Arc<Mutex<Option<Frontier>>>, wake: Arc<t
 /// database at once do not both apply them. A database migrated by a newer
 /// arbiter than this one is refused, not read with the wrong schema.
 async fn migrate(pool: Pool) -> Result<(), String> {
-    let mut client = pool.get().await.map_err(|e| format!("cannot connect: {e}"))?;
-    let e = |e: tokio_postgres::Error| e.to_string();
+    let mut client = pool.get().await.map_err(|e| format!("cannot connect: {}", why_not_connected(&e)))?;
+    let e = |e: tokio_postgres::Error| said(&e);
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(e)?;
     let migrated = async {
         client

@@ -116,6 +116,19 @@ impl Served {
         v
     }
 
+    /// Every stored event of `game` (up to 1,000), as (seq, hash), read
+    /// through the API.
+    pub fn stored(&self, game: &str) -> Vec<(u64, String)> {
+        let (status, page) = self.get(&format!("/api/games/{game}/events?from=0&limit=1000"), None);
+        assert_eq!(status, 200, "{page}");
+        page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["seq"].as_u64().unwrap(), e["hash"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
     /// Appends at `expect` as `actor` with `token`.
     pub fn append(&self, game: &str, token: &str, actor: &str, action: Value, expect: u64) -> (u16, Value) {
         self.post(
