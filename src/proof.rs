@@ -34,7 +34,11 @@ pub fn inclusion(store: &dyn Store, game: &str, seq: Option<u64>, size: u64) -> 
         .ok_or_else(|| RecordError::Input(format!("seq {seq} is past the head of {game} (seq {})", head.seq)))?;
     let index = store
         .log_position(game, seq)?
-        .ok_or_else(|| RecordError::Io(format!("the log has no position for {game} seq {seq}")))?;
+        // PostgreSQL gives positions just after the commit (its sequencer):
+        // an event stored a moment ago may not have one yet.
+        .ok_or_else(|| {
+            RecordError::Input(format!("{game} seq {seq} has no place in the log yet: ask again in a moment"))
+        })?;
     let nodes = LogNodes(store);
     let path = merkle::inclusion_proof(&nodes, index, size)?.map_err(|e| match e {
         ProofError::NoSuchLeaf { .. } => RecordError::Input(format!(

@@ -17,6 +17,8 @@ CREATE TABLE events (
     PRIMARY KEY (game, seq)
 );
 CREATE INDEX events_by_xid ON events (xid);
+-- A game exists when its event 0 does: the list of games without a scan.
+CREATE INDEX games ON events (game) WHERE seq = 0;
 
 -- The verifiable log's leaves: which event is at each position. Given by
 -- the sequencer (src/store/postgres.rs, `sequence`) with no gap, to the

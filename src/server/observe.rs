@@ -284,15 +284,15 @@ pub async fn health(State(s): State<Shared>) -> Result<Json<Value>, ApiError> {
     }
     let store = s.store;
     // A read that reaches sled, so a store that no longer answers shows here.
-    let read = blocking(move || store.games().map(|g| g.len())).await?;
-    let games = read.map_err(|e| ApiError::unhealthy(format!("the store does not answer reads: {e}")))?;
+    let read = blocking(move || Ok::<_, crate::store::ReadError>((store.games()?.len(), store.log_size()?))).await?;
+    let (games, events) = read.map_err(|e| ApiError::unhealthy(format!("the store does not answer reads: {e}")))?;
     Ok(Json(json!({
         "status": "ok",
         "store": "open",
         "last_sync": "ok",
         "syncs": store.syncs(),
         "games": games,
-        "events": store.log_size().unwrap_or_default(),
+        "events": events,
     })))
 }
 

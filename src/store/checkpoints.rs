@@ -263,8 +263,10 @@ pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed
     };
     let note = signer.sign(&checkpoint.body());
     let record = Record { heads: with_hash, note: note.clone() };
-    store.keep_checkpoint(&record)?;
-    Ok(Signed { checkpoint, note, new: true })
+    // Not kept: another server on the same database kept a larger one
+    // meanwhile. This one is still a valid signed checkpoint of the log.
+    let new = store.keep_checkpoint(&record)?;
+    Ok(Signed { checkpoint, note, new })
 }
 
 /// Appends one line and fsyncs it (and the directory when the file is new).

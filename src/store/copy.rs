@@ -110,7 +110,11 @@ pub fn copy(
         .settings("")
         .map_err(|e| format!("the source's settings: {e}"))?
         .into_iter()
-        .filter(|(k, _)| k != checkpoints::KEY_SETTING)
+        // The key goes where the target keeps keys (below); the newest
+        // checkpoint's size is written by `keep_checkpoint` with each one
+        // (copied ahead of its checkpoints, a copy cut short between them
+        // would leave a store whose open refuses it).
+        .filter(|(k, _)| k != checkpoints::KEY_SETTING && k != checkpoints::SIGNED_SETTING)
         .collect();
     for (k, v) in &settings {
         to.put_setting(k, v).map_err(|e| format!("the target refused the setting {k}: {e}"))?;

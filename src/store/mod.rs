@@ -205,7 +205,8 @@ pub trait Store: Send + Sync {
     /// durable. A checkpoint no larger than the newest kept (another server
     /// on the same database signed a later one meanwhile) is not kept:
     /// checkpoints only grow, whoever signs them.
-    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<(), String>;
+    /// Returns whether it was kept.
+    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<bool, String>;
 
     /// Where the checkpoints are kept, in words, for messages.
     fn checkpoints_place(&self) -> String;

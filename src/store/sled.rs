@@ -873,7 +873,7 @@ impl Store for SledStore {
 
     /// One process holds a sled store, and it signs one checkpoint at a
     /// time (`checkpoints::sign`), each larger than the last.
-    fn keep_checkpoint(&self, record: &super::checkpoints::Record) -> Result<(), String> {
+    fn keep_checkpoint(&self, record: &super::checkpoints::Record) -> Result<bool, String> {
         let size = record.checkpoint().map_err(|e| e.to_string())?.size;
         super::checkpoints::append(&self.dir, record)?;
         self.put_setting(super::checkpoints::SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| {
@@ -881,7 +881,8 @@ impl Store for SledStore {
                 "checkpoint {size} is signed and in {}, but the store could not record its size: {e}",
                 self.checkpoints_place()
             )
-        })
+        })?;
+        Ok(true)
     }
 
     fn checkpoints_place(&self) -> String {
