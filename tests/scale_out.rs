@@ -36,6 +36,13 @@ fn two_servers_on_one_database_serve_one_tournament() {
     let p1 = b.token("g", "seat", "p1");
     let p2 = a.token("g", "seat", "p2");
     start_combat(&b, "g", &p1);
+    // b holds the game folded at seq 2; a stores seq 3. An append to b at
+    // the stale seq 3 that b's old fold would refuse (p1 may not act there)
+    // is told the truth: a conflict, from the store's head.
+    let (actor, action) = war(3);
+    assert_eq!(a.append("g", &p2, actor, action, 3).0, 201);
+    let (status, v) = b.append("g", &p1, "p1", counter("Cancel", 2), 3);
+    assert_eq!((status, v["error"]["code"].as_str()), (409, Some("conflict")), "{v}");
     // Spectators on both servers, from seq 0, before the race.
     let mut on_a = stream(&a, "/api/games/g/stream?from=0", None);
     let mut on_b = stream(&b, "/api/games/g/stream?from=0", None);

@@ -157,9 +157,19 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
         let mut result = append_all(folded.as_mut().expect("loaded"), &subs, expect);
         // Another server on the same database may have appended since this
         // game was folded here (its fold is behind the store): on a
-        // conflict, fold it again from the store and try once more. (A
-        // read of the head before every append would cost a query each.)
-        if store.shared() && matches!(result, Err(RecordError::Conflict { .. })) {
+        // conflict, or a refusal made on that fold, fold it again from the
+        // store and try once more. (A read of the head before every append
+        // would cost a query each; this costs one only on a refusal.)
+        if store.shared()
+            && match &result {
+                Err(RecordError::Conflict { .. }) => true,
+                Err(RecordError::Refused(_)) => {
+                    let folded_at = folded.as_ref().map(|r| r.head().clone());
+                    store.head(&name).ok().flatten() != folded_at
+                }
+                _ => false,
+            }
+        {
             result = Recorder::load(store, &name).and_then(|r| append_all(folded.insert(r), &subs, expect));
         }
         let recorder = folded.as_mut().expect("loaded");
