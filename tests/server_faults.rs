@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use arbiter::server::{self, Connections, Server, Stopped, Streams};
 use arbiter::store::{SledStore, checkpoints};
-use common::server::Served;
+use common::server::{Served, sse_frames};
 use serde_json::{Value, json};
 
 /// Far longer than any test: a limit that must not be the one that fires.
@@ -309,23 +309,6 @@ fn sigterm_ends_the_server_within_the_deadline_while_a_client_holds_half_a_reque
     assert_eq!(head["seq"], 0);
 }
 
-/// Reads SSE frames until `n` events came: (id if any, data).
-fn sse(reader: &mut impl BufRead, n: usize) -> Vec<(Option<u64>, Value)> {
-    let mut out = Vec::new();
-    let (mut id, mut line) = (None, String::new());
-    while out.len() < n {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended early");
-        let l = line.trim_end();
-        if let Some(v) = l.strip_prefix("id: ") {
-            id = Some(v.parse::<u64>().unwrap());
-        } else if let Some(d) = l.strip_prefix("data: ") {
-            out.push((id.take(), serde_json::from_str(d).unwrap()));
-        }
-    }
-    out
-}
-
 /// Opens a live stream: Ok(reader) on 200, Err((status, body)) otherwise.
 #[allow(clippy::type_complexity)]
 fn subscribe(url: &str, path: &str, last_id: Option<&str>) -> Result<BufReader<TcpStream>, (u16, Value)> {
@@ -387,7 +370,7 @@ fn every_subscriber_gets_every_event_once_in_order_and_the_caps_answer_503() {
         server.call("POST", "/api/games/g/batch", Some(&p1), Some(&json!({"events": batch, "expect_seq": 21})));
     assert_eq!(s, 201, "{v}");
     for sub in &mut subs {
-        let got = sse(sub, 41);
+        let got = sse_frames(sub, 41);
         let seqs: Vec<u64> = got
             .iter()
             .map(|(id, e)| {
@@ -415,7 +398,7 @@ fn every_subscriber_gets_every_event_once_in_order_and_the_caps_answer_503() {
     let mut a = note(&h0, "after");
     a["expect_seq"] = json!(seq);
     assert_eq!(server.call("POST", "/api/games/g/events", Some(&p1), Some(&a)).0, 201);
-    assert_eq!(sse(&mut again, 1)[0].0, Some(41));
+    assert_eq!(sse_frames(&mut again, 1)[0].0, Some(41));
 }
 
 #[test]

@@ -193,8 +193,13 @@ pub fn start_combat(s: &Served, game: &str, p1: &str) {
     assert_eq!(s.append(game, p1, "p1", super::tactic("Fight"), 2).0, 201);
 }
 
-/// Reads SSE messages `(id, data)` from a stream response.
+/// Reads SSE messages `(id, data)` from a stream response, each with an id.
 pub fn sse(reader: &mut impl BufRead, n: usize) -> Vec<(u64, Value)> {
+    sse_frames(reader, n).into_iter().map(|(id, data)| (id.expect("an id before the data"), data)).collect()
+}
+
+/// Reads SSE frames until `n` came: (id if any, data).
+pub fn sse_frames(reader: &mut impl BufRead, n: usize) -> Vec<(Option<u64>, Value)> {
     let mut out = Vec::new();
     let (mut id, mut line) = (None, String::new());
     while out.len() < n {
@@ -204,7 +209,7 @@ pub fn sse(reader: &mut impl BufRead, n: usize) -> Vec<(u64, Value)> {
         if let Some(v) = l.strip_prefix("id: ").or_else(|| l.strip_prefix("id:")) {
             id = Some(v.trim().parse::<u64>().unwrap());
         } else if let Some(d) = l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")) {
-            out.push((id.take().expect("an id before the data"), serde_json::from_str(d.trim()).unwrap()));
+            out.push((id.take(), serde_json::from_str(d.trim()).unwrap()));
         }
     }
     out
