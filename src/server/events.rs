@@ -279,7 +279,7 @@ pub async fn stream(
         }
         None => query_num(&q, "from")?.unwrap_or(0),
     };
-    if s.store().head(&game).map_err(RecordError::from)?.is_none() {
+    if s.inline(|| s.store().head(&game)).map_err(RecordError::from)?.is_none() {
         return Err(RecordError::NoSuchGame(game).into());
     }
     let follow = Follow::new(&s, game, from, false)?;
@@ -304,7 +304,7 @@ pub async fn stream_many(
     let mut follows = Vec::new();
     for game in games {
         s.reader(&headers, &q, &game)?;
-        let Some(head) = s.store().head(&game).map_err(RecordError::from)? else {
+        let Some(head) = s.inline(|| s.store().head(&game)).map_err(RecordError::from)? else {
             return Err(RecordError::NoSuchGame(game).into());
         };
         let follow = Follow::new(&s, game, head.seq + 1, true)?;

@@ -291,10 +291,10 @@ impl Server {
         // The clock is read here, at the edge: `access` is given the time.
         let now = chrono::Utc::now();
         if let Some(token) = token {
-            return page::standing_grant(access::check(self.store, token, now)?).map(Some);
+            return page::standing_grant(self.inline(|| access::check(self.store, token, now))?).map(Some);
         }
         match page::cookie_token(headers) {
-            Some(token) => match access::check(self.store, token, now)? {
+            Some(token) => match self.inline(|| access::check(self.store, token, now))? {
                 access::Standing::Valid(grant, _) => Ok(Some(Grant::Cookie(Box::new(grant)))),
                 _ => Ok(None),
             },
@@ -328,13 +328,29 @@ impl Server {
     /// Anyone for a public game; the organiser and the game's seats and
     /// judges for a token-only game.
     pub fn may_read(&self, grant: &Option<Grant>, game: &str) -> Result<(), ApiError> {
-        if access::read_access(self.store, game)? == ReadAccess::Public {
+        if self.inline(|| access::read_access(self.store, game))? == ReadAccess::Public {
             return Ok(());
         }
         match grant {
             None => Err(ApiError::unauthorized(format!("reading {game} needs a token"))),
             Some(g) if g.may_read(game) => Ok(()),
             Some(_) => Err(ApiError::forbidden(format!("this token may not read {game}"))),
+        }
+    }
+}
+
+impl Server {
+    /// A short store read made on an async thread (a token's lookup, a
+    /// game's head). sled's are memory reads; a database's is a round
+    /// trip, so on a store that is one the worker is handed over to the
+    /// runtime's other tasks while it waits (`block_in_place`, which only a
+    /// multi-threaded runtime has: the server's).
+    pub fn inline<T>(&self, read: impl FnOnce() -> T) -> T {
+        let many = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        match self.store.shared() && many {
+            true => tokio::task::block_in_place(read),
+            false => read(),
         }
     }
 }

@@ -80,7 +80,7 @@ pub async fn export(
 ) -> Result<Response, ApiError> {
     s.reader(&h, &q, &game)?;
     let store = s.store();
-    if store.head(&game).map_err(RecordError::from)?.is_none() {
+    if s.inline(|| store.head(&game)).map_err(RecordError::from)?.is_none() {
         return Err(RecordError::NoSuchGame(game).into());
     }
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
