@@ -28,6 +28,9 @@ use crate::tlog::merkle::root;
 /// Events per batch at most (one transaction on PostgreSQL).
 const BATCH: usize = 512;
 
+/// How long the copy waits for the target's log to hold every event.
+const CATCH_UP: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What a copy did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Copied {
@@ -121,6 +124,18 @@ pub fn copy(
     }
     if let Some(key) = key {
         keep_key(to, key)?;
+    }
+    // The target's log must hold every event before a checkpoint of it is
+    // kept there (PostgreSQL gives positions just after the commits, and
+    // later while a transaction elsewhere on its cluster stays open).
+    let caught_up = std::time::Instant::now() + CATCH_UP;
+    while to.log_size().map_err(|e| format!("the target's log: {e}"))? < size {
+        if std::time::Instant::now() > caught_up {
+            return Err(format!(
+                "the target's log has not reached {size} events after {}s (a transaction left open on its database?): run the copy again to resume",
+                CATCH_UP.as_secs()
+            ));
+        }
     }
     let signed = from.checkpoints()?;
     let kept = to.checkpoints()?;

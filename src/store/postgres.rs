@@ -277,19 +277,33 @@ impl PostgresStore {
         // other servers' sequencers do meanwhile. It counts every event:
         // O(n), about as long as sled's own open of the same store.)
         // A database restored into another cluster (pg_dump, logical
-        // replication) brings a mark above that cluster's xids: its new
-        // events would never be taken. The mark is only where the
-        // sequencer starts looking (it skips events that have leaves), so
-        // it starts from 0 once again, and the order stays xid order.
+        // replication) brings xids above that cluster's: its new events
+        // would never be taken, nor old ones not yet in the log. Under the
+        // sequencer's lock (so no run moves the mark meanwhile), events
+        // without a leaf are given this transaction's xid (in the order of
+        // their game and seq, as one run would take them), and the mark,
+        // only where the sequencer starts looking (it skips events that
+        // have leaves), starts from 0 again.
         store
-            .with_client(|c| async move {
-                c.execute(
-                    "UPDATE log_size SET sequenced_below = 0 \
-                     WHERE sequenced_below > pg_snapshot_xmax(pg_current_snapshot())::text::bigint",
-                    &[],
-                )
-                .await
-                .map_err(io)
+            .with_client(|mut c| async move {
+                let tx = c.transaction().await.map_err(io)?;
+                let row = tx.query_one("SELECT sequenced_below FROM log_size FOR UPDATE", &[]).await.map_err(io)?;
+                let below: i64 = row.get(0);
+                let next = tx
+                    .query_one("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint", &[])
+                    .await
+                    .map_err(io)?;
+                if below > next.get::<_, i64>(0) {
+                    tx.execute(
+                        "UPDATE events e SET xid = pg_current_xact_id()::text::bigint WHERE e.xid >= $1 \
+                         AND NOT EXISTS (SELECT 1 FROM log_leaves l WHERE l.game = e.game AND l.seq = e.seq)",
+                        &[&next.get::<_, i64>(0)],
+                    )
+                    .await
+                    .map_err(io)?;
+                    tx.execute("UPDATE log_size SET sequenced_below = 0", &[]).await.map_err(io)?;
+                }
+                tx.commit().await.map_err(io)
             })
             .map_err(|e| failed(e.to_string()))?;
         store.sequence().map_err(|e| match e {
@@ -439,7 +453,13 @@ impl PostgresStore {
         self.run(async move {
             let newest: Option<i64> = {
                 let c = pool.get().await.map_err(io)?;
-                let newest = prepared(&c, "SELECT max(xid) FROM events").await?;
+                // Never above the cluster's next xid (a database restored
+                // elsewhere keeps its old ones: see `open`).
+                let newest = prepared(
+                    &c,
+                    "SELECT least(max(xid), pg_snapshot_xmax(pg_current_snapshot())::text::bigint) FROM events",
+                )
+                .await?;
                 c.query_one(&newest, &[]).await.map_err(io)?.get(0)
             };
             let deadline = tokio::time::Instant::now() + LOG_CATCH_UP;
@@ -555,13 +575,11 @@ async fn sequencer(
         if let Err(e) = sequence_on(pool.clone(), cached.clone()).await.map(drop) {
             tracing::warn!(error = %e, "the log's positions are behind the events; the next run gives them");
         }
-        let heads: Vec<String> = std::mem::take(&mut *notify.lock().unwrap_or_else(|p| p.into_inner()))
-            .into_iter()
-            .map(|(game, seq)| format!("{seq} {game}"))
-            .collect();
-        if heads.is_empty() {
+        let pending = std::mem::take(&mut *notify.lock().unwrap_or_else(|p| p.into_inner()));
+        if pending.is_empty() {
             continue;
         }
+        let heads: Vec<String> = pending.iter().map(|(game, seq)| format!("{seq} {game}")).collect();
         let told = async {
             let c = pool.get().await.map_err(io)?;
             let tell = prepared(
@@ -573,7 +591,18 @@ async fn sequencer(
             c.execute(&tell, &[&APPENDS_CHANNEL, &heads]).await.map_err(io)
         };
         if let Err(e) = told.await {
-            tracing::warn!(error = %e, "other servers were not told of appends; their streams catch up at the next");
+            // Kept to be told again (a newer head of a game wins), after a
+            // pause: the other servers' streams wait on these wake-ups.
+            tracing::warn!(error = %e, "other servers were not told of appends; telling them again");
+            {
+                let mut notify_again = notify.lock().unwrap_or_else(|p| p.into_inner());
+                for (game, seq) in pending {
+                    let head = notify_again.entry(game).or_insert(seq);
+                    *head = (*head).max(seq);
+                }
+            }
+            tokio::time::sleep(WATCH_RETRY).await;
+            wake.notify_one();
         }
     }
 }
