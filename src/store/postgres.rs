@@ -373,7 +373,8 @@ impl PostgresStore {
     }
 
     /// Stores `events` (one game's, in order) in one transaction, then
-    /// gives the log positions of whatever has ended (`sequence`).
+    /// wakes the process's sequencer (`sequencer`) to give their positions
+    /// and tell the other servers.
     fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
         if events.is_empty() {
             return Ok(());
