@@ -19,15 +19,8 @@ pub struct Args {
     pub to: String,
 }
 
-fn location(given: &str) -> Location {
-    match arbiter::store::postgres::is_url(given) {
-        true => Location::Database(given.to_string()),
-        false => Location::Dir(given.into()),
-    }
-}
-
 pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let (from, to) = (location(&a.from), location(&a.to));
+    let (from, to) = (Location::named(&a.from), Location::named(&a.to));
     if from == to {
         anyhow::bail!("--from and --to name the same store");
     }
@@ -42,7 +35,7 @@ pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     // The log's key goes with the log, unless the organiser keeps it apart
     // (--log-key): then the target signs with that key too.
     let key = match &cli.log_key {
-        None => arbiter::store::copy::source_key(source.as_ref()).map_err(|e| rec(RecordError::Io(e)))?,
+        None => arbiter::store::checkpoints::kept_key(source.as_ref()).map_err(|e| rec(RecordError::Io(e)))?,
         Some(_) => None,
     };
     let events = source.log_size().map_err(|e| rec(e.into()))?;

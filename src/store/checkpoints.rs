@@ -145,6 +145,25 @@ fn kept_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, St
     }
 }
 
+/// The log's private key kept with `store`, if it is there: sled's file
+/// `DATA/log.key`, a database's setting `log/key` (as `signer` finds it
+/// without `--log-key`).
+pub fn kept_key(store: &dyn Store) -> Result<Option<String>, String> {
+    match store.home() {
+        Some(dir) => match std::fs::read_to_string(dir.join(KEY_FILE)) {
+            Ok(text) => Ok(Some(text.trim_end().to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read the log key {}: {e}", dir.join(KEY_FILE).display())),
+        },
+        None => match store.setting(KEY_SETTING).map_err(|e| e.to_string())? {
+            Some(text) => {
+                String::from_utf8(text).map(Some).map_err(|_| format!("the setting {KEY_SETTING} is not text"))
+            }
+            None => Ok(None),
+        },
+    }
+}
+
 /// A log keeps its origin: a key for another name is refused.
 fn same_origin(signer: &NoteSigner, origin: Option<&str>, shown: &str) -> Result<(), String> {
     match origin {
@@ -170,14 +189,7 @@ fn new_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, Str
 /// "localhost/arbiter/<the store directory's name>" (a database's: its
 /// name, the last part of its URL).
 fn default_origin(store: &dyn Store) -> String {
-    let named = match store.home() {
-        Some(dir) => {
-            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-        }
-        None => store.checkpoints_place().rsplit('/').next().unwrap_or_default().to_string(),
-    };
-    let name: String = named.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect();
+    let name: String = store.name().chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect();
     format!("localhost/arbiter/{}", if name.is_empty() { "store" } else { &name })
 }
 

@@ -47,7 +47,7 @@ pub struct Copied {
 }
 
 /// Copies everything `from` holds into `to`. `key` is the source's log
-/// key (its text, `source_key`) when it is kept with the store, for the
+/// key (its text, `checkpoints::kept_key`) when it is kept with the store, for the
 /// target to keep signing as the same log; `progress` is told each event
 /// copied.
 pub fn copy(
@@ -177,36 +177,9 @@ pub fn copy(
     })
 }
 
-/// The log's private key kept with `store`, if it is: sled's file
-/// `DATA/log.key`, a database's setting.
-pub fn source_key(store: &dyn Store) -> Result<Option<String>, String> {
-    match store.home() {
-        Some(dir) => match std::fs::read_to_string(dir.join(checkpoints::KEY_FILE)) {
-            Ok(text) => Ok(Some(text.trim_end().to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read the source's log key: {e}")),
-        },
-        None => match store.setting(checkpoints::KEY_SETTING).map_err(|e| e.to_string())? {
-            Some(text) => String::from_utf8(text).map(Some).map_err(|_| "the source's log key is not text".to_string()),
-            None => Ok(None),
-        },
-    }
-}
-
 /// Keeps `key` with `store` unless it has one: then it must be the same.
 fn keep_key(store: &dyn Store, key: &str) -> Result<(), String> {
-    let theirs = match store.home() {
-        Some(dir) => match std::fs::read_to_string(dir.join(checkpoints::KEY_FILE)) {
-            Ok(text) => Some(text.trim_end().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(format!("cannot read the target's log key: {e}")),
-        },
-        None => store
-            .setting(checkpoints::KEY_SETTING)
-            .map_err(|e| e.to_string())?
-            .map(|v| String::from_utf8_lossy(&v).into_owned()),
-    };
-    match (theirs, store.home()) {
+    match (checkpoints::kept_key(store)?, store.home()) {
         (Some(theirs), _) if theirs == key => Ok(()),
         (Some(_), _) => Err("the target already has another log key".into()),
         (None, Some(dir)) => checkpoints::write_private_key(&dir.join(checkpoints::KEY_FILE), key),

@@ -98,6 +98,16 @@ pub enum Location {
     Database(String),
 }
 
+impl Location {
+    /// `given` on a command line: a PostgreSQL URL, or else a directory.
+    pub fn named(given: &str) -> Location {
+        match postgres::is_url(given) {
+            true => Location::Database(given.to_string()),
+            false => Location::Dir(given.into()),
+        }
+    }
+}
+
 impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -211,6 +221,10 @@ pub trait Store: Send + Sync {
     /// Where the checkpoints are kept, in words, for messages.
     fn checkpoints_place(&self) -> String;
 
+    /// The store's name for people, in the log's default origin: sled's
+    /// directory's, a database's own.
+    fn name(&self) -> String;
+
     /// The directory of the store's own files (sled's), where its log key
     /// is by default; None for a store that is a database.
     fn home(&self) -> Option<&std::path::Path> {
@@ -254,6 +268,15 @@ pub trait Store: Send + Sync {
         let mut events = self.read(game, seq)?;
         events.next().transpose()
     }
+}
+
+/// A stored event read and checked: `crate::event::parse_stored` then
+/// `check_stored` (the link is the reader's to check).
+pub(crate) fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<crate::event::Parsed, ReadError> {
+    let corrupt = |why| ReadError::Corrupt { seq, why };
+    let parsed = crate::event::parse_stored(bytes).map_err(corrupt)?;
+    crate::event::check_stored(&parsed, seq, bytes).map_err(corrupt)?;
+    Ok(parsed)
 }
 
 /// On the way in, before a backend stores anything: the bytes must be

@@ -72,8 +72,11 @@ use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
 use super::checkpoints::{self, Record};
-use super::{AppendError, AppendWatcher, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced};
-use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
+use super::{
+    AppendError, AppendWatcher, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced,
+    decode_parsed,
+};
+use crate::event::{Chain, Event, Link, Parsed};
 use crate::tlog::merkle::{Frontier, Hash, Nodes, leaf_hash};
 
 /// The schema's migrations, in order: (version, name, SQL). Each runs once,
@@ -341,11 +344,6 @@ impl PostgresStore {
         // Never open a store that holds less than its last checkpoint.
         checkpoints::check(&store)?;
         Ok(store)
-    }
-
-    /// The database, as shown to people (no password).
-    pub fn url(&self) -> &str {
-        &self.shown
     }
 
     /// Runs `work` on the store's runtime and waits for it.
@@ -696,15 +694,6 @@ async fn listen(
     driven.await.unwrap_or(Ok(()))
 }
 
-/// A stored event read and checked: `event::parse_stored` then
-/// `check_stored` (the link is the reader's to check).
-fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<Parsed, ReadError> {
-    let corrupt = |why| ReadError::Corrupt { seq, why };
-    let parsed = parse_stored(bytes).map_err(corrupt)?;
-    check_stored(&parsed, seq, bytes).map_err(corrupt)?;
-    Ok(parsed)
-}
-
 /// `sql`, prepared once per connection: a statement sent as text is
 /// prepared again each time, a second round trip.
 async fn prepared(client: &impl GenericClient, sql: &str) -> Result<tokio_postgres::Statement, ReadError> {
@@ -1004,6 +993,10 @@ impl Store for PostgresStore {
             Ok(true)
         })
         .map_err(|e| format!("cannot keep the checkpoint: {e}"))
+    }
+
+    fn name(&self) -> String {
+        self.config.get_dbname().unwrap_or_default().to_string()
     }
 
     fn checkpoints_place(&self) -> String {

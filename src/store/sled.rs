@@ -40,8 +40,8 @@ use sled::Transactional;
 use sled::transaction::TransactionError;
 
 use super::dir::{self, Before, Opening};
-use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced};
-use crate::event::{Chain, Event, Link, Parsed, check_stored, parse_stored};
+use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced, decode_parsed};
+use crate::event::{Chain, Event, Link, Parsed};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash};
 
 const TREE_PREFIX: &str = "game/";
@@ -664,15 +664,6 @@ fn decode_stored(seq: u64, bytes: &[u8]) -> Result<Event, ReadError> {
     Ok(decode_parsed(seq, bytes)?.event)
 }
 
-/// A stored event read and checked: `event::parse_stored` then
-/// `check_stored` (the link is the reader's to check).
-fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<Parsed, ReadError> {
-    let corrupt = |why| ReadError::Corrupt { seq, why };
-    let parsed = parse_stored(bytes).map_err(corrupt)?;
-    check_stored(&parsed, seq, bytes).map_err(corrupt)?;
-    Ok(parsed)
-}
-
 /// The stored events of `tree` from `from` to `last`, unchecked, each with
 /// the seq it is stored under.
 fn stored_range(tree: &sled::Tree, from: u64, last: u64) -> StoredEvents<'static> {
@@ -891,6 +882,11 @@ impl Store for SledStore {
 
     fn home(&self) -> Option<&Path> {
         Some(&self.dir)
+    }
+
+    fn name(&self) -> String {
+        let dir = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     }
 
     fn snapshot(&self, game: &str, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
