@@ -334,12 +334,13 @@ impl SledStore {
             // Checked before the newest insert is made whole or undone, so
             // that a store that lost what it signed is not written.
             super::checkpoints::check(&store)?;
-            let mut wrote = store.finish_last_insert(last).map_err(damaged)?;
+            let mut wrote = store.finish_last_insert(last)?;
+            let written = |e: sled::Error| write_error(&shown, &e);
             if layout_1 {
-                store.log.insert(LAYOUT_KEY, LAYOUT).map_err(io)?;
+                store.log.insert(LAYOUT_KEY, LAYOUT).map_err(written)?;
                 wrote = true;
             }
-            wrote |= remove_layout_1_keys(&store.log).map_err(io)?;
+            wrote |= remove_layout_1_keys(&store.log).map_err(written)?;
             let frontier = Frontier::load(&super::LogNodes(&store), size)
                 .map_err(|e| OpenError::Lost(format!("the store at {shown} has lost part of its log: {e}")))?;
             store.frontier = Mutex::new(frontier);
@@ -654,6 +655,17 @@ impl SledStore {
     }
 }
 
+/// A write of an open (completing or undoing the newest insert) that
+/// failed: the store cannot be written there, or another I/O error.
+fn write_error(shown: &str, e: &sled::Error) -> OpenError {
+    match e {
+        sled::Error::Io(io) if dir::is_unwritable(io) => {
+            OpenError::Unwritable { dir: shown.to_string(), why: io.to_string() }
+        }
+        _ => OpenError::Io { dir: shown.to_string(), why: e.to_string() },
+    }
+}
+
 /// Writes and syncs one byte in a file of `dir`, then removes it: what the
 /// disk under a store answers now.
 fn probe_write(dir: &Path) -> std::io::Result<()> {
@@ -936,9 +948,9 @@ impl SledStore {
         let prev = super::check_follows(game, events, head)?;
         let mut grown = frontier.clone();
         let entries = log_entries(&mut grown, game, events.iter().map(|(e, b)| (e.seq, b.as_slice())));
-        let stored = match events.iter().map(|(_, b)| b.len()).sum::<usize>() > TRANSACTION_ABOVE_BYTES {
-            true => self.store_in_transaction(tree, events, &entries),
-            false => self.store_in_order(&tree, events, &entries),
+        let stored = match events.len() {
+            1 => self.store_in_order(&tree, events, &entries),
+            _ => self.store_in_transaction(tree, events, &entries),
         };
         // What sled holds in memory is not known now: fail the store.
         if let Err(e) = stored {
@@ -971,11 +983,9 @@ impl SledStore {
         Ok(())
     }
 
-    /// Stores a large insert in one sled transaction over the game's tree
-    /// and the log: sled recovers it all or none, so an open never has to
-    /// undo it. (Undoing a batch of a thousand events would write as many
-    /// removals, and an open after a full disk, with a little space made,
-    /// should not need more.)
+    /// Stores a batch in one sled transaction over the game's tree and the
+    /// log: sled recovers it all or none, so an open never has to undo it
+    /// (see `LAYOUT_KEY`).
     fn store_in_transaction(
         &self,
         tree: sled::Tree,
@@ -1068,8 +1078,10 @@ impl SledStore {
     /// and loads the log's right edge. Called by `open` after the store
     /// was checked against its checkpoint: a store that lost events it
     /// signed is reported as sled recovered it, with nothing undone.
-    fn finish_last_insert(&self, last: LastInsert) -> Result<bool, String> {
-        let io = |e: sled::Error| e.to_string();
+    fn finish_last_insert(&self, last: LastInsert) -> Result<bool, OpenError> {
+        let shown = self.dir.display().to_string();
+        let io = |e: sled::Error| write_error(&shown, &e);
+        let damaged = |why: String| OpenError::Lost(format!("the store at {shown} is damaged: {why}"));
         let mut wrote = false;
         match last {
             LastInsert::None => {}
@@ -1089,11 +1101,12 @@ impl SledStore {
             }
             LastInsert::Whole { first, leaves } => {
                 // Its subtrees, written after its events, may be missing.
-                let mut frontier = Frontier::load(&super::LogNodes(self), first).map_err(|e| e.to_string())?;
+                let mut frontier = Frontier::load(&super::LogNodes(self), first).map_err(|e| damaged(e.to_string()))?;
                 let mut events = Vec::with_capacity(leaves.len());
                 for (game, seq) in &leaves {
-                    let tree = self.existing_tree(game).map_err(|e| e.to_string())?;
-                    let bytes = tree.get(key(*seq)).map_err(io)?.ok_or("an event of the log is missing")?;
+                    let missing = || damaged(format!("{game} seq {seq}, in the log, is missing"));
+                    let tree = self.existing_tree(game).map_err(|_| missing())?;
+                    let bytes = tree.get(key(*seq)).map_err(io)?.ok_or_else(missing)?;
                     events.push((*seq, bytes));
                 }
                 let game = leaves.first().map(|(g, _)| g.as_str()).unwrap_or_default();
@@ -1256,19 +1269,18 @@ fn position_key(game: &str, seq: u64) -> Vec<u8> {
 /// sled made the seven writes at 0.81x-0.86x of one, the three at
 /// 0.96x-1.06x.
 ///
-/// Without a journal an insert is not written all or none (but for a
-/// large one, `TRANSACTION_ABOVE_BYTES`): it is written in an order an
-/// open can read (`insert`), and an open undoes an insert cut short
-/// before its last event (`last_insert`), which was never acknowledged. A layout-1 store is changed at its first open: its
+/// Without a journal, one event's insert is not written all or none: it
+/// is written in an order an open can read (`insert`), and an open undoes
+/// an insert cut short before its event (`last_insert`), which was never
+/// acknowledged. A batch of events is stored in one sled transaction
+/// (`store_in_transaction`), which sled recovers all or none: it costs
+/// about 5x the plain inserts, once per batch, and an open never has to
+/// write a thousand removals to undo one (an open after a full disk, with
+/// a little space freed, must not need more). A layout-1 store is changed at its first open: its
 /// journal is redone (`redo_layout_1_journal`), then the keys layout 2
 /// does not keep are removed (`remove_layout_1_keys`).
 const LAYOUT_KEY: &[u8] = b"format";
 const LAYOUT: &[u8] = &[2];
-
-/// An insert of more event bytes than this (a large batch) is stored in a
-/// sled transaction (`store_in_transaction`), which costs about 5x the
-/// plain inserts but is never cut short.
-const TRANSACTION_ABOVE_BYTES: usize = 256 * 1024;
 
 /// Subtrees at this level and above are stored; those below (at most 8
 /// leaves) are computed from the events. Four levels cut the stored
@@ -1654,9 +1666,9 @@ mod tests {
             .collect()
     }
 
-    /// A crash within an insert, before its last event was stored: the
-    /// insert was never acknowledged, and the next open undoes it (its
-    /// events, positions and leaves), so the store holds what it held
+    /// A crash within an insert, before its event was stored: the insert
+    /// was never acknowledged, and the next open undoes it (its position
+    /// and leaf), so the store holds what it held
     /// before and the next append takes the same seq.
     #[test]
     fn an_open_undoes_an_insert_cut_short_before_its_last_event() {
@@ -1664,17 +1676,12 @@ mod tests {
         let store = SledStore::open(dir.path()).unwrap();
         let (e0, b0) = sealed(None);
         store.append("g", &e0, &b0).unwrap();
-        let batch = events_after(&e0, 3);
-        // The leaves and positions, and the first two of three events.
-        let entries = entries_of(&store, &batch);
+        // An insert's leaf and position, without its event.
+        let cut = events_after(&e0, 1);
+        let entries = entries_of(&store, &cut);
         for (k, v) in &entries.before {
             store.log.insert(k.as_slice(), v.as_slice()).unwrap();
         }
-        let tree = store.tree("g").unwrap();
-        for (e, b) in &batch[..2] {
-            tree.insert(key(e.seq), b.as_slice()).unwrap();
-        }
-        drop(tree);
         store.make_durable(store.ticket()).unwrap();
         let at = store.dir().to_path_buf();
         store.close();
@@ -1817,9 +1824,9 @@ mod tests {
         assert_eq!(store.log_size().unwrap(), 41);
     }
 
-    /// A large batch is stored in one transaction, and opens whole.
+    /// A batch (here a large one) is stored in one transaction, and opens whole.
     #[test]
-    fn a_large_batch_is_stored_in_a_transaction_and_opens_whole() {
+    fn a_batch_is_stored_in_a_transaction_and_opens_whole() {
         let dir = tempfile::tempdir().unwrap();
         let store = SledStore::open(dir.path()).unwrap();
         let (e0, b0) = sealed(None);
@@ -1828,7 +1835,7 @@ mod tests {
         let note: Vec<String> = (0..12).map(|_| "x".repeat(1000)).collect();
         let mut batch = Vec::new();
         let mut head = e0.link();
-        while batch.iter().map(|(_, b): &(Event, Vec<u8>)| b.len()).sum::<usize>() <= TRANSACTION_ABOVE_BYTES {
+        while batch.iter().map(|(_, b): &(Event, Vec<u8>)| b.len()).sum::<usize>() <= 256 * 1024 {
             let draft =
                 Draft { actor: "p1".into(), action: serde_json::json!({"type": "note", "text": note}), at: None };
             let (event, bytes) = seal(&draft, Some(&head), chrono::Utc::now()).unwrap();
