@@ -107,6 +107,9 @@ pub struct SledStore {
     /// only under `frontier`'s lock, and checked against the tree's last key.
     /// (Boxed: the store is held by value in the CLI's `Target`.)
     heads: Box<Mutex<HashMap<String, Link>>>,
+    /// Why the log's right edge could not be loaded at open (an event it
+    /// is computed from is missing or damaged): every insert is refused.
+    edge_broken: Option<String>,
     /// The copy this store was opened on (`open_for_reading`), removed
     /// when the store is dropped: this field is last, so sled is closed first.
     copy: Option<dir::Copy>,
@@ -322,6 +325,7 @@ impl SledStore {
             settings: Mutex::new(settings),
             frontier: Mutex::new(Frontier::default()),
             heads: Box::default(),
+            edge_broken: None,
             copy: None,
         };
         let unwritable = |store: &SledStore, why: String| match store.failure() {
@@ -341,9 +345,15 @@ impl SledStore {
                 wrote = true;
             }
             wrote |= remove_layout_1_keys(&store.log).map_err(written)?;
-            let frontier = Frontier::load(&super::LogNodes(&store), size)
-                .map_err(|e| OpenError::Lost(format!("the store at {shown} has lost part of its log: {e}")))?;
-            store.frontier = Mutex::new(frontier);
+            // The right edge's subtrees below `STORED_LEVEL` are computed
+            // from the newest events. If one is missing or changed (behind
+            // arbiter's back: checked against the checkpoint above), the
+            // store still opens, for the reads and `verify` that say which
+            // event; only an append, which needs the edge, is refused.
+            match Frontier::load(&super::LogNodes(&store), size) {
+                Ok(frontier) => store.frontier = Mutex::new(frontier),
+                Err(e) => store.edge_broken = Some(format!("the store at {shown} has lost part of its log: {e}")),
+            }
             store.commit.get_mut().unwrap_or_else(|p| p.into_inner()).written = Written { ticket: 0, size };
             if wrote {
                 store.make_durable(store.ticket()).map_err(|e| unwritable(&store, e.to_string()))?;
@@ -938,6 +948,9 @@ impl SledStore {
     /// the leaves and positions, then the events, then the subtrees.
     fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<u64, AppendError> {
         self.refuse()?;
+        if let Some(why) = &self.edge_broken {
+            return Err(AppendError::Io(format!("{why}; nothing can be appended (`arbiter verify --all` says where)")));
+        }
         if events.is_empty() {
             return Ok(self.ticket());
         }
@@ -1085,22 +1098,27 @@ impl SledStore {
         let mut wrote = false;
         match last {
             LastInsert::None => {}
-            LastInsert::CutShort { first, leaves } => {
-                // Events first, leaves last: an undo cut short by another
-                // crash is found again, and finished, at the next open.
-                for (game, seq) in &leaves {
-                    if let Ok(tree) = self.existing_tree(game) {
-                        tree.remove(key(*seq)).map_err(io)?;
-                    }
-                    self.log.remove(position_key(game, *seq)).map_err(io)?;
-                }
-                for index in (first..first + leaves.len() as u64).rev() {
-                    self.log.remove(leaf_key(index)).map_err(io)?;
-                }
+            LastInsert::CutShort { index, game, seq } => {
+                // The position first, the leaf last: an undo cut short by
+                // another crash is found again, and finished, at the next
+                // open. There is no event to remove: that is why it is undone.
+                self.log.remove(position_key(&game, seq)).map_err(io)?;
+                self.log.remove(leaf_key(index)).map_err(io)?;
                 wrote = true;
             }
             LastInsert::Whole { first, leaves } => {
-                // Its subtrees, written after its events, may be missing.
+                // Its subtrees, written after its events, may be missing;
+                // found by their keys alone, so an open reads no event
+                // unless one is (a damaged event is reported by the reads
+                // that check it, as before).
+                let end = first + leaves.len() as u64;
+                let mut complete = true;
+                for (level, index) in (first + 1..=end).flat_map(completed_by) {
+                    complete &= self.log.contains_key(node_key(level, index)).map_err(io)?;
+                }
+                if complete {
+                    return Ok(false);
+                }
                 let mut frontier = Frontier::load(&super::LogNodes(self), first).map_err(|e| damaged(e.to_string()))?;
                 let mut events = Vec::with_capacity(leaves.len());
                 for (game, seq) in &leaves {
@@ -1123,17 +1141,24 @@ impl SledStore {
     }
 }
 
-/// The newest insert, as an open finds it: `first` is its first leaf.
-/// Whole: its last event is stored, so all of its events are (they are
-/// written in order, after its leaves); only its subtrees, written last,
-/// may be missing. CutShort: a crash came before its last event was
-/// stored, so it was never acknowledged (an append is acknowledged after
-/// a sync that covers every write of its insert).
+/// The newest insert, as an open finds it.
+///
+/// CutShort: one event's insert (plain inserts, in order: leaf, position,
+/// event, subtrees) whose event is not stored: a crash came before it, so
+/// it was never acknowledged (an append is acknowledged after a sync that
+/// covers every write of its insert), and its leaf `index` and position
+/// are undone. An open thus never removes an event.
+///
+/// Whole: any other insert, `first` being its first leaf: one event's
+/// insert whose event is stored (only its subtrees, written last, may be
+/// missing), or a batch, which sled recovers all or none (a batch whose
+/// event is missing was changed behind arbiter's back: it is left as it
+/// is, for the reads that check events to report).
 #[derive(Debug)]
 enum LastInsert {
     None,
     Whole { first: u64, leaves: Vec<(String, u64)> },
-    CutShort { first: u64, leaves: Vec<(String, u64)> },
+    CutShort { index: u64, game: String, seq: u64 },
 }
 
 impl LastInsert {
@@ -1142,7 +1167,7 @@ impl LastInsert {
         match self {
             LastInsert::None => 0,
             LastInsert::Whole { first, leaves } => first + leaves.len() as u64,
-            LastInsert::CutShort { first, .. } => *first,
+            LastInsert::CutShort { index, .. } => *index,
         }
     }
 }
@@ -1170,14 +1195,15 @@ fn last_insert(db: &sled::Db, log: &sled::Tree) -> Result<LastInsert, String> {
         index -= 1;
     }
     leaves.reverse();
-    let (game, seq) = &leaves[leaves.len() - 1];
-    let name = format!("{TREE_PREFIX}{game}");
-    let stored = db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
-        && db.open_tree(&name).map_err(io)?.contains_key(key(*seq)).map_err(io)?;
-    Ok(match stored {
-        true => LastInsert::Whole { first: index, leaves },
-        false => LastInsert::CutShort { first: index, leaves },
-    })
+    if let [(game, seq)] = &leaves[..] {
+        let name = format!("{TREE_PREFIX}{game}");
+        let stored = db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
+            && db.open_tree(&name).map_err(io)?.contains_key(key(*seq)).map_err(io)?;
+        if !stored {
+            return Ok(LastInsert::CutShort { index, game: game.clone(), seq: *seq });
+        }
+    }
+    Ok(LastInsert::Whole { first: index, leaves })
 }
 
 /// What one insert writes to the `log` tree: `before` its events (each
@@ -1208,6 +1234,12 @@ fn log_entries<'b>(frontier: &mut Frontier, game: &str, events: impl Iterator<It
         entries.before.push((position_key(game, seq), index.to_be_bytes().to_vec()));
     }
     entries
+}
+
+/// The stored subtrees (level, index) that the log's `size`-th leaf
+/// completes: those at `STORED_LEVEL` and above whose size divides `size`.
+fn completed_by(size: u64) -> impl Iterator<Item = (u8, u64)> {
+    (STORED_LEVEL..64).take_while(move |level| size % (1 << level) == 0).map(move |level| (level, (size >> level) - 1))
 }
 
 /// A leaf's value: (game, seq, whether it continues the insert before it).
@@ -1850,5 +1882,28 @@ mod tests {
         assert_eq!(store.log_size().unwrap(), 1 + batch.len() as u64);
         let leaves: Vec<_> = (0..store.log_size().unwrap()).map(|i| store.log_leaf(i).unwrap().unwrap().1).collect();
         assert_eq!(leaves, (0..=batch.len() as u64).collect::<Vec<_>>());
+    }
+
+    /// An event of the log's right edge removed behind arbiter's back: the
+    /// store opens (its reads say what is missing), and appends are refused.
+    #[test]
+    fn a_store_missing_an_event_of_its_right_edge_opens_and_refuses_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let (e0, b0) = sealed(None);
+        store.append("g", &e0, &b0).unwrap();
+        let batch = events_after(&e0, 2);
+        store.append_batch("g", &batch).unwrap();
+        store.tree("g").unwrap().remove(key(2)).unwrap();
+        store.make_durable(store.ticket()).unwrap();
+        let at = store.dir().to_path_buf();
+        store.close();
+
+        let store = SledStore::open(&at).unwrap();
+        assert_eq!(store.head("g").unwrap(), Some(batch[0].0.link()));
+        let (e2, b2) = &batch[1];
+        let refused = store.append("g", e2, b2).unwrap_err().to_string();
+        assert!(refused.contains("lost part of its log") && refused.contains("nothing can be appended"), "{refused}");
+        assert_eq!(store.head("g").unwrap(), Some(batch[0].0.link()));
     }
 }
