@@ -1239,7 +1239,9 @@ fn log_entries<'b>(frontier: &mut Frontier, game: &str, events: impl Iterator<It
 /// The stored subtrees (level, index) that the log's `size`-th leaf
 /// completes: those at `STORED_LEVEL` and above whose size divides `size`.
 fn completed_by(size: u64) -> impl Iterator<Item = (u8, u64)> {
-    (STORED_LEVEL..64).take_while(move |level| size % (1 << level) == 0).map(move |level| (level, (size >> level) - 1))
+    (STORED_LEVEL..64)
+        .take_while(move |level| size.is_multiple_of(1 << level))
+        .map(move |level| (level, (size >> level) - 1))
 }
 
 /// A leaf's value: (game, seq, whether it continues the insert before it).
