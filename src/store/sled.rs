@@ -107,6 +107,9 @@ pub struct SledStore {
     /// only under `frontier`'s lock, and checked against the tree's last key.
     /// (Boxed: the store is held by value in the CLI's `Target`.)
     heads: Box<Mutex<HashMap<String, Link>>>,
+    /// The trees of games found to exist (`existing_tree`); a game's tree
+    /// is never dropped. (Boxed, as `heads`.)
+    trees: Box<Mutex<HashMap<String, sled::Tree>>>,
     /// Why the log's right edge could not be loaded at open (an event it
     /// is computed from is missing or damaged): every insert is refused.
     edge_broken: Option<String>,
@@ -325,6 +328,7 @@ impl SledStore {
             settings: Mutex::new(settings),
             frontier: Mutex::new(Frontier::default()),
             heads: Box::default(),
+            trees: Box::default(),
             edge_broken: None,
             copy: None,
         };
@@ -503,13 +507,26 @@ impl SledStore {
         self.db.open_tree(format!("{TREE_PREFIX}{game}")).map_err(|e| e.to_string())
     }
 
+    /// The tree of a game that exists, never made by asking: sled's
+    /// `open_tree` makes a tree it does not find, so a tree is opened only
+    /// once `tree_names` (a copy of every name) shows it, and kept
+    /// (`trees`): a log check computes subtrees from events of any game,
+    /// one leaf at a time.
     fn existing_tree(&self, game: &str) -> Result<sled::Tree, ReadError> {
-        let name = format!("{TREE_PREFIX}{game}");
-        let exists = self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes());
-        if !exists {
-            return Err(ReadError::NoSuchGame(game.to_string()));
-        }
-        let tree = self.tree(game).map_err(ReadError::Io)?;
+        let kept = self.trees.lock().unwrap_or_else(|p| p.into_inner()).get(game).cloned();
+        let tree = match kept {
+            Some(tree) => tree,
+            None => {
+                let name = format!("{TREE_PREFIX}{game}");
+                let exists = self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes());
+                if !exists {
+                    return Err(ReadError::NoSuchGame(game.to_string()));
+                }
+                let tree = self.tree(game).map_err(ReadError::Io)?;
+                self.trees.lock().unwrap_or_else(|p| p.into_inner()).insert(game.to_string(), tree.clone());
+                tree
+            }
+        };
         if tree.is_empty() {
             return Err(ReadError::NoSuchGame(game.to_string()));
         }
