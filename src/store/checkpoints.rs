@@ -392,6 +392,12 @@ pub struct LogVerified {
 /// event of every game has exactly one leaf, the stored subtrees give the
 /// root the leaves give, and that root at the newest checkpoint's size is
 /// the signed one. Streams: memory is the frontier, whatever the size.
+///
+/// A store that computes its small subtrees from the events (sled's below
+/// level 4, PostgreSQL's leaves) answers the leaf check from the same
+/// bytes, so there it cannot fail: what protects the newest events, which
+/// no stored subtree covers yet, is the signed checkpoint (every local
+/// write signs one, the server every second) and the events' own chain.
 pub fn verify_log(store: &dyn Store) -> Result<LogVerified, String> {
     use crate::tlog::merkle::{Frontier, leaf_hash};
     let records = store.checkpoints()?;

@@ -246,7 +246,8 @@ impl SledStore {
     /// is undone there (`Before::undo`) and the store is as it was: it
     /// opens again once it can be written. If sled opens but the store
     /// fails its checks (`OpenError::Lost`), nothing is undone and arbiter
-    /// writes nothing: the store is reported as sled recovered it.
+    /// writes nothing (but for completing a layout-1 store's journal,
+    /// which comes first): the store is reported as sled recovered it.
     pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
         let shown = dir.display().to_string();
         // One arbiter process opens the store at a time, so that what the
@@ -307,11 +308,28 @@ impl SledStore {
         let had_log = exists(LOG_TREE);
         let log_tree = db.open_tree(LOG_TREE).map_err(io)?;
         let damaged = |why: String| OpenError::Lost(format!("the store at {shown} is damaged: {why}"));
-        let layout_1 = had_log && log_tree.get(LAYOUT_KEY).map_err(io)?.is_none();
+        let layout = log_tree.get(LAYOUT_KEY).map_err(io)?;
+        if let Some(layout) = &layout
+            && layout.as_ref() != LAYOUT
+        {
+            return Err(OpenError::Lost(format!(
+                "the store at {shown} has a log of layout {:?}, which this arbiter does not know (it knows {:?}): it was written by a newer arbiter",
+                layout.as_ref(),
+                LAYOUT
+            )));
+        }
+        // Layout 1 always has its size. A log tree with neither a layout
+        // nor a size is one whose building (`build_log`, which writes the
+        // layout last) was cut short: it is built again, from the start.
+        let layout_1 = had_log && layout.is_none() && log_tree.contains_key(LAYOUT_1_SIZE_KEY).map_err(io)?;
+        let built = layout.is_some() || layout_1;
         if layout_1 {
             redo_layout_1_journal(&db, &log_tree).map_err(io)?.map_err(damaged)?;
         }
-        let last = last_insert(&db, &log_tree).map_err(damaged)?;
+        let last = match built {
+            true => last_insert(&db, &log_tree).map_err(|e| e.open_error(&shown))?,
+            false => LastInsert::None,
+        };
         let size = last.size();
         let mut store = SledStore {
             db,
@@ -338,10 +356,16 @@ impl SledStore {
             }
             _ => OpenError::Io { dir: shown.clone(), why },
         };
-        if had_log {
+        if built {
             // Checked before the newest insert is made whole or undone, so
             // that a store that lost what it signed is not written.
             super::checkpoints::check(&store)?;
+            let missing = match &last {
+                LastInsert::Whole { missing: Some((game, seq)), .. } => Some(format!(
+                    "the store at {shown} has lost part of its log: {game} seq {seq}, its newest event, is missing"
+                )),
+                _ => None,
+            };
             let mut wrote = store.finish_last_insert(last)?;
             let written = |e: sled::Error| write_error(&shown, &e);
             if layout_1 {
@@ -358,14 +382,18 @@ impl SledStore {
                 Ok(frontier) => store.frontier = Mutex::new(frontier),
                 Err(e) => store.edge_broken = Some(format!("the store at {shown} has lost part of its log: {e}")),
             }
+            if missing.is_some() {
+                store.edge_broken = missing;
+            }
             store.commit.get_mut().unwrap_or_else(|p| p.into_inner()).written = Written { ticket: 0, size };
             if wrote {
                 store.make_durable(store.ticket()).map_err(|e| unwritable(&store, e.to_string()))?;
             }
         } else {
-            // A store written before it had a log: its log is built here.
-            // A checkpoint would mean the log was lost: check first, so
-            // that a lost store is not written.
+            // A store written before it had a log (or whose first building
+            // of it was cut short): its log is built here. A checkpoint
+            // would mean the log was lost: check first, so that a lost
+            // store is not written.
             super::checkpoints::check(&store)?;
             store.build_log().map_err(|why| unwritable(&store, why))?;
         }
@@ -1123,7 +1151,9 @@ impl SledStore {
                 self.log.remove(leaf_key(index)).map_err(io)?;
                 wrote = true;
             }
-            LastInsert::Whole { first, leaves } => {
+            // Changed behind arbiter's back: left as it is (see `open`).
+            LastInsert::Whole { missing: Some(_), .. } => {}
+            LastInsert::Whole { first, leaves, missing: None } => {
                 // Its subtrees, written after its events, may be missing;
                 // found by their keys alone, so an open reads no event
                 // unless one is (a damaged event is reported by the reads
@@ -1136,11 +1166,17 @@ impl SledStore {
                 if complete {
                     return Ok(false);
                 }
-                let mut frontier = Frontier::load(&super::LogNodes(self), first).map_err(|e| damaged(e.to_string()))?;
+                let mut frontier = Frontier::load(&super::LogNodes(self), first).map_err(|e| match e {
+                    ReadError::Io(why) => OpenError::Io { dir: shown.clone(), why },
+                    e => damaged(e.to_string()),
+                })?;
                 let mut events = Vec::with_capacity(leaves.len());
                 for (game, seq) in &leaves {
                     let missing = || damaged(format!("{game} seq {seq}, in the log, is missing"));
-                    let tree = self.existing_tree(game).map_err(|_| missing())?;
+                    let tree = self.existing_tree(game).map_err(|e| match e {
+                        ReadError::Io(why) => OpenError::Io { dir: shown.clone(), why },
+                        _ => missing(),
+                    })?;
                     let bytes = tree.get(key(*seq)).map_err(io)?.ok_or_else(missing)?;
                     events.push((*seq, bytes));
                 }
@@ -1174,7 +1210,7 @@ impl SledStore {
 #[derive(Debug)]
 enum LastInsert {
     None,
-    Whole { first: u64, leaves: Vec<(String, u64)> },
+    Whole { first: u64, leaves: Vec<(String, u64)>, missing: Option<(String, u64)> },
     CutShort { index: u64, game: String, seq: u64 },
 }
 
@@ -1183,7 +1219,7 @@ impl LastInsert {
     fn size(&self) -> u64 {
         match self {
             LastInsert::None => 0,
-            LastInsert::Whole { first, leaves } => first + leaves.len() as u64,
+            LastInsert::Whole { first, leaves, .. } => first + leaves.len() as u64,
             LastInsert::CutShort { index, .. } => *index,
         }
     }
@@ -1194,17 +1230,21 @@ impl LastInsert {
 /// recovers its log as a prefix of what was written, and inserts are
 /// written one after another under the log's mutex, so only the newest
 /// can have been cut short.
-fn last_insert(db: &sled::Db, log: &sled::Tree) -> Result<LastInsert, String> {
-    let io = |e: sled::Error| e.to_string();
+fn last_insert(db: &sled::Db, log: &sled::Tree) -> Result<LastInsert, OpenFault> {
+    let io = |e: sled::Error| OpenFault::Io(e.to_string());
     let Some((k, _)) = log.range(leaf_key(0)..=leaf_key(u64::MAX)).next_back().transpose().map_err(io)? else {
         return Ok(LastInsert::None);
     };
-    let last = u64::from_be_bytes(k[1..].try_into().map_err(|_| "a leaf's key is damaged")?);
+    let last = u64::from_be_bytes(k[1..].try_into().map_err(|_| OpenFault::Damaged("a leaf's key is damaged".into()))?);
     let mut leaves = Vec::new();
     let mut index = last;
     loop {
-        let v = log.get(leaf_key(index)).map_err(io)?.ok_or_else(|| format!("leaf {index} is missing"))?;
-        let (game, seq, continues) = parse_leaf(&v).ok_or_else(|| format!("leaf {index} is damaged"))?;
+        let v = log
+            .get(leaf_key(index))
+            .map_err(io)?
+            .ok_or_else(|| OpenFault::Damaged(format!("leaf {index} is missing")))?;
+        let (game, seq, continues) =
+            parse_leaf(&v).ok_or_else(|| OpenFault::Damaged(format!("leaf {index} is damaged")))?;
         leaves.push((game, seq));
         if !continues || index == 0 {
             break;
@@ -1212,15 +1252,33 @@ fn last_insert(db: &sled::Db, log: &sled::Tree) -> Result<LastInsert, String> {
         index -= 1;
     }
     leaves.reverse();
-    if let [(game, seq)] = &leaves[..] {
-        let name = format!("{TREE_PREFIX}{game}");
-        let stored = db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
-            && db.open_tree(&name).map_err(io)?.contains_key(key(*seq)).map_err(io)?;
-        if !stored {
-            return Ok(LastInsert::CutShort { index, game: game.clone(), seq: *seq });
+    let (game, seq) = leaves.last().expect("at least the last leaf").clone();
+    let name = format!("{TREE_PREFIX}{game}");
+    let stored = db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
+        && db.open_tree(&name).map_err(io)?.contains_key(key(seq)).map_err(io)?;
+    Ok(match (stored, leaves.len()) {
+        (true, _) => LastInsert::Whole { first: index, leaves, missing: None },
+        (false, 1) => LastInsert::CutShort { index, game, seq },
+        // A batch is recovered all or none: its event was removed behind
+        // arbiter's back. Nothing is undone; appends are refused.
+        (false, _) => LastInsert::Whole { first: index, leaves, missing: Some((game, seq)) },
+    })
+}
+
+/// Why an open's reading of its newest insert failed.
+#[derive(Debug)]
+enum OpenFault {
+    Io(String),
+    Damaged(String),
+}
+
+impl OpenFault {
+    fn open_error(self, shown: &str) -> OpenError {
+        match self {
+            OpenFault::Io(why) => OpenError::Io { dir: shown.to_string(), why },
+            OpenFault::Damaged(why) => OpenError::Lost(format!("the store at {shown} is damaged: {why}")),
         }
     }
-    Ok(LastInsert::Whole { first: index, leaves })
 }
 
 /// What one insert writes to the `log` tree: `before` its events (each
@@ -1767,8 +1825,8 @@ mod tests {
         let first = events_after(&e0, 14);
         store.append_batch("g", &first).unwrap();
         all.extend(first);
-        // Leaves 15 and 16: the first completes subtree 0 at level 4.
-        let batch = events_after(&all[14].0, 2);
+        // Leaf 15, one event's insert: it completes subtree 0 at level 4.
+        let batch = events_after(&all[14].0, 1);
         let entries = entries_of(&store, &batch);
         assert_eq!(entries.after.len(), 1, "one stored subtree: {:?}", entries.after);
         for (k, v) in &entries.before {
@@ -1785,13 +1843,13 @@ mod tests {
         store.close();
 
         let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.log_size().unwrap(), 17);
+        assert_eq!(store.log_size().unwrap(), 16);
         let mut tree = MemoryTree::default();
         for (_, b) in &all {
             tree.push(leaf_hash(b));
         }
         assert_eq!(store.log_node(STORED_LEVEL, 0).unwrap(), tree.node(STORED_LEVEL, 0).unwrap());
-        assert_eq!(crate::tlog::merkle::root(&super::super::LogNodes(&store), 17).unwrap(), tree.root());
+        assert_eq!(crate::tlog::merkle::root(&super::super::LogNodes(&store), 16).unwrap(), tree.root());
         assert_eq!(store.frontier.lock().unwrap().root(), tree.root());
     }
 
@@ -1924,5 +1982,79 @@ mod tests {
         let refused = store.append("g", e2, b2).unwrap_err().to_string();
         assert!(refused.contains("lost part of its log") && refused.contains("nothing can be appended"), "{refused}");
         assert_eq!(store.head("g").unwrap(), Some(batch[0].0.link()));
+    }
+
+    /// A crash within an undo (the position removed, not yet the leaf):
+    /// the next open finishes it.
+    #[test]
+    fn an_open_finishes_an_undo_cut_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let (e0, b0) = sealed(None);
+        store.append("g", &e0, &b0).unwrap();
+        let cut = events_after(&e0, 1);
+        let entries = entries_of(&store, &cut);
+        let (leaf_k, leaf_v) = &entries.before[0];
+        store.log.insert(leaf_k.as_slice(), leaf_v.as_slice()).unwrap();
+        store.make_durable(store.ticket()).unwrap();
+        let at = store.dir().to_path_buf();
+        store.close();
+        let store = SledStore::open(&at).unwrap();
+        assert_eq!(store.log_size().unwrap(), 1);
+        assert_eq!(store.log_leaf(1).unwrap(), None);
+        store.append("g", &cut[0].0, &cut[0].1).unwrap();
+        assert_eq!(store.log_position("g", 1).unwrap(), Some(1));
+    }
+
+    /// A log tree with neither a layout nor a size (its first building cut
+    /// short, or a store from before the log) is built again, whole.
+    #[test]
+    fn a_log_whose_building_was_cut_short_is_built_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let mut leaves = Vec::new();
+        for game in ["b", "a"] {
+            let (e0, b0) = sealed(None);
+            store.append(game, &e0, &b0).unwrap();
+            let batch = events_after(&e0, 20);
+            store.append_batch(game, &batch).unwrap();
+            leaves.push((game, std::iter::once((e0, b0)).chain(batch).collect::<Vec<_>>()));
+        }
+        // The log as a cut-short first building leaves it: game "a" only,
+        // and no layout.
+        store.log.clear().unwrap();
+        let mut frontier = Frontier::default();
+        let a = &leaves[1].1;
+        let entries = log_entries(&mut frontier, "a", a.iter().map(|(e, b)| (e.seq, b.as_slice())));
+        for (k, v) in entries.before.into_iter().chain(entries.after) {
+            store.log.insert(k, v).unwrap();
+        }
+        store.make_durable(store.ticket()).unwrap();
+        let at = store.dir().to_path_buf();
+        store.close();
+
+        let store = SledStore::open(&at).unwrap();
+        assert_eq!(store.log_size().unwrap(), 42);
+        let mut tree = MemoryTree::default();
+        for (_, events) in leaves.iter().rev() {
+            for (_, b) in events {
+                tree.push(leaf_hash(b));
+            }
+        }
+        assert_eq!(crate::tlog::merkle::root(&super::super::LogNodes(&store), 42).unwrap(), tree.root());
+        assert_eq!(store.log_leaf(21).unwrap(), Some(("b".to_string(), 0)));
+    }
+
+    /// A log of a layout this arbiter does not know is refused, unwritten.
+    #[test]
+    fn a_log_of_a_newer_layout_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        store.log.insert(LAYOUT_KEY, &[3u8][..]).unwrap();
+        store.make_durable(store.ticket()).unwrap();
+        let at = store.dir().to_path_buf();
+        store.close();
+        let Err(OpenError::Lost(why)) = SledStore::open(&at) else { panic!("a newer layout opened") };
+        assert!(why.contains("newer arbiter"), "{why}");
     }
 }
