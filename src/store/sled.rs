@@ -1626,10 +1626,7 @@ mod tests {
     /// log ends where the last sync that succeeded left it.
     #[test]
     fn a_failed_store_reads_only_what_is_durable_and_stores_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let (e0, b0) = sealed(None);
-        store.append("g", &e0, &b0).unwrap();
+        let (_dir, store, (e0, _)) = with_first_event();
         let (e1, b1) = sealed(Some(&e0.link()));
         let (e2, b2) = sealed(Some(&e1.link()));
         // In sled's memory, then the sync fails.
@@ -1749,6 +1746,15 @@ mod tests {
         }
     }
 
+    /// A new store whose game "g" holds its first event (and the directory, kept).
+    fn with_first_event() -> (tempfile::TempDir, SledStore, (Event, Vec<u8>)) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let (e0, b0) = sealed(None);
+        store.append("g", &e0, &b0).unwrap();
+        (dir, store, (e0, b0))
+    }
+
     /// What `insert` writes for `batch` after the store's last event.
     fn entries_of(store: &SledStore, batch: &[(Event, Vec<u8>)]) -> LogEntries {
         let mut grown = store.frontier.lock().unwrap().clone();
@@ -1772,10 +1778,7 @@ mod tests {
     /// before and the next append takes the same seq.
     #[test]
     fn an_open_undoes_an_insert_cut_short_before_its_last_event() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let (e0, b0) = sealed(None);
-        store.append("g", &e0, &b0).unwrap();
+        let (_dir, store, (e0, _)) = with_first_event();
         // An insert's leaf and position, without its event.
         let cut = events_after(&e0, 1);
         let entries = entries_of(&store, &cut);
@@ -1808,10 +1811,7 @@ mod tests {
     /// the one its events give.
     #[test]
     fn an_open_stores_the_subtrees_an_insert_cut_short_after_its_events_left_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let (e0, b0) = sealed(None);
-        store.append("g", &e0, &b0).unwrap();
+        let (_dir, store, (e0, b0)) = with_first_event();
         let mut all = vec![(e0.clone(), b0)];
         let first = events_after(&e0, 14);
         store.append_batch("g", &first).unwrap();
@@ -1929,10 +1929,7 @@ mod tests {
     /// A batch (here a large one) is stored in one transaction, and opens whole.
     #[test]
     fn a_batch_is_stored_in_a_transaction_and_opens_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let (e0, b0) = sealed(None);
-        store.append("g", &e0, &b0).unwrap();
+        let (_dir, store, (e0, _)) = with_first_event();
         // (A string is at most 1 KiB: the event is large by many of them.)
         let note: Vec<String> = (0..12).map(|_| "x".repeat(1000)).collect();
         let mut batch = Vec::new();
@@ -1958,10 +1955,7 @@ mod tests {
     /// store opens (its reads say what is missing), and appends are refused.
     #[test]
     fn a_store_missing_an_event_of_its_right_edge_opens_and_refuses_appends() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let (e0, b0) = sealed(None);
-        store.append("g", &e0, &b0).unwrap();
+        let (_dir, store, (e0, _)) = with_first_event();
         let batch = events_after(&e0, 2);
         store.append_batch("g", &batch).unwrap();
         store.tree("g").unwrap().remove(key(2)).unwrap();
@@ -1981,10 +1975,7 @@ mod tests {
     /// the next open finishes it.
     #[test]
     fn an_open_finishes_an_undo_cut_short() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let (e0, b0) = sealed(None);
-        store.append("g", &e0, &b0).unwrap();
+        let (_dir, store, (e0, _)) = with_first_event();
         let cut = events_after(&e0, 1);
         let entries = entries_of(&store, &cut);
         let (leaf_k, leaf_v) = &entries.before[0];
