@@ -307,7 +307,6 @@ impl SledStore {
         }
         let had_log = exists(LOG_TREE);
         let log_tree = db.open_tree(LOG_TREE).map_err(io)?;
-        let damaged = |why: String| OpenError::Lost(format!("the store at {shown} is damaged: {why}"));
         let layout = log_tree.get(LAYOUT_KEY).map_err(io)?;
         if let Some(layout) = &layout
             && layout.as_ref() != LAYOUT
@@ -324,7 +323,7 @@ impl SledStore {
         let layout_1 = had_log && layout.is_none() && log_tree.contains_key(LAYOUT_1_SIZE_KEY).map_err(io)?;
         let built = layout.is_some() || layout_1;
         if layout_1 {
-            redo_layout_1_journal(&db, &log_tree).map_err(io)?.map_err(damaged)?;
+            redo_layout_1_journal(&db, &log_tree).map_err(io)?.map_err(|why| damaged(&shown, why))?;
         }
         let last = match built {
             true => last_insert(&db, &log_tree).map_err(|e| e.open_error(&shown))?,
@@ -707,6 +706,20 @@ impl SledStore {
             }
         }
         Ok(())
+    }
+}
+
+/// The store at `shown` fails a check of its own: damage, not I/O.
+fn damaged(shown: &str, why: impl std::fmt::Display) -> OpenError {
+    OpenError::Lost(format!("the store at {shown} is damaged: {why}"))
+}
+
+/// A read of an open that failed: an I/O error is one; anything else is
+/// damage, said as `why` says it.
+fn read_failure(shown: &str, e: ReadError, why: impl FnOnce(ReadError) -> String) -> OpenError {
+    match e {
+        ReadError::Io(io) => OpenError::Io { dir: shown.to_string(), why: io },
+        e => damaged(shown, why(e)),
     }
 }
 
@@ -1139,7 +1152,6 @@ impl SledStore {
     fn finish_last_insert(&self, last: LastInsert) -> Result<bool, OpenError> {
         let shown = self.dir.display().to_string();
         let io = |e: sled::Error| write_error(&shown, &e);
-        let damaged = |why: String| OpenError::Lost(format!("the store at {shown} is damaged: {why}"));
         let mut wrote = false;
         match last {
             LastInsert::None => {}
@@ -1166,18 +1178,13 @@ impl SledStore {
                 if complete {
                     return Ok(false);
                 }
-                let mut frontier = Frontier::load(&super::LogNodes(self), first).map_err(|e| match e {
-                    ReadError::Io(why) => OpenError::Io { dir: shown.clone(), why },
-                    e => damaged(e.to_string()),
-                })?;
+                let mut frontier = Frontier::load(&super::LogNodes(self), first)
+                    .map_err(|e| read_failure(&shown, e, |e| e.to_string()))?;
                 let mut events = Vec::with_capacity(leaves.len());
                 for (game, seq) in &leaves {
-                    let missing = || damaged(format!("{game} seq {seq}, in the log, is missing"));
-                    let tree = self.existing_tree(game).map_err(|e| match e {
-                        ReadError::Io(why) => OpenError::Io { dir: shown.clone(), why },
-                        _ => missing(),
-                    })?;
-                    let bytes = tree.get(key(*seq)).map_err(io)?.ok_or_else(missing)?;
+                    let missing = || format!("{game} seq {seq}, in the log, is missing");
+                    let tree = self.existing_tree(game).map_err(|e| read_failure(&shown, e, |_| missing()))?;
+                    let bytes = tree.get(key(*seq)).map_err(io)?.ok_or_else(|| damaged(&shown, missing()))?;
                     events.push((*seq, bytes));
                 }
                 let game = leaves.first().map(|(g, _)| g.as_str()).unwrap_or_default();
@@ -1276,7 +1283,7 @@ impl OpenFault {
     fn open_error(self, shown: &str) -> OpenError {
         match self {
             OpenFault::Io(why) => OpenError::Io { dir: shown.to_string(), why },
-            OpenFault::Damaged(why) => OpenError::Lost(format!("the store at {shown} is damaged: {why}")),
+            OpenFault::Damaged(why) => damaged(shown, why),
         }
     }
 }
