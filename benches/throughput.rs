@@ -381,6 +381,25 @@ fn phase_alone(phase: &str, n: u64) {
             measured_verify(&store, n);
             println!("events {n}");
         }
+        "replaytime" => {
+            let loops = std::env::var("LOOPS").ok().and_then(|l| l.parse().ok()).unwrap_or(3);
+            for _ in 0..loops {
+                let t = Instant::now();
+                measured_verify(&store, n);
+                let v = t.elapsed();
+                let cpu = || {
+                    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+                    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+                    (u.ru_utime.tv_sec as f64 + u.ru_utime.tv_usec as f64 / 1e6) + (u.ru_stime.tv_sec as f64 + u.ru_stime.tv_usec as f64 / 1e6)
+                };
+                let c = cpu();
+                let t = Instant::now();
+                measured_replay(&store, n);
+                let r = t.elapsed();
+                let c = cpu() - c;
+                println!("verify {:.0}/s replay {:.0}/s ratio {:.3}  replay cpu {:.2}x wall", n as f64 / v.as_secs_f64(), n as f64 / r.as_secs_f64(), v.as_secs_f64() / r.as_secs_f64(), c / r.as_secs_f64());
+            }
+        }
         "replay" => {
             measured_replay(&store, n);
             println!("events {n}");

@@ -6,12 +6,10 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 /// One difference: the value at `path` on each side (None: absent).
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -66,6 +64,130 @@ pub fn diff_docs(a: &Doc, b: &Doc) -> Vec<Change> {
     out
 }
 
+/// What changed from one value to another of the same type: the changes
+/// [`diff`] finds between their JSON, in the same order, found by comparing
+/// the values themselves. A part equal on both sides (most of a state, from
+/// one event to the next) is passed over without being written; a part
+/// that differs is written on both sides and walked as [`diff_docs`] walks
+/// it. This is what replay does per event (issue 13: writing each state
+/// whole as text and walking it was most of replay's cost).
+pub trait Changes {
+    /// Adds to `differ` what changed under `path` from `self` to `after`.
+    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ);
+}
+
+/// An `Option` serde writes as `null` when None: two values compared by
+/// their own [`Changes`], anything else written whole.
+impl<T: Changes + Serialize> Changes for Option<T> {
+    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
+        match (self, after) {
+            (Some(a), Some(b)) => a.changes_into(b, path, differ),
+            _ => differ.written(path, self, after),
+        }
+    }
+}
+
+/// Where [`Changes`] gather, with the two text buffers that values written
+/// whole reuse.
+#[derive(Default)]
+pub struct Differ {
+    changes: Vec<Change>,
+    before: Doc,
+    after: Doc,
+}
+
+impl Differ {
+    /// Every change from `before` to `after` (outcome first, as [`diff`]
+    /// orders them); the buffers stay for the next.
+    pub fn changes<T: Changes + ?Sized>(&mut self, before: &T, after: &T) -> Vec<Change> {
+        before.changes_into(after, "", self);
+        let mut out = std::mem::take(&mut self.changes);
+        out.sort_by_cached_key(|c| rank(&c.path));
+        out
+    }
+
+    /// `before` and `after`, written as JSON text and walked: the changes
+    /// of a value compared whole, under `path`.
+    pub fn written<T: Serialize + ?Sized>(&mut self, path: &str, before: &T, after: &T) {
+        self.before.write(before).expect("a state serialises");
+        self.after.write(after).expect("a state serialises");
+        walk(path, Text::whole(&self.before), Text::whole(&self.after), &mut self.changes);
+    }
+
+    /// A member serde leaves out when it is None (`skip_serializing_if`):
+    /// present on one side only, it is a change of the whole member.
+    pub fn optional<T: Serialize>(&mut self, path: &str, before: &Option<T>, after: &Option<T>) {
+        let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
+        match (before, after) {
+            (Some(a), Some(b)) => self.written(path, a, b),
+            (None, None) => {}
+            (a, b) => self.changes.push(Change { path: path.into(), before: a.as_ref().map(value), after: b.as_ref().map(value) }),
+        }
+    }
+
+    /// The path of the member `name` under `path`, as the walk writes it.
+    pub fn member(path: &str, name: &str) -> String {
+        let mut p = String::with_capacity(path.len() + 1 + name.len());
+        p.push_str(path);
+        if !path.is_empty() {
+            p.push('.');
+        }
+        p.push_str(name);
+        p
+    }
+}
+
+/// Implements [`Changes`] for a struct by its members, listed in key order
+/// (the order the walk takes them; a debug build checks it):
+/// - `name`: compared, and written whole when it differs;
+/// - `name: optional`: an `Option` serde leaves out when None;
+/// - `name: nested`: compared by its own [`Changes`].
+///
+/// Every member serde writes must be listed: the tests compare each
+/// ruleset's changes with [`diff`] over its JSON, state by state.
+#[macro_export]
+macro_rules! changes_by_member {
+    ($ty:ty { $($name:ident $(: $kind:ident)?),* $(,)? }) => {
+        impl $crate::delta::Changes for $ty {
+            fn changes_into(&self, after: &Self, path: &str, differ: &mut $crate::delta::Differ) {
+                #[cfg(debug_assertions)]
+                {
+                    let names: &[&str] = &[$(stringify!($name)),*];
+                    debug_assert!(names.is_sorted(), "{} lists its members out of key order: {names:?}", stringify!($ty));
+                }
+                $( $crate::changes_by_member!(@member self, after, path, differ, $name $($kind)?); )*
+            }
+        }
+    };
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident) => {
+        if $a.$name != $b.$name {
+            $differ.written(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+        }
+    };
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident optional) => {
+        if $a.$name != $b.$name {
+            $differ.optional(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+        }
+    };
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident nested) => {
+        $crate::delta::Changes::changes_into(
+            &$a.$name,
+            &$b.$name,
+            &$crate::delta::Differ::member($path, stringify!($name)),
+            $differ,
+        );
+    };
+}
+
+/// A value shared between states: the same `Arc` is the same value, unread.
+impl<T: Changes> Changes for Arc<T> {
+    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
+        if !Arc::ptr_eq(self, after) {
+            (**self).changes_into(after, path, differ)
+        }
+    }
+}
+
 /// A value as compact JSON text (serde_json's), and where each of its
 /// objects and arrays ends: marked while it is written, so a walk steps over
 /// a subtree without reading it.
@@ -73,12 +195,8 @@ pub fn diff_docs(a: &Doc, b: &Doc) -> Vec<Change> {
 pub struct Doc {
     text: Vec<u8>,
     /// At the index of each opening `{` or `[`: the index just past its
-    /// closing one (0 elsewhere), except inside `raw`.
+    /// closing one (0 elsewhere).
     ends: Vec<u32>,
-    /// Where text written whole (a [`Memo`]'s) lies: its brackets are not
-    /// marked, and a walk that looks inside it (rarely: it is the same
-    /// from one state to the next) finds their ends by reading.
-    raw: Vec<Range<usize>>,
 }
 
 impl Doc {
@@ -89,22 +207,18 @@ impl Doc {
     }
 
     /// Writes `value` over this doc (its buffers are reused).
-    pub fn write(&mut self, value: &impl Serialize) -> serde_json::Result<()> {
+    pub fn write<T: Serialize + ?Sized>(&mut self, value: &T) -> serde_json::Result<()> {
         self.text.clear();
-        self.raw.clear();
         // `ends` is not cleared (a memset per write): the walk reads it only
         // at the brackets of this text, each marked again as it is written.
         let len = Cell::new(0);
         let out = Counted { text: &mut self.text, len: &len };
-        let marks = Marks { len: &len, ends: &mut self.ends, open: Vec::new(), raw: &mut self.raw };
+        let marks = Marks { len: &len, ends: &mut self.ends, open: Vec::new() };
         value.serialize(&mut serde_json::Serializer::with_formatter(out, marks))
     }
 
     /// Where the object or array opening at `start` ends (just past it).
     fn end_of(&self, start: usize) -> usize {
-        if self.raw.iter().any(|r| r.contains(&start)) {
-            return unmarked_end(&self.text, start);
-        }
         self.ends[start] as usize
     }
 
@@ -145,8 +259,6 @@ struct Marks<'a> {
     ends: &'a mut Vec<u32>,
     /// Where the objects and arrays still open begin.
     open: Vec<usize>,
-    /// [`Doc::raw`].
-    raw: &'a mut Vec<Range<usize>>,
 }
 
 impl Marks<'_> {
@@ -178,67 +290,6 @@ impl serde_json::ser::Formatter for Marks<'_> {
     }
     fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.close(w, b"}")
-    }
-    /// A [`Memo`]'s text, copied whole and left unmarked (see [`Doc::raw`]).
-    fn write_raw_fragment<W: ?Sized + std::io::Write>(&mut self, w: &mut W, fragment: &str) -> std::io::Result<()> {
-        let start = self.len.get();
-        w.write_all(fragment.as_bytes())?;
-        self.raw.push(start..self.len.get());
-        Ok(())
-    }
-}
-
-/// Just past the end of the object or array that opens at `start` in
-/// `text` (compact JSON), read byte by byte, strings passed over.
-fn unmarked_end(text: &[u8], start: usize) -> usize {
-    let (mut depth, mut i, mut in_string) = (0usize, start, false);
-    loop {
-        match (in_string, text[i]) {
-            (true, b'\\') => i += 1,
-            (true, b'"') => in_string = false,
-            (false, b'"') => in_string = true,
-            (false, b'{' | b'[') => depth += 1,
-            (false, b'}' | b']') => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-}
-
-/// The JSON text of a value that successive states share through one
-/// `Arc` (a Doomtrooper game's last finished combat, the same from one
-/// event to the next until another combat ends), written once and then
-/// reused while the state holds that same `Arc`: a state written with it
-/// into a [`Doc`] is the same text as without it. The memo holds the
-/// `Arc`, so its address is not given to another value while it is
-/// compared by address. The text is written as states are shown (outside
-/// `fold::Folder::snapshot`, whose thread-local flag makes private step
-/// fields serialise): a memo is used only by `Table::write_live_json`.
-#[derive(Debug)]
-pub struct Memo<T> {
-    held: Option<(Arc<T>, Box<RawValue>)>,
-}
-
-impl<T> Default for Memo<T> {
-    fn default() -> Memo<T> {
-        Memo { held: None }
-    }
-}
-
-impl<T: Serialize> Memo<T> {
-    /// `value`'s JSON text, written again only when `value` is not the
-    /// `Arc` of the last call.
-    pub fn text(&mut self, value: &Arc<T>) -> &RawValue {
-        if !self.held.as_ref().is_some_and(|(held, _)| Arc::ptr_eq(held, value)) {
-            let raw = serde_json::value::to_raw_value(&**value).expect("a state serialises");
-            self.held = Some((value.clone(), raw));
-        }
-        &self.held.as_ref().expect("just held").1
     }
 }
 
@@ -571,46 +622,6 @@ mod tests {
         assert_eq!(d[1].path, "finished[0].results[0]");
         let renumbered: Vec<&str> = d.iter().filter(|c| is_renumbering(c)).map(|c| c.path.as_str()).collect();
         assert_eq!(renumbered, vec!["finished[0].battle_tactic[0]", "finished[0].effects[0].seq"]);
-    }
-
-    /// A value written through a [`Memo`] is the same text as written in
-    /// place, whether the memo writes it or reuses it; a walk that looks
-    /// inside it (its brackets unmarked) finds what the walk over values finds.
-    #[test]
-    fn a_memo_writes_the_text_written_in_place_and_diffs_as_its_value() {
-        #[derive(Serialize)]
-        struct Combat {
-            name: String,
-            effects: Vec<std::collections::BTreeMap<String, Vec<i64>>>,
-        }
-        #[derive(Serialize)]
-        struct InPlace<'a> {
-            step: u64,
-            last: Option<&'a Combat>,
-        }
-        #[derive(Serialize)]
-        struct Memoed<'a> {
-            step: u64,
-            last: Option<&'a RawValue>,
-        }
-        let effect = |k: &str, v: Vec<i64>| [(k.to_string(), v)].into_iter().collect();
-        let a = Arc::new(Combat { name: "a \"quoted\" [name] {x}".into(), effects: vec![effect("k", vec![1, 2])] });
-        let b = Arc::new(Combat { name: "b".into(), effects: vec![effect("k", vec![1, 3]), effect("j", vec![])] });
-        let mut memo = Memo::default();
-        let written = |step, c: &Arc<Combat>, memo: &mut Memo<Combat>| {
-            let doc = Doc::of(&Memoed { step, last: Some(memo.text(c)) }).unwrap();
-            let in_place = InPlace { step, last: Some(c) };
-            assert_eq!(doc.as_bytes(), serde_json::to_vec(&in_place).unwrap());
-            (doc, serde_json::to_value(&in_place).unwrap())
-        };
-        let (doc_a, value_a) = written(1, &a, &mut memo);
-        let (doc_a_again, value_a_again) = written(2, &a, &mut memo);
-        let (doc_b, value_b) = written(3, &b, &mut memo);
-        assert_eq!(diff_docs(&doc_a, &doc_a_again), diff(&value_a, &value_a_again));
-        let changed = diff_docs(&doc_a_again, &doc_b);
-        assert_eq!(changed, diff(&value_a_again, &value_b));
-        assert!(changed.iter().any(|c| c.path == "last.effects[0].k[1]"), "{changed:?}");
-        assert!(changed.iter().any(|c| c.path == "last.name"), "{changed:?}");
     }
 
     /// A struct writes its fields in declaration order, not key order: the

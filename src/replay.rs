@@ -9,12 +9,12 @@ use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
 use serde::Serialize;
 
-use crate::delta::{self, Change, Doc};
+use crate::delta::{Change, Differ};
 use crate::event::{ActionType, Chain, Event, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, each_event, verify, verify_from};
-use crate::rules::{LiveMemo, describe};
+use crate::rules::{Compared, Table, describe};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
@@ -51,12 +51,14 @@ pub struct Shown {
 /// from the latest snapshot (the events after it read, hashed, linked and
 /// folded), or, for a source without snapshots (an export file), from a
 /// full verification. The events shown are folded from the nearest
-/// snapshot before `from`. Each state's JSON and board are built once: the
-/// state after one event is the state before the next.
+/// snapshot before `from`. Each state is copied and its board built once:
+/// the state after one event is the state before the next.
 ///
-/// Two threads, as `verify` has: one reads and folds the events and writes
-/// each state's text and board (`fold_ahead`), in batches; the caller's
-/// compares each state with the one before and calls `show`, in seq order.
+/// Two threads, as `verify` has: one reads and folds the events and copies
+/// each state and writes its board (`fold_ahead`), in batches; the
+/// caller's compares each state with the one before (`delta::Changes`:
+/// member by member, only what differs written) and calls `show`, in seq
+/// order.
 /// An event the fold refuses, or that cannot be read, ends the replay with
 /// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
@@ -79,23 +81,25 @@ where
     };
     std::thread::scope(|threads| {
         let (to_show, folded) = sync_channel(FOLDED_AHEAD);
-        // Text buffers of states already compared, handed back to be written over.
-        let (spares, spare) = channel();
-        threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spare));
+        let (spend, spent) = channel();
+        threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spent));
         // The state before the event shown next.
         let mut before: Option<Before> = None;
+        let mut differ = Differ::default();
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
-            for step in batch? {
-                let Folded { event, first, after, by, recorded } = step;
+            let batch = batch?;
+            let mut used = Vec::with_capacity(batch.len());
+            for step in batch {
+                let Folded { mut event, first, after, by, recorded } = step;
                 let (changes, said, before_step) = match first.or(before.take()) {
                     Some(b) => {
                         let said = match (&b.board, &after.board) {
                             (Some(b), Some(a)) => Some(a.changes_since(b)),
                             _ => None,
                         };
-                        let changes = delta::diff_docs(&b.live, &after.live);
-                        let _ = spares.send(b.live);
+                        let changes = differ.changes(&b.compared, &after.compared);
+                        used.push(Spent { event: None, compared: Some(b.compared), board: b.board });
                         (changes, said, Some(b.step))
                     }
                     None => (vec![], None, None),
@@ -109,8 +113,8 @@ where
                 show(Shown {
                     seq: event.seq,
                     action: describe(&event.action),
-                    at: event.at,
-                    actor: event.actor,
+                    at: std::mem::take(&mut event.at),
+                    actor: std::mem::take(&mut event.actor),
                     by,
                     kind,
                     before: before_step,
@@ -120,11 +124,23 @@ where
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 });
+                used.push(Spent { event: Some(event), compared: None, board: None });
                 before = Some(after);
             }
+            let _ = spend.send(used);
         }
         Ok(at_head.rewound().to_vec())
     })
+}
+
+/// What the showing thread is done with, handed back to the folding thread
+/// that made it to be dropped there: a block freed on another thread than
+/// the one that allocated it costs the allocator (mimalloc) several times a
+/// local free, and such frees were a third of a replay's time (perf).
+struct Spent {
+    event: Option<Event>,
+    compared: Option<Compared>,
+    board: Option<crate::rules::Board>,
 }
 
 /// Events folded and handed from the folding thread to the showing one at a time.
@@ -151,7 +167,7 @@ struct Folded {
 /// The folding thread: folds `folder` (after the event `prev`) on through
 /// the events to `to`, each checked as `verify` checks it (from its stored
 /// bytes, read on a thread of its own, where the source has them), and
-/// writes each state from `from` on as replay compares it. Hands them over
+/// copies each state from `from` on, with its board. Hands them over
 /// in batches until the events run out, one is an error (handed over after
 /// the events before it), or the showing thread stops taking them.
 /// (A frame of its own, so that `tools/bench --instructions` counts it.)
@@ -163,18 +179,19 @@ fn fold_ahead<S>(
     from: u64,
     to: Option<u64>,
     to_show: SyncSender<Result<Vec<Folded>, RecordError>>,
-    spare: Receiver<Doc>,
+    spent: Receiver<Vec<Spent>>,
 ) where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
     let next = folder.len();
-    // What one state's text shares with the next.
-    let mut memo = LiveMemo::default();
     let mut batch = Vec::with_capacity(FOLDED_BATCH);
     let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
-        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut memo, &spare)? {
+        if let Some(folded) = fold_one(&mut folder, event, from, source)? {
             batch.push(folded);
+            if batch.len() == FOLDED_BATCH {
+                spent.try_iter().for_each(drop);
+            }
             if batch.len() == FOLDED_BATCH
                 && to_show.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(FOLDED_BATCH)))).is_err()
             {
@@ -192,23 +209,14 @@ fn fold_ahead<S>(
 
 /// Folds `event`; for one from `from` on, the state it leaves as replay
 /// compares it, and before the event at `from` (the first shown: the fold
-/// starts at or before it), the state before it too. Text buffers are
-/// taken from `spare` when there are some.
-fn fold_one<S>(
-    folder: &mut Folder,
-    event: Event,
-    from: u64,
-    source: &S,
-    memo: &mut LiveMemo,
-    spare: &Receiver<Doc>,
-) -> Result<Option<Folded>, RecordError>
+/// starts at or before it), the state before it too.
+fn fold_one<S>(folder: &mut Folder, event: Event, from: u64, source: &S) -> Result<Option<Folded>, RecordError>
 where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
-    let live = || spare.try_recv().unwrap_or_default();
     let first = match event.seq == from {
-        true => folder.table().map(|t| Before::of(t, live(), memo)),
+        true => folder.table().map(Before::of),
         false => None,
     };
     folder.push(&event, source).map_err(broken)?;
@@ -218,22 +226,20 @@ where
     let table = folder.table().expect("a folded event leaves a state");
     let by = table.header.name_of(&event.actor);
     let recorded = table.said(event.seq);
-    let after = Before::of(table, live(), memo);
+    let after = Before::of(table);
     Ok(Some(Folded { event, first, after, by, recorded }))
 }
 
-/// A state as replay compares it: its live JSON text, its step and its board.
+/// A state as replay compares it: what it compares of it, its step and its board.
 struct Before {
-    live: Doc,
+    compared: Compared,
     step: StepRef,
     board: Option<crate::rules::Board>,
 }
 
 impl Before {
-    /// `table` as replay compares it, its text written into `live`'s buffer.
-    fn of(table: &crate::rules::Table, mut live: Doc, memo: &mut LiveMemo) -> Before {
-        table.write_live_json(&mut live, memo);
-        Before { live, step: table.view().step, board: table.board() }
+    fn of(table: &Table) -> Before {
+        Before { compared: table.compared(), step: table.view().step, board: table.board() }
     }
 }
 

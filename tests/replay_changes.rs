@@ -1,17 +1,18 @@
 //! What replay says changed at each event is exactly the difference between
 //! the state before it and the state after it, for every ruleset, from any
-//! first seq to any last: replay folds and writes each state on one thread
-//! and compares them on another, reusing the text of what successive states
-//! share (a Doomtrooper game's last finished combat), and none of that may
+//! first seq to any last: replay folds and copies each state on one thread
+//! and compares them on another, member by member, writing only the members
+//! that differ and passing over what successive states share (a Doomtrooper
+//! game's last finished combat, compared by address), and none of that may
 //! change an answer. The reference here folds on one thread and compares
-//! the two states as `serde_json::Value`s, each written afresh.
+//! the two states as `serde_json::Value`s, each written whole.
 
-use arbiter::delta::{Change, Doc, diff};
+use arbiter::delta::{Change, Differ, diff};
 use arbiter::event::Header;
 use arbiter::fold::Folder;
 use arbiter::record::{Recorder, StoredGame, Submission, create};
 use arbiter::replay::replay;
-use arbiter::rules::{LiveMemo, Table};
+use arbiter::rules::Table;
 use arbiter::store::{SledStore, Store};
 use serde_json::Value;
 
@@ -29,23 +30,21 @@ fn record(store: &SledStore, ruleset: &str) {
     r.append_batch(&subs.collect::<Vec<_>>(), None).unwrap();
 }
 
-/// The state as replay compares it, written with nothing kept from another.
-fn live(table: &Table) -> Value {
-    let mut doc = Doc::default();
-    table.write_live_json(&mut doc, &mut LiveMemo::default());
-    serde_json::from_slice(doc.as_bytes()).unwrap()
-}
-
 /// The state after each event, folded on one thread.
-fn states(store: &SledStore, game: &str) -> Vec<Value> {
+fn tables(store: &SledStore, game: &str) -> Vec<Table> {
     let source = StoredGame::new(store, game);
     let mut folder = Folder::new();
     let mut out = Vec::new();
     for event in store.read(game, 0).unwrap() {
         folder.push(&event.unwrap(), &source).unwrap();
-        out.push(live(folder.table().unwrap()));
+        out.push(folder.table().unwrap().clone());
     }
     out
+}
+
+/// The state after each event as replay compares it, written whole.
+fn states(store: &SledStore, game: &str) -> Vec<Value> {
+    tables(store, game).iter().map(Table::live_json).collect()
 }
 
 #[test]
@@ -83,6 +82,33 @@ fn replay_says_exactly_what_changed_between_successive_states() {
             let finished: Vec<&Value> = states.iter().map(|s| &s["state"]["finished"]["count"]).collect();
             assert!(finished.last().and_then(|c| c.as_u64()).unwrap() >= 2, "the sample finishes two combats");
         }
+    }
+}
+
+/// Any two states of a game, not only successive ones, compared member by
+/// member, say what `diff` says of their JSON written whole: far apart,
+/// most members differ (a combat begun or ended, a turn passed), so every
+/// member list is crossed, the optional members present on one side only
+/// included.
+#[test]
+fn changes_found_member_by_member_are_the_diff_of_the_whole_json_for_any_two_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let mut differ = Differ::default();
+    for ruleset in RULESETS {
+        record(&store, ruleset);
+        let tables = tables(&store, ruleset);
+        let states: Vec<Value> = tables.iter().map(Table::live_json).collect();
+        let mut compared = 0;
+        for i in 0..tables.len() {
+            for j in (0..tables.len()).step_by(7).chain([i.saturating_sub(1), i + 1]) {
+                let Some(later) = tables.get(j) else { continue };
+                let want = diff(&states[i], &states[j]);
+                assert_eq!(differ.changes(&tables[i].compared(), &later.compared()), want, "{ruleset}: from the state after seq {i} to after {j}");
+                compared += 1;
+            }
+        }
+        assert!(compared > 3 * tables.len(), "{ruleset}: {compared} pairs");
     }
 }
 

@@ -210,7 +210,7 @@ pub fn tail<T: Serialize>(list: &[T]) -> Tail<'_, T> {
 }
 
 /// [`tail`]'s answer, serialised as `{"count": n, "last": ...}`.
-#[derive(Serialize)]
+#[derive(PartialEq, Serialize)]
 pub struct Tail<'a, T> {
     pub count: usize,
     pub last: Option<&'a T>,

@@ -91,7 +91,6 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::delta::Memo;
 use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Window, refuse};
 
@@ -761,44 +760,52 @@ pub fn open(header: &Header) -> Result<State, String> {
     })
 }
 
-impl State {
-    /// The state with the finished-combat history summarised (count and
-    /// last), so that a replay's per-event delta costs the same at event 10
-    /// and at event 100,000.
-    ///
-    /// The last finished combat is the same from one event to the next
-    /// until another combat ends: its text is taken from `memo` (written
-    /// again only when it changed), the same text as written in place.
-    pub fn live<'a>(&'a self, memo: &'a mut Memo<Combat>) -> Live<'a> {
-        Live {
-            seats: &self.seats,
-            judges: &self.judges,
-            points: &self.points,
-            combat: &self.combat,
-            finished: LiveFinished {
-                count: self.finished.count,
-                last: self.finished.last.as_ref().map(|c| memo.text(c)),
-            },
+// What replay shows changed from one state to the next (`delta::Changes`):
+// the state is what `state` and replay show (the finished combats as a count
+// and the last), so it is compared member by member.
+crate::changes_by_member!(State { combat: nested, finished: nested, judges, points, seats });
+
+crate::changes_by_member!(Combat {
+    attacker,
+    attacking_player,
+    awaiting_ruling: optional,
+    award: optional,
+    battle_tactic: optional,
+    defender,
+    defending_player,
+    effects,
+    ended_by: optional,
+    equipment,
+    first_combat,
+    number,
+    order,
+    part,
+    plays,
+    repeats,
+    scope,
+    second_combat: optional,
+    step,
+    sub_scope,
+    warzone: optional,
+    window: optional,
+});
+
+/// The last finished combat is the same `Arc` from one state to the next
+/// until another combat ends: compared by address, not read.
+impl crate::delta::Changes for Finished {
+    fn changes_into(&self, after: &Self, path: &str, differ: &mut crate::delta::Differ) {
+        use crate::delta::Differ;
+        if self.count != after.count {
+            differ.written(&Differ::member(path, "count"), &self.count, &after.count);
+        }
+        let same = match (&self.last, &after.last) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same {
+            self.last.changes_into(&after.last, &Differ::member(path, "last"), differ);
         }
     }
-}
-
-/// [`State::live`]: the state with the finished combats as a count and the last.
-#[derive(Serialize)]
-pub struct Live<'a> {
-    seats: &'a [String],
-    judges: &'a [String],
-    points: &'a BTreeMap<String, u64>,
-    combat: &'a Option<Combat>,
-    finished: LiveFinished<'a>,
-}
-
-/// [`Finished`] as [`Live`] writes it: its fields, the last combat's text
-/// from a [`Memo`].
-#[derive(Serialize)]
-struct LiveFinished<'a> {
-    count: u64,
-    last: Option<&'a serde_json::value::RawValue>,
 }
 
 impl State {

@@ -262,6 +262,10 @@ pub struct Live<'a> {
     log: kernel::Tail<'a, (u64, String)>,
 }
 
+// What replay shows changed from one state to the next (`delta::Changes`),
+// member by member.
+crate::changes_by_member!(Live<'_> { characters, combats, judges, log, phase, seats, second, sequence, ties });
+
 const RULE_SEQ: &str =
     "Turn Sequence: set at the start of the fight and does not change; highest Basic Speed first, in descending order";
 const RULE_TIES: &str = "Tied Speeds: NPCs on the same side: the GM decides; with PCs, ties go to the highest DX; still tied, a roll at the start fixes the order";

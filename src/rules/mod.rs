@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
+use crate::delta::{Changes, Differ};
 use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
@@ -310,14 +311,13 @@ impl Table {
         t
     }
 
-    /// The state as a replay compares it from event to event: growing
-    /// histories summarised, so each step costs the same however long the game.
-    ///
-    /// Written straight from the state as compact JSON text over `out` (no
-    /// `Value` tree, no allocation per node): `{"state", "judges",
-    /// "penalties", "notes"}`, members in the order the types declare them.
-    /// `delta::diff_docs` compares two of these.
-    pub fn write_live_json(&self, out: &mut crate::delta::Doc, memo: &mut LiveMemo) {
+    /// The state as a replay compares it from event to event, as JSON:
+    /// `{"state", "judges", "penalties", "notes"}`, growing histories
+    /// summarised (a count and the last), so each step costs the same
+    /// however long the game. Replay finds what changed without writing it
+    /// (see the `delta::Changes` below); this is what those changes are
+    /// checked against.
+    pub fn live_json(&self) -> serde_json::Value {
         #[derive(Serialize)]
         struct Live<'a, S> {
             state: S,
@@ -325,17 +325,17 @@ impl Table {
             penalties: &'a [PenaltyRecord],
             notes: &'a [NoteRecord],
         }
-        fn live<S: Serialize>(t: &Table, state: S, out: &mut crate::delta::Doc) -> serde_json::Result<()> {
-            out.write(&Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
+        fn live<S: Serialize>(t: &Table, state: S) -> serde_json::Result<serde_json::Value> {
+            serde_json::to_value(Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
         }
         let written = match &self.state {
-            RulesetState::Doomtrooper(s) => live(self, s.live(&mut memo.finished), out),
-            RulesetState::Wtactics(s) => live(self, s.live(), out),
-            RulesetState::Riftbound(s) => live(self, s.live(), out),
-            RulesetState::Rawdeal(s) => live(self, s.live(), out),
-            RulesetState::Gurps(s) => live(self, s.live(), out),
+            RulesetState::Doomtrooper(s) => live(self, s),
+            RulesetState::Wtactics(s) => live(self, s.live()),
+            RulesetState::Riftbound(s) => live(self, s.live()),
+            RulesetState::Rawdeal(s) => live(self, s.live()),
+            RulesetState::Gurps(s) => live(self, s.live()),
         };
-        written.expect("a state serialises");
+        written.expect("a state serialises")
     }
 
     /// The order of priority in the window now open, by seat id (empty when
@@ -381,12 +381,56 @@ impl Table {
     }
 }
 
-/// What [`Table::write_live_json`] keeps from one state's text to the
-/// next: the parts that successive states share (see `delta::Memo`).
-#[derive(Debug, Default)]
-pub struct LiveMemo {
-    /// Doomtrooper: the last finished combat.
-    finished: crate::delta::Memo<doomtrooper::Combat>,
+/// What replay compares of a state (what [`Table::live_json`] writes), copied
+/// from it: the header and the rulings, which replay does not compare, are
+/// left behind (a copy per event of each was a third of a replay's
+/// allocations).
+#[derive(Debug, Clone)]
+pub struct Compared {
+    judges: Vec<String>,
+    notes: Vec<NoteRecord>,
+    penalties: Vec<PenaltyRecord>,
+    state: RulesetState,
+}
+
+impl Table {
+    /// What replay compares of this state, copied.
+    pub fn compared(&self) -> Compared {
+        Compared {
+            judges: self.header.judges.clone(),
+            notes: self.notes.clone(),
+            penalties: self.penalties.clone(),
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// What changed from one state to another, as `delta::diff` finds it
+/// between their [`Table::live_json`], member by member: judges, notes,
+/// penalties, then the ruleset's state.
+impl Changes for Compared {
+    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
+        if self.judges != after.judges {
+            differ.written(&Differ::member(path, "judges"), &self.judges, &after.judges);
+        }
+        if self.notes != after.notes {
+            differ.written(&Differ::member(path, "notes"), &self.notes, &after.notes);
+        }
+        if self.penalties != after.penalties {
+            differ.written(&Differ::member(path, "penalties"), &self.penalties, &after.penalties);
+        }
+        let path = Differ::member(path, "state");
+        match (&self.state, &after.state) {
+            (RulesetState::Doomtrooper(a), RulesetState::Doomtrooper(b)) => a.changes_into(b, &path, differ),
+            (RulesetState::Wtactics(a), RulesetState::Wtactics(b)) => a.live().changes_into(&b.live(), &path, differ),
+            (RulesetState::Riftbound(a), RulesetState::Riftbound(b)) => a.live().changes_into(&b.live(), &path, differ),
+            (RulesetState::Rawdeal(a), RulesetState::Rawdeal(b)) => a.live().changes_into(&b.live(), &path, differ),
+            (RulesetState::Gurps(a), RulesetState::Gurps(b)) => a.live().changes_into(&b.live(), &path, differ),
+            // Two states of one game are of one ruleset; were they not, the
+            // whole state changed.
+            (a, b) => differ.written(&path, a, b),
+        }
+    }
 }
 
 /// An action in plain words: its type, then its fields, e.g.

@@ -426,6 +426,10 @@ pub struct Live<'a> {
     areas: BTreeMap<&'a String, BTreeMap<&'a String, kernel::Tail<'a, String>>>,
 }
 
+// What replay shows changed from one state to the next (`delta::Changes`),
+// member by member.
+crate::changes_by_member!(Live<'_> { areas, ended, history, judges, ring_area, rounding, seats, stack });
+
 const RULE_2A: &str = "2a: the card's player's effects first, then the opponent's (multiplication/division first, then addition/subtraction); you may not play a card if you cannot meet the Fortitude cost, unless a 'when played' effect lowers it";
 const RULE_DAMAGE: &str = "3a/4/9a: damage modifiers (multiplication/division first, then addition/subtraction)";
 

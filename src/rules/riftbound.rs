@@ -342,6 +342,10 @@ pub struct Live<'a> {
     first_turn: &'a str,
 }
 
+// What replay shows changed from one state to the next (`delta::Changes`),
+// member by member.
+crate::changes_by_member!(Live<'_> { battlefields, combat_might, first_turn, judges, mode, pending, phase, scores, scoring, seats, teams, trash, turn, units, victory_score, winner });
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub seats: Vec<String>,

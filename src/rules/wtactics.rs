@@ -349,6 +349,10 @@ pub struct Live<'a> {
     attacks_finished: u64,
 }
 
+// What replay shows changed from one state to the next (`delta::Changes`),
+// member by member.
+crate::changes_by_member!(Live<'_> { attack, attacks_finished, creatures, discard, influence_lost, judges, last_attack, phase, seats, turn });
+
 const RULE_I: &str =
     "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them";
 const RULE_ALL_ATTACKERS: &str = "I: the active player announces all attackers that will fight this turn, at once";
