@@ -114,6 +114,39 @@ impl Differ {
         walk(path, Text::whole(&self.before), Text::whole(&self.after), &mut self.changes);
     }
 
+    /// Two leaves that differ (numbers, strings): their values, unwritten.
+    pub fn leaf<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
+        let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
+        let (before, after) = (value(before), value(after));
+        debug_assert!(!before.is_object() && !before.is_array() && !after.is_object() && !after.is_array(), "{path} is not a leaf");
+        if before != after {
+            self.changes.push(Change { path: path.into(), before: Some(before), after: Some(after) });
+        }
+    }
+
+    /// A list, element by element as the walk takes an array: an element
+    /// equal on both sides is passed over, one that differs is written on
+    /// both sides and walked, one on one side only is a change of the
+    /// whole element.
+    pub fn list<T: Serialize + PartialEq>(&mut self, path: &str, before: &[T], after: &[T]) {
+        let mut buf = [0; 20];
+        for i in 0..before.len().max(after.len()) {
+            let (a, b) = (before.get(i), after.get(i));
+            if a == b {
+                continue;
+            }
+            let mut at = String::with_capacity(path.len() + 6);
+            at.push_str(path);
+            at.push('[');
+            at.push_str(itoa(i, &mut buf));
+            at.push(']');
+            match (a, b) {
+                (Some(a), Some(b)) => self.written(&at, a, b),
+                _ => self.optional(&at, &a, &b),
+            }
+        }
+    }
+
     /// A member serde leaves out when it is None (`skip_serializing_if`):
     /// present on one side only, it is a change of the whole member.
     pub fn optional<T: Serialize>(&mut self, path: &str, before: &Option<T>, after: &Option<T>) {
@@ -141,7 +174,10 @@ impl Differ {
 /// (the order the walk takes them; a debug build checks it):
 /// - `name`: compared, and written whole when it differs;
 /// - `name: optional`: an `Option` serde leaves out when None;
-/// - `name: nested`: compared by its own [`Changes`].
+/// - `name: nested`: compared by its own [`Changes`];
+/// - `name: optional_nested`: both;
+/// - `name: leaf`: a number or a string, its two values taken unwritten;
+/// - `name: list`: a `Vec`, element by element ([`Differ::list`]).
 ///
 /// Every member serde writes must be listed: the tests compare each
 /// ruleset's changes with [`diff`] over its JSON, state by state.
@@ -164,9 +200,30 @@ macro_rules! changes_by_member {
             $differ.written(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
         }
     };
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident leaf) => {
+        if $a.$name != $b.$name {
+            $differ.leaf(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+        }
+    };
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident list) => {
+        if $a.$name != $b.$name {
+            $differ.list(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+        }
+    };
     (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident optional) => {
         if $a.$name != $b.$name {
             $differ.optional(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+        }
+    };
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident optional_nested) => {
+        match (&$a.$name, &$b.$name) {
+            (Some(x), Some(y)) => $crate::delta::Changes::changes_into(
+                x,
+                y,
+                &$crate::delta::Differ::member($path, stringify!($name)),
+                $differ,
+            ),
+            _ => $crate::changes_by_member!(@member $a, $b, $path, $differ, $name optional),
         }
     };
     (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident nested) => {
@@ -293,9 +350,24 @@ impl serde_json::ser::Formatter for Marks<'_> {
     }
 }
 
-/// The path's field names, without array indexes.
+/// The path's field names, without array indexes. (Split on bytes with
+/// `memchr`: `str::split` on a set of chars decodes every char, and replay
+/// ranks every change of every event.)
 fn fields(path: &str) -> impl Iterator<Item = &str> {
-    path.split(['.', '[']).filter(|p| !p.ends_with(']'))
+    let mut rest = Some(path);
+    std::iter::from_fn(move || {
+        loop {
+            let now = rest?;
+            let (part, after) = match memchr::memchr2(b'.', b'[', now.as_bytes()) {
+                Some(i) => (&now[..i], Some(&now[i + 1..])),
+                None => (now, None),
+            };
+            rest = after;
+            if !part.ends_with(']') {
+                return Some(part);
+            }
+        }
+    })
 }
 
 /// 0: the result (points, scores, control); 1: the rest of the outcome; 2: the rest.
@@ -303,6 +375,22 @@ pub fn rank(path: &str) -> u8 {
     if is_renumbering_path(path) {
         return 2;
     }
+    let mut rank = 2;
+    for field in fields(path) {
+        // A `match` on the words (by length, then bytes) rather than a
+        // search of the lists: replay ranks every change of every event.
+        match field {
+            "winner" | "points" | "scores" | "influence_lost" | "controller" | "control" | "award" => return 0,
+            "results" | "status" | "outcome" | "dead" | "trash" | "discard" | "penalties" => rank = 1,
+            _ => {}
+        }
+    }
+    debug_assert_eq!(rank, slow_rank(path), "rank's words are RESULT's and OUTCOME's");
+    rank
+}
+
+/// [`rank`] from the lists themselves: what a debug build checks it against.
+fn slow_rank(path: &str) -> u8 {
     let mut rank = 2;
     for field in fields(path) {
         if RESULT.contains(&field) {
@@ -466,8 +554,27 @@ impl<'a> Tree<'a> for Text<'a> {
         self.bytes() == other.bytes()
     }
 
+    /// Strings without escapes, whole numbers and literals are read
+    /// directly (each changed leaf of every event is read: serde_json's
+    /// parser costs several times as much for one); anything else is parsed.
+    /// The text is serde_json's own, so these read as its parser reads them.
     fn value(self) -> Value {
-        serde_json::from_slice(self.bytes()).expect("JSON text")
+        let b = self.bytes();
+        match b {
+            [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => {
+                Value::String(std::str::from_utf8(inner).expect("serde_json writes UTF-8").to_owned())
+            }
+            b"true" => Value::Bool(true),
+            b"false" => Value::Bool(false),
+            b"null" => Value::Null,
+            [b'1'..=b'9', ..] | [b'0'] if b.iter().all(u8::is_ascii_digit) => {
+                match std::str::from_utf8(b).ok().and_then(|n| n.parse::<u64>().ok()) {
+                    Some(n) => Value::from(n),
+                    None => serde_json::from_slice(b).expect("JSON text"),
+                }
+            }
+            _ => serde_json::from_slice(b).expect("JSON text"),
+        }
     }
 
     fn differing_members(self, other: Self) -> Option<Vec<(Cow<'a, str>, Self, Self)>> {
@@ -622,6 +729,19 @@ mod tests {
         assert_eq!(d[1].path, "finished[0].results[0]");
         let renumbered: Vec<&str> = d.iter().filter(|c| is_renumbering(c)).map(|c| c.path.as_str()).collect();
         assert_eq!(renumbered, vec!["finished[0].battle_tactic[0]", "finished[0].effects[0].seq"]);
+    }
+
+    /// The leaves the walk reads directly read as serde_json's parser reads them.
+    #[test]
+    fn leaves_read_directly_are_the_values_parsed() {
+        let leaves = json!(["plain", "é \"quoted\" \\ \n", "", 0, 7, 18446744073709551615u64, -3, 2.5, 1e3, true, false, null]);
+        let doc = Doc::of(&leaves).unwrap();
+        let Shape::Array(elements) = Text::whole(&doc).shape() else { panic!("an array") };
+        assert_eq!(elements.len(), 12);
+        for (element, want) in elements.iter().zip(leaves.as_array().unwrap()) {
+            assert_eq!(&element.value(), want, "{}", String::from_utf8_lossy(element.bytes()));
+            assert_eq!(element.value(), serde_json::from_slice::<Value>(element.bytes()).unwrap());
+        }
     }
 
     /// A struct writes its fields in declaration order, not key order: the

@@ -5,16 +5,17 @@
 //! snapshot: memory is a few batches of states, whatever the length.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
 use serde::Serialize;
 
 use crate::delta::{Change, Differ};
-use crate::event::{ActionType, Chain, Event, Link};
+use crate::event::{ActionType, Chain, Event, Header, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, each_event, verify, verify_from};
-use crate::rules::{Compared, Table, describe};
+use crate::rules::{Board, Compared, Table, describe};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
@@ -83,8 +84,9 @@ where
         let (to_show, folded) = sync_channel(FOLDED_AHEAD);
         let (spend, spent) = channel();
         threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spent));
-        // The state before the event shown next.
+        // The state before the event shown next, and its board once built.
         let mut before: Option<Before> = None;
+        let mut board: Option<Board> = None;
         let mut differ = Differ::default();
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
@@ -94,12 +96,11 @@ where
                 let Folded { mut event, first, after, by, recorded } = step;
                 let (changes, said, before_step) = match first.or(before.take()) {
                     Some(b) => {
-                        let said = match (&b.board, &after.board) {
-                            (Some(b), Some(a)) => Some(a.changes_since(b)),
-                            _ => None,
-                        };
                         let changes = differ.changes(&b.compared, &after.compared);
-                        used.push(Spent { event: None, compared: Some(b.compared), board: b.board });
+                        let was = board.take().or_else(|| b.compared.board(&b.header));
+                        let (now, said) = board_after(was, &after, &changes);
+                        board = now;
+                        used.push(Spent { event: None, compared: Some(b.compared) });
                         (changes, said, Some(b.step))
                     }
                     None => (vec![], None, None),
@@ -124,7 +125,7 @@ where
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 });
-                used.push(Spent { event: Some(event), compared: None, board: None });
+                used.push(Spent { event: Some(event), compared: None });
                 before = Some(after);
             }
             let _ = spend.send(used);
@@ -137,10 +138,29 @@ where
 /// that made it to be dropped there: a block freed on another thread than
 /// the one that allocated it costs the allocator (mimalloc) several times a
 /// local free, and such frees were a third of a replay's time (perf).
+#[expect(dead_code, reason = "held only to be dropped on the folding thread")]
 struct Spent {
     event: Option<Event>,
     compared: Option<Compared>,
-    board: Option<crate::rules::Board>,
+}
+
+/// The board after an event, from `was` (the board before it), and what
+/// changed on it in words. A board is built again only when a change shows
+/// on it (`Compared::unseen_on_board`): most events pass priority on, which
+/// a board does not show, and building a board was a quarter of a replay's
+/// work. A debug build checks each board kept against one built afresh.
+fn board_after(was: Option<Board>, after: &Before, changes: &[Change]) -> (Option<Board>, Option<Vec<String>>) {
+    if changes.iter().all(|c| after.compared.unseen_on_board(&c.path)) {
+        debug_assert_eq!(after.compared.board(&after.header), was, "a change the board does not show changed it");
+        let said = was.as_ref().map(|_| vec![]);
+        return (was, said);
+    }
+    let now = after.compared.board(&after.header);
+    let said = match (&was, &now) {
+        (Some(b), Some(a)) => Some(a.changes_since(b)),
+        _ => None,
+    };
+    (now, said)
 }
 
 /// Events folded and handed from the folding thread to the showing one at a time.
@@ -185,9 +205,11 @@ fn fold_ahead<S>(
     S::Error: Into<RecordError>,
 {
     let next = folder.len();
+    // The game's header, shared by the states handed over until a ruling changes it.
+    let mut header: Option<Arc<Header>> = None;
     let mut batch = Vec::with_capacity(FOLDED_BATCH);
     let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
-        if let Some(folded) = fold_one(&mut folder, event, from, source)? {
+        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut header)? {
             batch.push(folded);
             if batch.len() == FOLDED_BATCH {
                 spent.try_iter().for_each(drop);
@@ -210,13 +232,19 @@ fn fold_ahead<S>(
 /// Folds `event`; for one from `from` on, the state it leaves as replay
 /// compares it, and before the event at `from` (the first shown: the fold
 /// starts at or before it), the state before it too.
-fn fold_one<S>(folder: &mut Folder, event: Event, from: u64, source: &S) -> Result<Option<Folded>, RecordError>
+fn fold_one<S>(
+    folder: &mut Folder,
+    event: Event,
+    from: u64,
+    source: &S,
+    header: &mut Option<Arc<Header>>,
+) -> Result<Option<Folded>, RecordError>
 where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
     let first = match event.seq == from {
-        true => folder.table().map(Before::of),
+        true => folder.table().map(|t| Before::of(t, header)),
         false => None,
     };
     folder.push(&event, source).map_err(broken)?;
@@ -226,20 +254,27 @@ where
     let table = folder.table().expect("a folded event leaves a state");
     let by = table.header.name_of(&event.actor);
     let recorded = table.said(event.seq);
-    let after = Before::of(table);
+    let after = Before::of(table, header);
     Ok(Some(Folded { event, first, after, by, recorded }))
 }
 
-/// A state as replay compares it: what it compares of it, its step and its board.
+/// A state as replay compares it: what it compares of it, its step, and
+/// the header its board names the seats from.
 struct Before {
     compared: Compared,
     step: StepRef,
-    board: Option<crate::rules::Board>,
+    header: Arc<Header>,
 }
 
 impl Before {
-    fn of(table: &Table) -> Before {
-        Before { compared: table.compared(), step: table.view().step, board: table.board() }
+    /// `table` as replay compares it; `header` is the last one handed
+    /// over, shared again while the table's is the same.
+    fn of(table: &Table, header: &mut Option<Arc<Header>>) -> Before {
+        let header = match header {
+            Some(h) if **h == table.header => h.clone(),
+            _ => header.insert(Arc::new(table.header.clone())).clone(),
+        };
+        Before { compared: table.compared(), step: table.view().step, header }
     }
 }
 

@@ -29,6 +29,9 @@ pub struct Ledger {
     pub effects: Vec<Effect>,
 }
 
+// What replay shows changed in a ledger: most often one effect added.
+crate::changes_by_member!(Ledger { effects: list });
+
 impl Ledger {
     pub fn push(&mut self, effect: Effect) {
         debug_assert!(self.effects.last().is_none_or(|e| e.seq < effect.seq));

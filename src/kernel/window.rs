@@ -15,6 +15,9 @@ pub struct Window {
     pub passes: usize,
 }
 
+// What replay shows changed in a window: most events pass priority on.
+crate::changes_by_member!(Window { order, passes: leaf, priority: leaf });
+
 impl Window {
     pub fn new(order: Vec<String>) -> Window {
         Window { order, priority: 0, passes: 0 }

@@ -760,34 +760,40 @@ pub fn open(header: &Header) -> Result<State, String> {
     })
 }
 
+/// Members of a combat the board does not show (`board::board` reads
+/// neither the step nor who holds priority): a change to them alone leaves
+/// the board as it was (`rules::Compared::unseen_on_board`).
+pub const UNSEEN_ON_BOARD: &[&str] =
+    &["state.combat.window", "state.combat.step", "state.combat.scope", "state.combat.sub_scope"];
+
 // What replay shows changed from one state to the next (`delta::Changes`):
 // the state is what `state` and replay show (the finished combats as a count
 // and the last), so it is compared member by member.
 crate::changes_by_member!(State { combat: nested, finished: nested, judges, points, seats });
 
 crate::changes_by_member!(Combat {
-    attacker,
-    attacking_player,
+    attacker: leaf,
+    attacking_player: leaf,
     awaiting_ruling: optional,
     award: optional,
     battle_tactic: optional,
-    defender,
-    defending_player,
-    effects,
+    defender: leaf,
+    defending_player: leaf,
+    effects: nested,
     ended_by: optional,
     equipment,
     first_combat,
-    number,
+    number: leaf,
     order,
     part,
     plays,
-    repeats,
-    scope,
+    repeats: leaf,
+    scope: leaf,
     second_combat: optional,
-    step,
-    sub_scope,
+    step: leaf,
+    sub_scope: leaf,
     warzone: optional,
-    window: optional,
+    window: optional_nested,
 });
 
 /// The last finished combat is the same `Arc` from one state to the next
@@ -796,7 +802,7 @@ impl crate::delta::Changes for Finished {
     fn changes_into(&self, after: &Self, path: &str, differ: &mut crate::delta::Differ) {
         use crate::delta::Differ;
         if self.count != after.count {
-            differ.written(&Differ::member(path, "count"), &self.count, &after.count);
+            differ.leaf(&Differ::member(path, "count"), &self.count, &after.count);
         }
         let same = match (&self.last, &after.last) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),

@@ -351,13 +351,7 @@ impl Table {
     /// The board, in the players' names. Every ruleset has one; the Option
     /// stays so that a ruleset can be added before its board.
     pub fn board(&self) -> Option<Board> {
-        match &self.state {
-            RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, &self.header))),
-            RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, &self.header))),
-            RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, &self.header))),
-            RulesetState::Rawdeal(s) => Some(Board::Rawdeal(rawdeal::board(s, &self.header))),
-            RulesetState::Gurps(s) => Some(Board::Gurps(gurps::board(s, &self.header))),
-        }
+        board_of(&self.state, &self.header)
     }
 
     /// What the ruleset recorded in words for the event at `seq`, beyond the
@@ -391,6 +385,40 @@ pub struct Compared {
     notes: Vec<NoteRecord>,
     penalties: Vec<PenaltyRecord>,
     state: RulesetState,
+}
+
+/// The board of `state`, in the names `header` gives the seats.
+fn board_of(state: &RulesetState, header: &Header) -> Option<Board> {
+    match state {
+        RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, header))),
+        RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, header))),
+        RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, header))),
+        RulesetState::Rawdeal(s) => Some(Board::Rawdeal(rawdeal::board(s, header))),
+        RulesetState::Gurps(s) => Some(Board::Gurps(gurps::board(s, header))),
+    }
+}
+
+impl Compared {
+    /// The board of this state ([`Table::board`]), in the names `header`
+    /// (its game's) gives the seats.
+    pub fn board(&self, header: &Header) -> Option<Board> {
+        board_of(&self.state, header)
+    }
+
+    /// Whether a change at `path` (of [`Table::live_json`]) leaves the board
+    /// as it was: the ruleset's board does not show that member. Replay
+    /// builds the board again only after a change it shows (most events of
+    /// a Doomtrooper combat pass priority on and show nothing new on the
+    /// board); a debug build checks each board kept against one built.
+    pub fn unseen_on_board(&self, path: &str) -> bool {
+        let unseen: &[&str] = match &self.state {
+            RulesetState::Doomtrooper(_) => doomtrooper::UNSEEN_ON_BOARD,
+            _ => &[],
+        };
+        unseen.iter().any(|member| {
+            path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        })
+    }
 }
 
 impl Table {
