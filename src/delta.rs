@@ -350,24 +350,12 @@ impl serde_json::ser::Formatter for Marks<'_> {
     }
 }
 
-/// The path's field names, without array indexes. (Split on bytes with
-/// `memchr`: `str::split` on a set of chars decodes every char, and replay
-/// ranks every change of every event.)
-fn fields(path: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(path);
-    std::iter::from_fn(move || {
-        loop {
-            let now = rest?;
-            let (part, after) = match memchr::memchr2(b'.', b'[', now.as_bytes()) {
-                Some(i) => (&now[..i], Some(&now[i + 1..])),
-                None => (now, None),
-            };
-            rest = after;
-            if !part.ends_with(']') {
-                return Some(part);
-            }
-        }
-    })
+/// The path's field names, without array indexes, as bytes. (Split on
+/// bytes: `str::split` on a set of chars decodes every char, and replay
+/// ranks every change of every event; '.' and '[' are ASCII, so each part
+/// is whole UTF-8.)
+fn fields(path: &str) -> impl Iterator<Item = &[u8]> {
+    path.as_bytes().split(|b| matches!(b, b'.' | b'[')).filter(|p| !p.ends_with(b"]"))
 }
 
 /// 0: the result (points, scores, control); 1: the rest of the outcome; 2: the rest.
@@ -380,8 +368,8 @@ pub fn rank(path: &str) -> u8 {
         // A `match` on the words (by length, then bytes) rather than a
         // search of the lists: replay ranks every change of every event.
         match field {
-            "winner" | "points" | "scores" | "influence_lost" | "controller" | "control" | "award" => return 0,
-            "results" | "status" | "outcome" | "dead" | "trash" | "discard" | "penalties" => rank = 1,
+            b"winner" | b"points" | b"scores" | b"influence_lost" | b"controller" | b"control" | b"award" => return 0,
+            b"results" | b"status" | b"outcome" | b"dead" | b"trash" | b"discard" | b"penalties" => rank = 1,
             _ => {}
         }
     }
@@ -393,10 +381,10 @@ pub fn rank(path: &str) -> u8 {
 fn slow_rank(path: &str) -> u8 {
     let mut rank = 2;
     for field in fields(path) {
-        if RESULT.contains(&field) {
+        if RESULT.iter().any(|w| w.as_bytes() == field) {
             return 0;
         }
-        if OUTCOME.contains(&field) {
+        if OUTCOME.iter().any(|w| w.as_bytes() == field) {
             rank = 1;
         }
     }
@@ -409,12 +397,14 @@ pub fn is_outcome(path: &str) -> bool {
 
 /// A path that holds an event's seq.
 fn is_renumbering_path(path: &str) -> bool {
-    let last = path.rsplit('.').next().unwrap_or(path);
-    let (name, index) = match last.split_once('[') {
-        Some((name, rest)) => (name, Some(rest)),
+    let path = path.as_bytes();
+    let last = path.rsplit(|b| *b == b'.').next().unwrap_or(path);
+    let (name, index) = match last.iter().position(|b| *b == b'[') {
+        Some(i) => (&last[..i], Some(&last[i + 1..])),
         None => (last, None),
     };
-    SEQ_FIELDS.contains(&name) || (SEQ_PAIRS.contains(&name) && index == Some("0]"))
+    SEQ_FIELDS.iter().any(|f| f.as_bytes() == name)
+        || (SEQ_PAIRS.iter().any(|f| f.as_bytes() == name) && index == Some(b"0]"))
 }
 
 /// A difference only in which seq an event has: both sides are numbers at a

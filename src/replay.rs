@@ -94,9 +94,9 @@ where
             let mut used = Vec::with_capacity(batch.len());
             for step in batch {
                 let Folded { mut event, first, after, by, recorded } = step;
-                let (changes, said, before_step) = match first.or(before.take()) {
+                let (changes, said, before_step) = match first.map(|b| *b).or(before.take()) {
                     Some(b) => {
-                        let changes = differ.changes(&b.compared, &after.compared);
+                        let changes = differ.changes(&*b.compared, &*after.compared);
                         let was = board.take().or_else(|| b.compared.board(&b.header));
                         let (now, said) = board_after(was, &after, &changes);
                         board = now;
@@ -141,7 +141,7 @@ where
 #[expect(dead_code, reason = "held only to be dropped on the folding thread")]
 struct Spent {
     event: Option<Event>,
-    compared: Option<Compared>,
+    compared: Option<Box<Compared>>,
 }
 
 /// The board after an event, from `was` (the board before it), and what
@@ -176,7 +176,7 @@ struct Folded {
     /// The state before it, for the first event shown (none for event 0).
     /// None for the others: the showing thread keeps the state after the
     /// event before.
-    first: Option<Before>,
+    first: Option<Box<Before>>,
     after: Before,
     /// The actor by name.
     by: String,
@@ -244,7 +244,7 @@ where
     S::Error: Into<RecordError>,
 {
     let first = match event.seq == from {
-        true => folder.table().map(|t| Before::of(t, header)),
+        true => folder.table().map(|t| Box::new(Before::of(t, header))),
         false => None,
     };
     folder.push(&event, source).map_err(broken)?;
@@ -261,7 +261,9 @@ where
 /// A state as replay compares it: what it compares of it, its step, and
 /// the header its board names the seats from.
 struct Before {
-    compared: Compared,
+    /// Boxed: a state is several hundred bytes, and each is handed between
+    /// threads and moved several times (memcpy was a tenth of a replay's work).
+    compared: Box<Compared>,
     step: StepRef,
     header: Arc<Header>,
 }
@@ -274,7 +276,7 @@ impl Before {
             Some(h) if **h == table.header => h.clone(),
             _ => header.insert(Arc::new(table.header.clone())).clone(),
         };
-        Before { compared: table.compared(), step: table.view().step, header }
+        Before { compared: Box::new(table.compared()), step: table.step(), header }
     }
 }
 

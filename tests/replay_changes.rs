@@ -101,6 +101,7 @@ fn changes_found_member_by_member_are_the_diff_of_the_whole_json_for_any_two_sta
         let states: Vec<Value> = tables.iter().map(Table::live_json).collect();
         let mut compared = 0;
         for i in 0..tables.len() {
+            assert_eq!(tables[i].step(), tables[i].view().step, "{ruleset}: the step after seq {i}");
             for j in (0..tables.len()).step_by(7).chain([i.saturating_sub(1), i + 1]) {
                 let Some(later) = tables.get(j) else { continue };
                 let want = diff(&states[i], &states[j]);

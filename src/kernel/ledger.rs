@@ -26,7 +26,11 @@ pub struct Effect {
 /// Every effect of one contest (a combat, a card play), in record order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ledger {
-    pub effects: Vec<Effect>,
+    /// Shared between copies of a state until one of them adds an effect:
+    /// replay copies the state at every event and compares each copy with
+    /// the next, and most events add no effect (a copy is then a count,
+    /// and two copies compare equal by address).
+    pub effects: std::sync::Arc<Vec<Effect>>,
 }
 
 // What replay shows changed in a ledger: most often one effect added.
@@ -36,7 +40,7 @@ impl Ledger {
     pub fn push(&mut self, effect: Effect) {
         debug_assert!(self.effects.last().is_none_or(|e| e.seq < effect.seq));
         debug_assert!(effect.counters.is_none_or(|t| t < effect.seq));
-        self.effects.push(effect);
+        std::sync::Arc::make_mut(&mut self.effects).push(effect);
     }
 
     pub fn get(&self, seq: u64) -> Option<&Effect> {

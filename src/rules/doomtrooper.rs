@@ -909,32 +909,38 @@ impl State {
         window.filter(|w| !w.is_closed()).map(|w| w.order.clone()).unwrap_or_default()
     }
 
-    /// Where the game is, who may act, what is legal.
-    pub fn view(&self) -> View {
+    /// The step of the procedure the game is at (what [`State::view`]
+    /// says first, without working out who may act: replay shows the step
+    /// of every event).
+    pub fn step_ref(&self) -> StepRef {
         let Some(c) = &self.combat else {
-            return View {
-                step: StepRef {
-                    number: "1".into(),
-                    title: "ANNOUNCE ATTACKER AND DEFENDER".into(),
-                    reference: "Doomtrooper step 1".into(),
-                },
-                may_act: self.seats.clone(),
-                legal: vec![ActionType::Announce],
-                awaiting_ruling: None,
+            return StepRef {
+                number: "1".into(),
+                title: "ANNOUNCE ATTACKER AND DEFENDER".into(),
+                reference: "Doomtrooper step 1".into(),
             };
         };
         let s = c.current();
         let part = match c.part {
-            Part::Main => String::new(),
-            Part::FirstCombat => "non-simultaneous breakdown, first combat, ".into(),
-            Part::SecondCombat => "non-simultaneous breakdown, second combat, ".into(),
+            Part::Main => "",
+            Part::FirstCombat => "non-simultaneous breakdown, first combat, ",
+            Part::SecondCombat => "non-simultaneous breakdown, second combat, ",
         };
         let plural = if s.no.contains('-') { "steps" } else { "step" };
-        let step = StepRef {
+        StepRef {
             number: s.no.into(),
             title: s.section.title().into(),
             reference: format!("Doomtrooper {part}{plural} {} ({})", s.no, s.section.title()),
+        }
+    }
+
+    /// Where the game is, who may act, what is legal.
+    pub fn view(&self) -> View {
+        let step = self.step_ref();
+        let Some(c) = &self.combat else {
+            return View { step, may_act: self.seats.clone(), legal: vec![ActionType::Announce], awaiting_ruling: None };
         };
+        let s = c.current();
         if let Some(p) = &c.awaiting_ruling {
             return View {
                 step,

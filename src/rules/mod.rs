@@ -364,6 +364,15 @@ impl Table {
         }
     }
 
+    /// The step the game is at: `view().step`, without the rest of the
+    /// view where the ruleset can say it alone (Doomtrooper).
+    pub fn step(&self) -> StepRef {
+        match &self.state {
+            RulesetState::Doomtrooper(s) => s.step_ref(),
+            _ => self.view().step,
+        }
+    }
+
     pub fn view(&self) -> View {
         match &self.state {
             RulesetState::Doomtrooper(s) => s.view(),
