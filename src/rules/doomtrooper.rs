@@ -136,7 +136,7 @@ pub enum Announce {
 }
 
 /// A card effect, by what it does (`effect`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "effect", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Play {
     /// CHANGE COMBATANTS: the new attacker and/or defender.
@@ -673,12 +673,15 @@ pub struct Combat {
     sub_scope: u64,
     pub effects: Ledger,
     /// What each card effect said (new combatants, first player, saved warrior, points).
-    plays: BTreeMap<u64, Play>,
+    /// Shared between copies of the state until a card is played (as the
+    /// ledger's effects are: replay copies the state at every event).
+    plays: Arc<BTreeMap<u64, Play>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub battle_tactic: Option<(u64, String)>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warzone: Option<(u64, Option<String>)>,
-    pub equipment: BTreeMap<String, Vec<String>>,
+    /// Shared between copies of the state, as `plays` is.
+    pub equipment: Arc<BTreeMap<String, Vec<String>>>,
     /// How many times steps 2-15 were repeated because combatants changed.
     pub repeats: u64,
     /// The combat-ending card that ended the combat.
@@ -883,10 +886,10 @@ impl State {
             scope: seq,
             sub_scope: seq,
             effects: Ledger::default(),
-            plays: BTreeMap::new(),
+            plays: Arc::default(),
             battle_tactic: None,
             warzone: None,
-            equipment: BTreeMap::new(),
+            equipment: Arc::default(),
             repeats: 0,
             ended_by: None,
             resume: None,
@@ -1207,7 +1210,7 @@ impl Combat {
                     check_name("equipment", i).or_else(|m| refuse(rule_text(s), m))?;
                 }
                 self.effects.push(effect("equipment_used"));
-                self.equipment.insert(actor.to_string(), items.clone());
+                Arc::make_mut(&mut self.equipment).insert(actor.to_string(), items.clone());
             }
             _ => return refuse(rule_text(s), format!("this step announces {what}")),
         }
@@ -1311,7 +1314,7 @@ impl Combat {
             counters: None,
             scope: self.scope,
         });
-        self.plays.insert(seq, p.clone());
+        Arc::make_mut(&mut self.plays).insert(seq, p.clone());
         Ok(())
     }
 
