@@ -14,7 +14,8 @@
 //!
 //! `--phase NAME N` runs one phase alone on a store of N events (made first),
 //! for `tools/bench --instructions`, which counts its instructions with
-//! callgrind (only inside the `measured_*` functions), per event.
+//! callgrind (only inside the `measured_*` functions), per event;
+//! `--phase replay-beside-verify N` times the two in turns, three times.
 //!
 //! The stream is the bundled sample combat, replayed over and over (it ends
 //! between combats, so it can follow itself): real Doomtrooper events, with
@@ -381,23 +382,24 @@ fn phase_alone(phase: &str, n: u64) {
             measured_verify(&store, n);
             println!("events {n}");
         }
-        "replaytime" => {
-            let loops = std::env::var("LOOPS").ok().and_then(|l| l.parse().ok()).unwrap_or(3);
-            for _ in 0..loops {
+        "replay-beside-verify" => {
+            // Verify and replay of the same game in turns, three times: the
+            // ratio the targets name, with replay's CPU per wall second (how
+            // busy its threads keep this machine's two cores).
+            for _ in 0..3 {
                 let t = Instant::now();
                 measured_verify(&store, n);
-                let v = t.elapsed();
-                let cpu = || {
-                    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-                    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-                    (u.ru_utime.tv_sec as f64 + u.ru_utime.tv_usec as f64 / 1e6) + (u.ru_stime.tv_sec as f64 + u.ru_stime.tv_usec as f64 / 1e6)
-                };
-                let c = cpu();
-                let t = Instant::now();
+                let verify = t.elapsed();
+                let (cpu, t) = (cpu_seconds(), Instant::now());
                 measured_replay(&store, n);
-                let r = t.elapsed();
-                let c = cpu() - c;
-                println!("verify {:.0}/s replay {:.0}/s ratio {:.3}  replay cpu {:.2}x wall", n as f64 / v.as_secs_f64(), n as f64 / r.as_secs_f64(), v.as_secs_f64() / r.as_secs_f64(), c / r.as_secs_f64());
+                let (replay, cpu) = (t.elapsed(), cpu_seconds() - cpu);
+                println!(
+                    "verify {:.0}/s, replay {:.0}/s: {:.2}x verify, {:.2} s of CPU per second",
+                    n as f64 / verify.as_secs_f64(),
+                    n as f64 / replay.as_secs_f64(),
+                    verify.as_secs_f64() / replay.as_secs_f64(),
+                    cpu / replay.as_secs_f64()
+                );
             }
         }
         "replay" => {
@@ -432,6 +434,20 @@ fn phase_alone(phase: &str, n: u64) {
             }
             println!("events {n}");
         }
-        other => panic!("unknown phase {other}: append-check, fold, verify, replay, ceiling, append, scan, durable"),
+        other => panic!(
+            "unknown phase {other}: append-check, fold, verify, replay, replay-beside-verify, ceiling, append, scan, durable"
+        ),
     }
+}
+
+/// This process's CPU time so far (user and system), in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }

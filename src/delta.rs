@@ -118,7 +118,10 @@ impl Differ {
     pub fn leaf<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
         let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
         let (before, after) = (value(before), value(after));
-        debug_assert!(!before.is_object() && !before.is_array() && !after.is_object() && !after.is_array(), "{path} is not a leaf");
+        debug_assert!(
+            !before.is_object() && !before.is_array() && !after.is_object() && !after.is_array(),
+            "{path} is not a leaf"
+        );
         if before != after {
             self.changes.push(Change { path: path.into(), before: Some(before), after: Some(after) });
         }
@@ -154,7 +157,11 @@ impl Differ {
         match (before, after) {
             (Some(a), Some(b)) => self.written(path, a, b),
             (None, None) => {}
-            (a, b) => self.changes.push(Change { path: path.into(), before: a.as_ref().map(value), after: b.as_ref().map(value) }),
+            (a, b) => self.changes.push(Change {
+                path: path.into(),
+                before: a.as_ref().map(value),
+                after: b.as_ref().map(value),
+            }),
         }
     }
 
@@ -724,7 +731,8 @@ mod tests {
     /// The leaves the walk reads directly read as serde_json's parser reads them.
     #[test]
     fn leaves_read_directly_are_the_values_parsed() {
-        let leaves = json!(["plain", "é \"quoted\" \\ \n", "", 0, 7, 18446744073709551615u64, -3, 2.5, 1e3, true, false, null]);
+        let leaves =
+            json!(["plain", "é \"quoted\" \\ \n", "", 0, 7, 18446744073709551615u64, -3, 2.5, 1e3, true, false, null]);
         let doc = Doc::of(&leaves).unwrap();
         let Shape::Array(elements) = Text::whole(&doc).shape() else { panic!("an array") };
         assert_eq!(elements.len(), 12);

@@ -105,7 +105,11 @@ fn changes_found_member_by_member_are_the_diff_of_the_whole_json_for_any_two_sta
             for j in (0..tables.len()).step_by(7).chain([i.saturating_sub(1), i + 1]) {
                 let Some(later) = tables.get(j) else { continue };
                 let want = diff(&states[i], &states[j]);
-                assert_eq!(differ.changes(&tables[i].compared(), &later.compared()), want, "{ruleset}: from the state after seq {i} to after {j}");
+                assert_eq!(
+                    differ.changes(&tables[i].compared(), &later.compared()),
+                    want,
+                    "{ruleset}: from the state after seq {i} to after {j}"
+                );
                 compared += 1;
             }
         }

@@ -941,7 +941,12 @@ impl State {
     pub fn view(&self) -> View {
         let step = self.step_ref();
         let Some(c) = &self.combat else {
-            return View { step, may_act: self.seats.clone(), legal: vec![ActionType::Announce], awaiting_ruling: None };
+            return View {
+                step,
+                may_act: self.seats.clone(),
+                legal: vec![ActionType::Announce],
+                awaiting_ruling: None,
+            };
         };
         let s = c.current();
         if let Some(p) = &c.awaiting_ruling {

@@ -424,9 +424,9 @@ impl Compared {
             RulesetState::Doomtrooper(_) => doomtrooper::UNSEEN_ON_BOARD,
             _ => &[],
         };
-        unseen.iter().any(|member| {
-            path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-        })
+        unseen
+            .iter()
+            .any(|member| path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '['])))
     }
 }
 
