@@ -98,7 +98,7 @@ where
                     Some(b) => {
                         let changes = differ.changes(&*b.compared, &*after.compared);
                         let was = board.take().or_else(|| b.compared.board(&b.header));
-                        let (now, said) = board_after(was, &after, &changes);
+                        let (now, said) = board_after(was, &b.header, &after, &changes);
                         board = now;
                         used.push(Spent { event: None, compared: Some(b.compared) });
                         (changes, said, Some(b.step))
@@ -146,11 +146,17 @@ struct Spent {
 
 /// The board after an event, from `was` (the board before it), and what
 /// changed on it in words. A board is built again only when a change shows
-/// on it (`Compared::unseen_on_board`): most events pass priority on, which
-/// a board does not show, and building a board was a quarter of a replay's
-/// work. A debug build checks each board kept against one built afresh.
-fn board_after(was: Option<Board>, after: &Before, changes: &[Change]) -> (Option<Board>, Option<Vec<String>>) {
-    if changes.iter().all(|c| after.compared.unseen_on_board(&c.path)) {
+/// on it (`Compared::unseen_on_board`), or the header its names come from
+/// changed: most events pass priority on, which a board does not show, and
+/// building a board was a quarter of a replay's work. A debug build checks
+/// each board kept against one built afresh.
+fn board_after(
+    was: Option<Board>,
+    header: &Arc<Header>,
+    after: &Before,
+    changes: &[Change],
+) -> (Option<Board>, Option<Vec<String>>) {
+    if Arc::ptr_eq(header, &after.header) && changes.iter().all(|c| after.compared.unseen_on_board(&c.path)) {
         debug_assert_eq!(after.compared.board(&after.header), was, "a change the board does not show changed it");
         let said = was.as_ref().map(|_| vec![]);
         return (was, said);

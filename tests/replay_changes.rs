@@ -42,24 +42,27 @@ fn tables(store: &SledStore, game: &str) -> Vec<Table> {
     out
 }
 
-/// The state after each event as replay compares it, written whole.
-fn states(store: &SledStore, game: &str) -> Vec<Value> {
-    tables(store, game).iter().map(Table::live_json).collect()
-}
-
 #[test]
 fn replay_says_exactly_what_changed_between_successive_states() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
     for ruleset in RULESETS {
         record(&store, ruleset);
-        let states = states(&store, ruleset);
+        let tables = tables(&store, ruleset);
+        let states: Vec<Value> = tables.iter().map(Table::live_json).collect();
         let head = states.len() as u64 - 1;
         let want = |seq: u64| -> Vec<Change> {
             match seq {
                 0 => vec![],
                 _ => diff(&states[seq as usize - 1], &states[seq as usize]),
             }
+        };
+        // What changed on the board, from boards built afresh at every
+        // event (replay builds one again only after a change it shows).
+        let boards: Vec<_> = tables.iter().map(|t| t.board().unwrap()).collect();
+        let said = |seq: u64| match seq {
+            0 => None,
+            _ => Some(boards[seq as usize].changes_since(&boards[seq as usize - 1])),
         };
         let source = StoredGame::new(&store, ruleset);
         for (from, to) in [(0, None), (1, None), (17, Some(40)), (head - 2, None), (head, Some(head))] {
@@ -74,6 +77,7 @@ fn replay_says_exactly_what_changed_between_successive_states() {
             );
             for s in &shown {
                 assert_eq!(s.changes, want(s.seq), "{ruleset}: the changes at seq {} (replay from {from})", s.seq);
+                assert_eq!(s.said, said(s.seq), "{ruleset}: the board's changes at seq {} (replay from {from})", s.seq);
             }
         }
         // A Doomtrooper game's finished combat is written once and reused:
