@@ -202,25 +202,9 @@ macro_rules! changes_by_member {
             }
         }
     };
+    // A plain member is written whole when it differs.
     (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident) => {
-        if $a.$name != $b.$name {
-            $differ.written(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
-        }
-    };
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident leaf) => {
-        if $a.$name != $b.$name {
-            $differ.leaf(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
-        }
-    };
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident list) => {
-        if $a.$name != $b.$name {
-            $differ.list(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
-        }
-    };
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident optional) => {
-        if $a.$name != $b.$name {
-            $differ.optional(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
-        }
+        $crate::changes_by_member!(@member $a, $b, $path, $differ, $name written)
     };
     (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident optional_nested) => {
         match (&$a.$name, &$b.$name) {
@@ -240,6 +224,12 @@ macro_rules! changes_by_member {
             &$crate::delta::Differ::member($path, stringify!($name)),
             $differ,
         );
+    };
+    // `leaf`, `list`, `optional` (and `written`): the `Differ` method of that name.
+    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident $method:ident) => {
+        if $a.$name != $b.$name {
+            $differ.$method(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+        }
     };
 }
 
