@@ -52,14 +52,14 @@ pub struct Shown {
 /// from the latest snapshot (the events after it read, hashed, linked and
 /// folded), or, for a source without snapshots (an export file), from a
 /// full verification. The events shown are folded from the nearest
-/// snapshot before `from`. Each state is copied and its board built once:
-/// the state after one event is the state before the next.
+/// snapshot before `from`. Each state is copied once: the state after one
+/// event is the state before the next.
 ///
 /// Two threads, as `verify` has: one reads and folds the events and copies
-/// each state and writes its board (`fold_ahead`), in batches; the
+/// what replay compares of each state (`fold_ahead`), in batches; the
 /// caller's compares each state with the one before (`delta::Changes`:
-/// member by member, only what differs written) and calls `show`, in seq
-/// order.
+/// member by member, only what differs written), builds the board again
+/// where a change shows on it, and calls `show`, in seq order.
 /// An event the fold refuses, or that cannot be read, ends the replay with
 /// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
@@ -91,7 +91,8 @@ where
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
             let batch = batch?;
-            let mut used = Vec::with_capacity(batch.len());
+            // Two per event: the state before it, and the event.
+            let mut used = Vec::with_capacity(2 * batch.len());
             for step in batch {
                 let Folded { mut event, first, after, by, recorded } = step;
                 let (changes, said, before_step) = match first.map(|b| *b).or(before.take()) {
@@ -145,18 +146,19 @@ struct Spent {
 }
 
 /// The board after an event, from `was` (the board before it), and what
-/// changed on it in words. A board is built again only when a change shows
-/// on it (`Compared::unseen_on_board`), or the header its names come from
-/// changed: most events pass priority on, which a board does not show, and
-/// building a board was a quarter of a replay's work. A debug build checks
-/// each board kept against one built afresh.
+/// changed on it in words. A board is built again unless the ruleset says
+/// that none of the changes shows on it (`Compared::board_unchanged_by`)
+/// and the header its names come from is the same: most events pass
+/// priority on, which a board does not show, and building a board was a
+/// quarter of a replay's work. A debug build checks each board kept
+/// against one built afresh.
 fn board_after(
     was: Option<Board>,
     header: &Arc<Header>,
     after: &Before,
     changes: &[Change],
 ) -> (Option<Board>, Option<Vec<String>>) {
-    if Arc::ptr_eq(header, &after.header) && changes.iter().all(|c| after.compared.unseen_on_board(&c.path)) {
+    if Arc::ptr_eq(header, &after.header) && after.compared.board_unchanged_by(changes) {
         debug_assert_eq!(after.compared.board(&after.header), was, "a change the board does not show changed it");
         let said = was.as_ref().map(|_| vec![]);
         return (was, said);
@@ -193,7 +195,7 @@ struct Folded {
 /// The folding thread: folds `folder` (after the event `prev`) on through
 /// the events to `to`, each checked as `verify` checks it (from its stored
 /// bytes, read on a thread of its own, where the source has them), and
-/// copies each state from `from` on, with its board. Hands them over
+/// copies what replay compares of each state from `from` on. Hands them over
 /// in batches until the events run out, one is an error (handed over after
 /// the events before it), or the showing thread stops taking them.
 /// (A frame of its own, so that `tools/bench --instructions` counts it.)

@@ -14,20 +14,74 @@ use arbiter::record::{Recorder, StoredGame, Submission, create};
 use arbiter::replay::replay;
 use arbiter::rules::Table;
 use arbiter::store::{SledStore, Store};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-const RULESETS: &[&str] = &["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"];
+/// Each ruleset's sample, and the Doomtrooper sample with adjudication
+/// (`RULED`).
+const GAMES: &[&str] = &["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps", RULED];
 
-fn record(store: &SledStore, ruleset: &str) {
+/// The Doomtrooper sample with, after event 60, a note, a penalty and a
+/// judge added (the live state's notes, penalties and judges, and a header
+/// that changes under the board), and at its end a judge's rewind into the
+/// first combat (a state that changes almost whole).
+const RULED: &str = "doomtrooper-ruled";
+
+fn record(store: &SledStore, game: &str) {
+    let ruleset = game.strip_suffix("-ruled").unwrap_or(game);
     let path = format!("{}/examples/{ruleset}-sample.jsonl", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
     let mut subs = text.lines().filter(|l| !l.trim().is_empty()).map(|l| Submission::parse(l).unwrap());
     let open = subs.next().unwrap();
     let header: Header = serde_json::from_value(open.action.clone()).unwrap();
-    create(store, ruleset, &header, &open.actor, None).unwrap();
+    create(store, game, &header, &open.actor, None).unwrap();
     // Snapshots every 16 events: replay from a seq past one starts there.
-    let mut r = Recorder::load_with(store, ruleset, 16).unwrap();
-    r.append_batch(&subs.collect::<Vec<_>>(), None).unwrap();
+    let mut r = Recorder::load_with(store, game, 16).unwrap();
+    let subs: Vec<Submission> = subs.collect();
+    if game != RULED {
+        r.append_batch(&subs, None).unwrap();
+        return;
+    }
+    let concerns = |seq: u64| json!({"seq": seq, "hash": store.get(game, seq).unwrap().unwrap().hash});
+    let act = |r: &mut Recorder, actor: &str, action: Value| {
+        r.append(&Submission { actor: actor.into(), action, at: None }, None).unwrap();
+    };
+    r.append_batch(&subs[..60], None).unwrap();
+    act(&mut r, "p2", json!({"type": "note", "concerns": concerns(45), "text": "slow play"}));
+    act(
+        &mut r,
+        "Dana",
+        json!({"type": "ruling", "kind": "penalty", "concerns": concerns(45), "reason": "slow play",
+        "rule": "tournament policy 3.1", "seat": "p2", "infraction": "slow play", "penalty": "warning", "fix": "none"}),
+    );
+    act(
+        &mut r,
+        "Dana",
+        json!({"type": "ruling", "kind": "add_judge", "concerns": concerns(0),
+        "reason": "floor judge arrives", "judge": "Eve"}),
+    );
+    // The sample's later events name earlier ones by seq: shifted past the three above.
+    let shifted: Vec<Submission> = subs[60..]
+        .iter()
+        .map(|sub| {
+            let mut sub = sub.clone();
+            if let Some(t) = sub.action.get_mut("target").filter(|t| t.as_u64() > Some(60)) {
+                *t = (t.as_u64().unwrap() + 3).into();
+            }
+            if let Some(Value::Array(list)) = sub.action.get_mut("counted") {
+                for q in list.iter_mut().filter(|q| q.as_u64() > Some(60)) {
+                    *q = (q.as_u64().unwrap() + 3).into();
+                }
+            }
+            sub
+        })
+        .collect();
+    r.append_batch(&shifted, None).unwrap();
+    act(
+        &mut r,
+        "Eve",
+        json!({"type": "ruling", "kind": "rewind", "concerns": concerns(40),
+        "reason": "the counter was played out of its window"}),
+    );
 }
 
 /// The state after each event, folded on one thread.
@@ -46,7 +100,7 @@ fn tables(store: &SledStore, game: &str) -> Vec<Table> {
 fn replay_says_exactly_what_changed_between_successive_states() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    for ruleset in RULESETS {
+    for ruleset in GAMES {
         record(&store, ruleset);
         let tables = tables(&store, ruleset);
         let states: Vec<Value> = tables.iter().map(Table::live_json).collect();
@@ -80,11 +134,22 @@ fn replay_says_exactly_what_changed_between_successive_states() {
                 assert_eq!(s.said, said(s.seq), "{ruleset}: the board's changes at seq {} (replay from {from})", s.seq);
             }
         }
-        // A Doomtrooper game's finished combat is written once and reused:
-        // the sample finishes more than one, so the reuse is crossed.
+        // A Doomtrooper game's last finished combat is shared between
+        // states and compared by address until another ends: the sample
+        // finishes more than one, so both cases are crossed.
         if *ruleset == "doomtrooper" {
             let finished: Vec<&Value> = states.iter().map(|s| &s["state"]["finished"]["count"]).collect();
             assert!(finished.last().and_then(|c| c.as_u64()).unwrap() >= 2, "the sample finishes two combats");
+        }
+        // The adjudication is in the states compared, and the rewind
+        // changes most of the state.
+        if *ruleset == RULED {
+            let last = &states[head as usize];
+            assert_eq!(last["judges"], json!(["Dana", "Eve"]));
+            assert_eq!(last["notes"].as_array().map(Vec::len), Some(1));
+            assert_eq!(last["penalties"].as_array().map(Vec::len), Some(1));
+            let rewound: Vec<String> = want(head).into_iter().map(|c| c.path).collect();
+            assert!(rewound.contains(&"state.combat".to_string()), "the rewind returns into a combat: {rewound:?}");
         }
     }
 }
@@ -99,7 +164,7 @@ fn changes_found_member_by_member_are_the_diff_of_the_whole_json_for_any_two_sta
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
     let mut differ = Differ::default();
-    for ruleset in RULESETS {
+    for ruleset in GAMES {
         record(&store, ruleset);
         let tables = tables(&store, ruleset);
         let states: Vec<Value> = tables.iter().map(Table::live_json).collect();

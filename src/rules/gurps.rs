@@ -232,7 +232,9 @@ pub fn open(header: &Header) -> Result<State, String> {
 }
 
 impl State {
-    /// The state with the log summarised (count and last): see `doomtrooper::State::live`.
+    /// The state with the log summarised (count and last), so that a
+    /// replay's comparison of two states costs the same at event 10 and at
+    /// event 100,000 (`rules::Table::live_json`).
     pub fn live(&self) -> Live<'_> {
         Live {
             seats: &self.seats,

@@ -319,23 +319,19 @@ impl Table {
     /// checked against.
     pub fn live_json(&self) -> serde_json::Value {
         #[derive(Serialize)]
-        struct Live<'a, S> {
-            state: S,
+        struct Live<'a> {
+            state: serde_json::Value,
             judges: &'a [String],
             penalties: &'a [PenaltyRecord],
             notes: &'a [NoteRecord],
         }
-        fn live<S: Serialize>(t: &Table, state: S) -> serde_json::Result<serde_json::Value> {
-            serde_json::to_value(Live { state, judges: &t.header.judges, penalties: &t.penalties, notes: &t.notes })
-        }
-        let written = match &self.state {
-            RulesetState::Doomtrooper(s) => live(self, s),
-            RulesetState::Wtactics(s) => live(self, s.live()),
-            RulesetState::Riftbound(s) => live(self, s.live()),
-            RulesetState::Rawdeal(s) => live(self, s.live()),
-            RulesetState::Gurps(s) => live(self, s.live()),
-        };
-        written.expect("a state serialises")
+        serde_json::to_value(Live {
+            state: live_state(&self.state),
+            judges: &self.header.judges,
+            penalties: &self.penalties,
+            notes: &self.notes,
+        })
+        .expect("a state serialises")
     }
 
     /// The order of priority in the window now open, by seat id (empty when
@@ -396,6 +392,18 @@ pub struct Compared {
     state: RulesetState,
 }
 
+/// A ruleset's state as [`Table::live_json`] writes it.
+fn live_state(state: &RulesetState) -> serde_json::Value {
+    let written = match state {
+        RulesetState::Doomtrooper(s) => serde_json::to_value(s),
+        RulesetState::Wtactics(s) => serde_json::to_value(s.live()),
+        RulesetState::Riftbound(s) => serde_json::to_value(s.live()),
+        RulesetState::Rawdeal(s) => serde_json::to_value(s.live()),
+        RulesetState::Gurps(s) => serde_json::to_value(s.live()),
+    };
+    written.expect("a state serialises")
+}
+
 /// The board of `state`, in the names `header` gives the seats.
 fn board_of(state: &RulesetState, header: &Header) -> Option<Board> {
     match state {
@@ -414,19 +422,25 @@ impl Compared {
         board_of(&self.state, header)
     }
 
-    /// Whether a change at `path` (of [`Table::live_json`]) leaves the board
-    /// as it was: the ruleset's board does not show that member. Replay
-    /// builds the board again only after a change it shows (most events of
-    /// a Doomtrooper combat pass priority on and show nothing new on the
-    /// board); a debug build checks each board kept against one built.
-    pub fn unseen_on_board(&self, path: &str) -> bool {
+    /// Whether the board of the state after `changes` (of
+    /// [`Table::live_json`], from the state before) is the board before:
+    /// the ruleset names the members its board does not show, and every
+    /// change is under one of them. Replay builds the board again only
+    /// otherwise (most events of a Doomtrooper combat pass priority on and
+    /// show nothing new on the board); a debug build checks each board kept
+    /// against one built. A ruleset that names none has its board built at
+    /// every event: its board may read what the live JSON summarises (a
+    /// whole pile, where the JSON has its count and last card).
+    pub fn board_unchanged_by(&self, changes: &[crate::delta::Change]) -> bool {
         let unseen: &[&str] = match &self.state {
             RulesetState::Doomtrooper(_) => doomtrooper::UNSEEN_ON_BOARD,
-            _ => &[],
+            _ => return false,
         };
-        unseen
-            .iter()
-            .any(|member| path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '['])))
+        changes.iter().all(|c| {
+            unseen.iter().any(|member| {
+                c.path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            })
+        })
     }
 }
 
@@ -464,8 +478,8 @@ impl Changes for Compared {
             (RulesetState::Rawdeal(a), RulesetState::Rawdeal(b)) => a.live().changes_into(&b.live(), &path, differ),
             (RulesetState::Gurps(a), RulesetState::Gurps(b)) => a.live().changes_into(&b.live(), &path, differ),
             // Two states of one game are of one ruleset; were they not, the
-            // whole state changed.
-            (a, b) => differ.written(&path, a, b),
+            // whole state changed, as `live_json` writes it.
+            (a, b) => differ.written(&path, &live_state(a), &live_state(b)),
         }
     }
 }
