@@ -91,20 +91,18 @@ where
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
             let batch = batch?;
-            // Two per event: the state before it, and the event.
-            let mut used = Vec::with_capacity(2 * batch.len());
+            let mut used = Vec::with_capacity(batch.len());
             for step in batch {
                 let Folded { mut event, first, after, by, recorded } = step;
-                let (changes, said, before_step) = match first.map(|b| *b).or(before.take()) {
+                let (changes, said, before_step, compared) = match first.map(|b| *b).or(before.take()) {
                     Some(b) => {
                         let changes = differ.changes(&*b.compared, &*after.compared);
                         let was = board.take().or_else(|| b.compared.board(&b.header));
                         let (now, said) = board_after(was, &b.header, &after, &changes);
                         board = now;
-                        used.push(Spent { event: None, compared: Some(b.compared) });
-                        (changes, said, Some(b.step))
+                        (changes, said, Some(b.step), Some(b.compared))
                     }
-                    None => (vec![], None, None),
+                    None => (vec![], None, None, None),
                 };
                 let kind = match event.action_type() {
                     Some(ActionType::Ruling) => "ruling",
@@ -126,7 +124,7 @@ where
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 });
-                used.push(Spent { event: Some(event), compared: None });
+                used.push(Spent { event, compared });
                 before = Some(after);
             }
             let _ = spend.send(used);
@@ -141,7 +139,8 @@ where
 /// local free, and such frees were a third of a replay's time (perf).
 #[expect(dead_code, reason = "held only to be dropped on the folding thread")]
 struct Spent {
-    event: Option<Event>,
+    event: Event,
+    /// The state before the event.
     compared: Option<Box<Compared>>,
 }
 
