@@ -357,39 +357,16 @@ fn fields(path: &str) -> impl Iterator<Item = &[u8]> {
 
 /// 0: the result (points, scores, control); 1: the rest of the outcome; 2: the rest.
 pub fn rank(path: &str) -> u8 {
-    let rank = rank_by_words(path);
-    debug_assert_eq!(rank, slow_rank(path), "rank's words are RESULT's and OUTCOME's");
-    rank
-}
-
-/// [`rank`], the words matched by a `match` (by length, then bytes) rather
-/// than a search of the lists: replay ranks every change of every event.
-fn rank_by_words(path: &str) -> u8 {
     if is_renumbering_path(path) {
         return 2;
     }
+    let is = |words: &[&str], field: &[u8]| words.iter().any(|w| w.as_bytes() == field);
     let mut rank = 2;
     for field in fields(path) {
-        match field {
-            b"winner" | b"points" | b"scores" | b"influence_lost" | b"controller" | b"control" | b"award" => return 0,
-            b"results" | b"status" | b"outcome" | b"dead" | b"trash" | b"discard" | b"penalties" => rank = 1,
-            _ => {}
-        }
-    }
-    rank
-}
-
-/// [`rank`] from the lists themselves: what a debug build checks it against.
-fn slow_rank(path: &str) -> u8 {
-    if is_renumbering_path(path) {
-        return 2;
-    }
-    let mut rank = 2;
-    for field in fields(path) {
-        if RESULT.iter().any(|w| w.as_bytes() == field) {
+        if is(RESULT, field) {
             return 0;
         }
-        if OUTCOME.iter().any(|w| w.as_bytes() == field) {
+        if is(OUTCOME, field) {
             rank = 1;
         }
     }

@@ -1593,6 +1593,15 @@ mod tests {
         seal(&draft, prev, chrono::Utc::now()).unwrap()
     }
 
+    /// `store` synced and closed, with what a test wrote into it key by key
+    /// (the state a crash would leave); where it is, to open again.
+    fn closed_durably(store: SledStore) -> PathBuf {
+        store.make_durable(store.ticket()).unwrap();
+        let at = store.dir().to_path_buf();
+        store.close();
+        at
+    }
+
     /// A flush that returns within its deadline is a sync; the probe that
     /// says why a stuck flush is stuck reports what the directory answers.
     #[test]
@@ -1792,9 +1801,7 @@ mod tests {
         for (k, v) in &entries.before {
             store.log.insert(k.as_slice(), v.as_slice()).unwrap();
         }
-        store.make_durable(store.ticket()).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
+        let at = closed_durably(store);
 
         let store = SledStore::open(&at).unwrap();
         assert_eq!(store.head("g").unwrap(), Some(e0.link()));
@@ -1836,9 +1843,7 @@ mod tests {
         }
         drop(tree);
         all.extend(batch);
-        store.make_durable(store.ticket()).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
+        let at = closed_durably(store);
 
         let store = SledStore::open(&at).unwrap();
         assert_eq!(store.log_size().unwrap(), 16);
@@ -1966,9 +1971,7 @@ mod tests {
         let batch = events_after(&e0, 2);
         store.append_batch("g", &batch).unwrap();
         store.tree("g").unwrap().remove(key(2)).unwrap();
-        store.make_durable(store.ticket()).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
+        let at = closed_durably(store);
 
         let store = SledStore::open(&at).unwrap();
         assert_eq!(store.head("g").unwrap(), Some(batch[0].0.link()));
@@ -1987,9 +1990,7 @@ mod tests {
         let entries = entries_of(&store, &cut);
         let (leaf_k, leaf_v) = &entries.before[0];
         store.log.insert(leaf_k.as_slice(), leaf_v.as_slice()).unwrap();
-        store.make_durable(store.ticket()).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
+        let at = closed_durably(store);
         let store = SledStore::open(&at).unwrap();
         assert_eq!(store.log_size().unwrap(), 1);
         assert_eq!(store.log_leaf(1).unwrap(), None);
@@ -2020,9 +2021,7 @@ mod tests {
         for (k, v) in entries.before.into_iter().chain(entries.after) {
             store.log.insert(k, v).unwrap();
         }
-        store.make_durable(store.ticket()).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
+        let at = closed_durably(store);
 
         let store = SledStore::open(&at).unwrap();
         assert_eq!(store.log_size().unwrap(), 42);
@@ -2042,9 +2041,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SledStore::open(dir.path()).unwrap();
         store.log.insert(LAYOUT_KEY, &[3u8][..]).unwrap();
-        store.make_durable(store.ticket()).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
+        let at = closed_durably(store);
         let Err(OpenError::Lost(why)) = SledStore::open(&at) else { panic!("a newer layout opened") };
         assert!(why.contains("newer arbiter"), "{why}");
     }
