@@ -307,14 +307,43 @@ impl Watchers {
 /// sled insert, then flush + fdatasync of sled's log once per `per_sync`
 /// events, on one thread, with nothing of arbiter's in the way.
 fn ceiling(events: usize, per_sync: usize, bytes: usize) -> f64 {
+    sled_alone(events, per_sync, bytes, 1, Keys::EventOnly)
+}
+
+/// What sled writes for each event.
+#[derive(Clone, Copy, PartialEq)]
+enum Keys {
+    /// One key, the event: the issue's ceiling.
+    EventOnly,
+    /// arbiter's layout (`src/store/sled.rs`): the event in its game's tree,
+    /// and in the log's tree its leaf (game and seq) and its position, and
+    /// every 16th event a stored subtree (32 bytes).
+    Arbiters,
+}
+
+/// `ceiling` with `keys` written per event, the events spread over
+/// `games` games in turn (a tree each).
+fn sled_alone(events: usize, per_sync: usize, bytes: usize, games: usize, keys: Keys) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     let db = sled::Config::new().path(dir.path()).segment_size(8 << 20).open().unwrap();
-    let tree = db.open_tree("game/t0").unwrap();
+    let games: Vec<(String, sled::Tree)> =
+        (0..games).map(|t| (format!("t{t}"), db.open_tree(format!("game/t{t}")).unwrap())).collect();
+    let log_tree = db.open_tree("log").unwrap();
     let log = std::fs::File::open(dir.path().join("db")).unwrap();
     let value = vec![b'x'; bytes];
     let start = Instant::now();
     for i in 0..events {
-        tree.insert((i as u64).to_be_bytes(), value.as_slice()).unwrap();
+        let ((game, tree), seq) = (&games[i % games.len()], (i / games.len()) as u64);
+        if keys == Keys::Arbiters {
+            let leaf = [&seq.to_be_bytes()[..], game.as_bytes()].concat();
+            log_tree.insert([&b"l"[..], &(i as u64).to_be_bytes()].concat(), leaf).unwrap();
+            let position = [&b"p"[..], game.as_bytes(), &[0], &seq.to_be_bytes()].concat();
+            log_tree.insert(position, &(i as u64).to_be_bytes()).unwrap();
+        }
+        tree.insert(seq.to_be_bytes(), value.as_slice()).unwrap();
+        if keys == Keys::Arbiters && (i + 1) % 16 == 0 {
+            log_tree.insert([&b"n"[..], &[4], &((i as u64) >> 4).to_be_bytes()].concat(), &[0u8; 32]).unwrap();
+        }
         if (i + 1) % per_sync == 0 || i + 1 == events {
             db.flush().unwrap();
             log.sync_data().unwrap();
@@ -453,6 +482,18 @@ fn main() {
             let c = ceiling();
             api(&sample, tables, per_table, 0).row(tables, "api", c);
         }
+    }
+    // What sled alone reaches with arbiter's keys, 64 games in turn, beside
+    // the event alone: the most any path through arbiter's store could
+    // reach, rules, sealing and threads aside.
+    if !subscribers_only && only("tables=64", &["tables=1", "tables=64"]) {
+        let one = sled_alone(64_000, 64, bytes, 64, Keys::EventOnly);
+        let arbiters = sled_alone(64_000, 64, bytes, 64, Keys::Arbiters);
+        println!(
+            "sled alone, 64 games, once per 64 events: {one:.0}/s with the event only, {arbiters:.0}/s with \
+             arbiter's keys (event, leaf, position, a subtree per 16): {:.2}x",
+            arbiters / one
+        );
     }
     // `subscribers` among the arguments runs only these rows.
     if subscribers_only || !args.iter().any(|a| ["library", "api", "tables=1", "tables=64"].contains(&a.as_str())) {

@@ -84,6 +84,9 @@ pub struct SledStore {
     durable_size: AtomicU64,
     /// How many syncs were made (for tests and the benchmark).
     syncs: AtomicU64,
+    /// `blobs/` as the last sync that listed it found it (`sync_blobs`).
+    /// (Boxed, as `heads`.)
+    blobs_seen: Box<Mutex<BlobsSeen>>,
     /// The thread that runs sled's flush for the group commit's leader.
     /// (Boxed, as `heads`.)
     flusher: Box<Mutex<Flusher>>,
@@ -338,6 +341,7 @@ impl SledStore {
             committed: Condvar::new(),
             durable_size: AtomicU64::new(size),
             syncs: AtomicU64::new(0),
+            blobs_seen: Box::default(),
             flusher: Box::default(),
             sync_watcher: Box::default(),
             failed: Box::default(),
@@ -690,22 +694,62 @@ impl SledStore {
         self.syncs.fetch_add(1, Ordering::Relaxed);
         self.flush_within(Duration::from_secs(crate::limits::SYNC_DEADLINE_SECONDS))?;
         self.log_file.sync_data().map_err(|e| Failure::io("fdatasync failed", &e))?;
+        self.sync_blobs()
+    }
+
+    /// Syncs every file in `blobs/` and the directory itself, if it holds
+    /// any. arbiter never builds a node large enough to become a blob (see
+    /// `SEGMENT_SIZE`), so this is a guard, and a cheap one: the directory
+    /// is listed again only when its mtime is not the one a listing could
+    /// trust (`BlobsSeen`). Listing it at every sync (an open, a stat, two
+    /// reads of it and a close) cost a twentieth of a durable append.
+    fn sync_blobs(&self) -> Result<(), Failure> {
         let blobs = self.dir.join("blobs");
+        let Ok(meta) = std::fs::metadata(&blobs) else {
+            return Ok(());
+        };
+        let mtime = meta.modified().ok();
+        let mut seen = self.blobs_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if mtime.is_some() && seen.trusted == mtime {
+            return Ok(());
+        }
+        seen.listings += 1;
+        let mut any = false;
         if let Ok(entries) = std::fs::read_dir(&blobs) {
-            let mut any = false;
             for entry in entries.flatten() {
                 any = true;
                 File::open(entry.path())
                     .and_then(|f| f.sync_data())
                     .map_err(|e| Failure::io("sync of blob failed", &e))?;
             }
-            if any {
-                File::open(&blobs)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|e| Failure::io("sync of blobs dir failed", &e))?;
-            }
         }
+        if any {
+            File::open(&blobs).and_then(|f| f.sync_all()).map_err(|e| Failure::io("sync of blobs dir failed", &e))?;
+        }
+        seen.trusted = mtime.filter(|m| BlobsSeen::old_enough(*m, std::time::SystemTime::now()));
         Ok(())
+    }
+}
+
+/// The mtime of `blobs/` at the last listing of it, when that mtime can be
+/// trusted to change with the next file sled adds: a file system stamps
+/// times from a clock that ticks every few milliseconds, so a file added
+/// in the same tick as the mtime seen leaves it as it was. An mtime at
+/// least `TRUSTED_AGE` older than the listing is safe: any later change
+/// stamps a later time. (A store's `blobs/` is made when the store is,
+/// and then never changes.)
+#[derive(Debug, Default)]
+struct BlobsSeen {
+    trusted: Option<std::time::SystemTime>,
+    /// How many times the directory was listed (for tests).
+    listings: u64,
+}
+
+impl BlobsSeen {
+    const TRUSTED_AGE: Duration = Duration::from_secs(1);
+
+    fn old_enough(mtime: std::time::SystemTime, now: std::time::SystemTime) -> bool {
+        now.duration_since(mtime).is_ok_and(|age| age >= Self::TRUSTED_AGE)
     }
 }
 
@@ -1600,6 +1644,34 @@ mod tests {
         let at = store.dir().to_path_buf();
         store.close();
         at
+    }
+
+    /// A sync lists `blobs/` only when the directory may have changed since
+    /// the last listing: an old mtime is trusted until the directory
+    /// changes; a file added (a blob sled wrote) is listed, and synced, at
+    /// the next sync; a recent mtime is not trusted, and is listed again.
+    #[test]
+    fn a_sync_lists_blobs_again_only_when_the_directory_may_have_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let blobs = dir.path().join("blobs");
+        let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        File::open(&blobs).unwrap().set_modified(an_hour_ago).unwrap();
+        // The open's own sync (if it made one) listed it already.
+        let (at_open, syncs_at_open) = (store.blobs_seen.lock().unwrap().listings, store.syncs());
+        let listings = || store.blobs_seen.lock().unwrap().listings - at_open;
+        let sync = || store.make_durable(store.ticket()).unwrap();
+        sync();
+        assert_eq!(listings(), 1);
+        sync();
+        sync();
+        assert_eq!(listings(), 1, "an old mtime, unchanged: not listed again");
+        std::fs::write(blobs.join("77"), b"a blob").unwrap();
+        sync();
+        assert_eq!(listings(), 2, "a file added changes the mtime");
+        sync();
+        assert_eq!(listings(), 3, "a mtime stamped just now is not trusted");
+        assert_eq!(store.syncs() - syncs_at_open, 5);
     }
 
     /// A flush that returns within its deadline is a sync; the probe that
