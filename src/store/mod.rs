@@ -19,6 +19,7 @@
 pub mod checkpoints;
 pub mod copy;
 pub mod dir;
+pub mod journal;
 pub mod postgres;
 pub mod sled;
 

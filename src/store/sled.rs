@@ -11,13 +11,18 @@
 //! events and their entries of the log as plain inserts, in an order an
 //! open can read, so that it completes or undoes an insert a crash cut
 //! short (`insert`, `LAYOUT_KEY`, `last_insert`).
-//! Then the group commit (`make_durable`): one leader at a time runs sled's
-//! `flush()` and `fdatasync` on sled's log file for everything written so
-//! far, with no lock held, while the appenders it covers wait on a condvar
-//! and wake together. sled's own flush ends in `sync_file_range`, which
-//! does not promise durability against power loss (it neither writes the
-//! file's metadata nor flushes the disk's cache); the `sync_data` call here
-//! does. Only then does `append` return Ok.
+//! Then the group commit (`make_durable`): one leader at a time, with no
+//! lock held, makes everything written so far durable, while the appenders
+//! it covers wait on a condvar and wake together (`sync_through`): the
+//! journal's records of the small inserts since the last sync, in one
+//! write and one `fdatasync` (`super::journal`); or, when something the
+//! journal does not hold was written or the journal is full, sled's own
+//! sync, `flush()` and `fdatasync` on sled's log file, which also empties
+//! the journal. sled's own flush ends in `sync_file_range`, which does not
+//! promise durability against power loss (it neither writes the file's
+//! metadata nor flushes the disk's cache); the `sync_data` call here does.
+//! Only then does `append` return Ok. An open puts back what the journal
+//! holds and sled lost in a crash (`replay_journal`).
 //!
 //! A failed sync (a full disk) leaves sled holding in memory what is not
 //! durable: the store is then failed (`SledStore::failed`). It stores
@@ -40,6 +45,7 @@ use sled::Transactional;
 use sled::transaction::TransactionError;
 
 use super::dir::{self, Before, Opening};
+use super::journal::{self, Journal};
 use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced, decode_parsed};
 use crate::event::{Chain, Event, Link, Parsed};
 use crate::tlog::merkle::{Frontier, Hash, leaf_hash, node_hash};
@@ -90,6 +96,9 @@ pub struct SledStore {
     /// The thread that runs sled's flush for the group commit's leader.
     /// (Boxed, as `heads`.)
     flusher: Box<Mutex<Flusher>>,
+    /// The journal (`super::journal`), written only by the group commit's
+    /// leader. (Boxed, as `heads`.)
+    journal: Box<Mutex<Journal>>,
     /// Told of every sync that succeeds (`on_sync`): the server's metrics.
     /// The store itself keeps no figures but `syncs`. (Boxed, as `heads`.)
     sync_watcher: Box<Mutex<Option<SyncWatcher>>>,
@@ -121,6 +130,21 @@ pub struct SledStore {
     copy: Option<dir::Copy>,
 }
 
+impl Drop for SledStore {
+    /// What the journal holds goes into sled's own sync before sled closes,
+    /// so that the next open has nothing to replay. A failed store syncs
+    /// nothing more; a sync that fails here leaves the journal for the next
+    /// open, which replays it.
+    fn drop(&mut self) {
+        let journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        let journaled = journal.bytes() > 0 && journal.replayed();
+        drop(journal);
+        if journaled && self.failure().is_none() {
+            let _ = self.make_durable(self.ticket());
+        }
+    }
+}
+
 /// The last ticket taken, and the log's size when it was taken.
 #[derive(Debug, Clone, Copy, Default)]
 struct Written {
@@ -129,12 +153,20 @@ struct Written {
 }
 
 /// Where the group commit is: the last ticket taken, the highest durable,
-/// and whether a leader is syncing now (at most one is).
+/// whether a leader is syncing now (at most one is), and what the next
+/// sync must write.
 #[derive(Debug, Default)]
 struct Commit {
     written: Written,
     durable: u64,
     syncing: bool,
+    /// The journal's records of the events inserted since the last sync
+    /// began, in the order of the log (`insert`; see `super::journal`).
+    journal: Vec<u8>,
+    /// Something was written since the last sync began that the journal
+    /// does not hold (a setting, a large batch, an open's repair): the
+    /// next sync is sled's own.
+    sled_sync: bool,
 }
 
 /// Ends a leader's turn even if its sync panics, so that followers are not
@@ -257,7 +289,15 @@ impl SledStore {
         // undo finds new or grown was written by this open.
         let opening = Opening::begin(dir);
         let before = opening.as_ref().and_then(|_| Before::note(dir));
-        let opened = sled::Config::new().path(dir).segment_size(SEGMENT_SIZE).cache_capacity(CACHE_BYTES).open();
+        // No flush of sled's on a timer: what is durable is made so by the
+        // group commit (the journal, or sled's own sync), and a flush on a
+        // timer would only compete with it for the disk.
+        let opened = sled::Config::new()
+            .path(dir)
+            .segment_size(SEGMENT_SIZE)
+            .cache_capacity(CACHE_BYTES)
+            .flush_every_ms(None)
+            .open();
         let db = match opened {
             Ok(db) => db,
             Err(e) => {
@@ -333,6 +373,10 @@ impl SledStore {
             false => LastInsert::None,
         };
         let size = last.size();
+        // Read before anything is written: what the journal holds that sled
+        // lost is put back below (`replay_journal`).
+        let journaled = journal::read(&dir.join(journal::FILE))
+            .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot read its journal: {e}") })?;
         let mut store = SledStore {
             db,
             dir: dir.to_path_buf(),
@@ -343,6 +387,7 @@ impl SledStore {
             syncs: AtomicU64::new(0),
             blobs_seen: Box::default(),
             flusher: Box::default(),
+            journal: Box::new(Mutex::new(Journal::new(dir, journaled.bytes()))),
             sync_watcher: Box::default(),
             failed: Box::default(),
             log: log_tree,
@@ -361,8 +406,12 @@ impl SledStore {
         };
         if built {
             // Checked before the newest insert is made whole or undone, so
-            // that a store that lost what it signed is not written.
-            super::checkpoints::check(&store)?;
+            // that a store that lost what it signed is not written. (Not
+            // when the journal holds events: sled may lack them, and the
+            // check after their replay below is the one that counts.)
+            if journaled.records.is_empty() {
+                super::checkpoints::check(&store)?;
+            }
             let missing = match &last {
                 LastInsert::Whole { missing: Some((game, seq)), .. } => Some(format!(
                     "the store at {shown} has lost part of its log: {game} seq {seq}, its newest event, is missing"
@@ -399,6 +448,13 @@ impl SledStore {
             // store is not written.
             super::checkpoints::check(&store)?;
             store.build_log().map_err(|why| unwritable(&store, why))?;
+        }
+        if journaled.bytes() > 0 {
+            store.replay_journal(&shown, journaled.records)?;
+            // sled's own sync: what was replayed (and what sled recovered,
+            // which its flush at the last close did not sync) is durable
+            // in sled, and the journal is emptied.
+            store.make_durable(store.ticket()).map_err(|e| unwritable(&store, e.to_string()))?;
         }
         // Never open a store that holds less than its last checkpoint.
         super::checkpoints::check(&store)?;
@@ -598,20 +654,31 @@ impl SledStore {
         }
     }
 
-    /// Takes a ticket for an insert that is now in sled's memory, the log
-    /// then holding `size` events. The caller holds the frontier's lock,
-    /// so tickets are taken in the order of the log.
-    fn ticket_at(&self, size: u64) -> u64 {
+    /// Takes a ticket for an insert of `events` to `game` that is now in
+    /// sled's memory, the log then holding `size` events, and gives the
+    /// next sync their journal's records (or, for a batch of more than
+    /// `journal::MOST_EVENTS`, asks for sled's own sync). The caller holds
+    /// the frontier's lock, so tickets and records are taken in the order
+    /// of the log.
+    fn ticket_at(&self, size: u64, game: &str, events: &[(Event, Vec<u8>)]) -> u64 {
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         commit.written.ticket += 1;
         commit.written.size = size;
+        if events.is_empty() || events.len() > journal::MOST_EVENTS {
+            commit.sled_sync = true;
+        } else {
+            for (_, bytes) in events {
+                journal::encode(game, bytes, &mut commit.journal);
+            }
+        }
         commit.written.ticket
     }
 
-    /// Takes a ticket for an insert that is not of events (a setting).
+    /// Takes a ticket for an insert that is not of events (a setting): the
+    /// sync that covers it is sled's own.
     fn ticket(&self) -> u64 {
         let frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        self.ticket_at(frontier.size())
+        self.ticket_at(frontier.size(), "", &[])
     }
 
     /// Makes the insert with `ticket` durable (group commit, leader and
@@ -636,12 +703,15 @@ impl SledStore {
         }
         commit.syncing = true;
         // Every ticket up to `covers` was taken after its insert finished,
-        // so the flush below includes all of them.
+        // so the sync below includes all of them: the journal's records
+        // taken with it, or sled's own flush of everything inserted.
         let covers = commit.written;
+        let records = std::mem::take(&mut commit.journal);
+        let sled_sync = std::mem::take(&mut commit.sled_sync);
         drop(commit);
         let leading = Leading(self);
         let began = Instant::now();
-        let synced = self.sync_now();
+        let synced = self.sync_through(&records, sled_sync);
         let took = began.elapsed();
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         let result = match synced {
@@ -686,6 +756,22 @@ impl SledStore {
                 })
             }
         }
+    }
+
+    /// One sync of the group commit: `records` written to the journal and
+    /// synced, one trip to the disk; or, when `sled_sync` asks for it or
+    /// the journal has grown past `journal::LIMIT`, sled's own sync
+    /// (`sync_now`), which covers everything inserted (the records, and
+    /// every record the journal holds), after which the journal is cut to
+    /// nothing.
+    fn sync_through(&self, records: &[u8], sled_sync: bool) -> Result<(), Failure> {
+        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
+            self.sync_now()?;
+            return journal.clear().map_err(|e| Failure::io("the journal could not be emptied", &e));
+        }
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        journal.append(records).map_err(|e| Failure::io("the journal's write failed", &e))
     }
 
     /// sled flush, then fdatasync of its log file (and of any blob file,
@@ -1080,7 +1166,7 @@ impl SledStore {
             }
         }
         drop(heads);
-        Ok(self.ticket_at(frontier.size()))
+        Ok(self.ticket_at(frontier.size(), game, events))
     }
 
     /// Stores one insert as plain inserts, in the order `last_insert`
@@ -1147,6 +1233,41 @@ impl SledStore {
         };
         let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
         Ok(Some(decode_stored(seq, &v)?.link()))
+    }
+
+    /// Puts back, at an open, what the journal holds and sled lost in a
+    /// crash (see `super::journal`), in the journal's order, which is the
+    /// log's: an event sled holds with the same bytes is passed over, one
+    /// it lacks is inserted as an append would insert it. An event that is
+    /// not whole, differs from the one stored at its seq, or does not
+    /// follow its game's head is damage: the store does not open, and the
+    /// journal is left as it is.
+    fn replay_journal(&self, shown: &str, records: Vec<(String, Vec<u8>)>) -> Result<(), OpenError> {
+        let place = self.dir.join(journal::FILE).display().to_string();
+        for (i, (game, bytes)) in records.into_iter().enumerate() {
+            let at = format!("{place}, record {}", i + 1);
+            let parsed = crate::event::parse_stored(&bytes).map_err(|e| damaged(shown, format!("{at}: {e}")))?;
+            let seq = parsed.event.seq;
+            crate::event::check_stored(&parsed, seq, &bytes).map_err(|e| damaged(shown, format!("{at}: {e}")))?;
+            let tree = self.tree(&game).map_err(|why| OpenError::Io { dir: shown.to_string(), why })?;
+            match tree.get(key(seq)) {
+                Ok(Some(stored)) if stored == bytes => continue,
+                Ok(Some(_)) => {
+                    return Err(damaged(
+                        shown,
+                        format!("{at}: game {game} seq {seq} differs from the event stored there"),
+                    ));
+                }
+                Ok(None) => {}
+                Err(e) => return Err(write_error(shown, &e)),
+            }
+            self.insert(&game, &[(parsed.event, bytes)]).map_err(|e| match e {
+                AppendError::Io(why) => OpenError::Io { dir: shown.to_string(), why },
+                e => damaged(shown, format!("{at}: game {game} seq {seq} does not follow what sled holds: {e}")),
+            })?;
+        }
+        self.journal.lock().unwrap_or_else(|p| p.into_inner()).mark_replayed();
+        Ok(())
     }
 
     /// Builds the log of a store written before it had one: every game in
@@ -1644,6 +1765,93 @@ mod tests {
         let at = store.dir().to_path_buf();
         store.close();
         at
+    }
+
+    /// The variable that makes `journal_child_appends_then_aborts` run: the
+    /// store's directory.
+    const JOURNAL_CHILD: &str = "ARBITER_TEST_JOURNAL_CHILD";
+
+    /// The child of `an_acknowledged_append_survives_a_crash_through_the_journal`:
+    /// appends 20 events to "g" one at a time, says each acknowledged
+    /// one, then aborts (no close, no drop: sled writes nothing more).
+    #[test]
+    #[ignore = "run by its parent test, in a process of its own"]
+    fn journal_child_appends_then_aborts() {
+        use std::io::Write;
+        let Ok(dir) = std::env::var(JOURNAL_CHILD) else { return };
+        let store = SledStore::open(Path::new(&dir)).unwrap();
+        let mut head = store.get("g", store.head("g").unwrap().unwrap().seq).unwrap().map(|e| e.link());
+        for _ in 0..20 {
+            let (event, bytes) = sealed(head.as_ref());
+            store.append("g", &event, &bytes).unwrap();
+            println!("acknowledged {}", event.seq);
+            std::io::stdout().flush().unwrap();
+            head = Some(event.link());
+        }
+        std::process::abort();
+    }
+
+    /// A process that dies right after its appends were acknowledged (each
+    /// made durable by the journal alone: sled flushes on no timer, and the
+    /// process never closed its store) loses none of them: the next open
+    /// puts them back from the journal, the chain and the log as they were,
+    /// and empties the journal.
+    #[test]
+    fn an_acknowledged_append_survives_a_crash_through_the_journal() {
+        let (dir, store, _) = with_first_event();
+        store.close();
+        let journal_path = dir.path().join(journal::FILE);
+        assert_eq!(journal::read(&journal_path).unwrap().records.len(), 0, "a close empties the journal");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "store::sled::tests::journal_child_appends_then_aborts", "--ignored", "--nocapture"])
+            .env(JOURNAL_CHILD, dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "the child aborts");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let acknowledged: Vec<u64> =
+            stdout.lines().filter_map(|l| l.strip_prefix("acknowledged ")?.parse().ok()).collect();
+        assert_eq!(acknowledged, (1..=20).collect::<Vec<u64>>(), "{stdout}");
+        let journaled = journal::read(&journal_path).unwrap();
+        assert_eq!(journaled.records.len(), 20, "each acknowledged event is in the journal");
+        assert!(journaled.records.iter().all(|(game, _)| game == "g"));
+
+        let store = SledStore::open(dir.path()).unwrap();
+        assert_eq!(store.head("g").unwrap().unwrap().seq, 20);
+        // `read` checks every link of the chain.
+        let read: Vec<Event> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(read.len(), 21);
+        for (seq, (_, bytes)) in journaled.records.iter().enumerate() {
+            assert_eq!(&crate::record::canonical_bytes(&read[seq + 1]), bytes);
+        }
+        assert_eq!(store.log_size().unwrap(), 21);
+        assert_eq!(store.log_position("g", 20).unwrap(), Some(20));
+        assert_eq!(std::fs::metadata(&journal_path).unwrap().len(), 0, "the open emptied the journal");
+        let dir_path = closed_durably(store);
+        let store = SledStore::open(&dir_path).unwrap();
+        assert_eq!(store.head("g").unwrap().unwrap().seq, 20, "what was put back is sled's own now");
+    }
+
+    /// An event in the journal that differs from the one sled stores at
+    /// its seq is damage, not something to choose between: the store does
+    /// not open, and says where.
+    #[test]
+    fn a_journal_that_contradicts_the_store_stops_the_open() {
+        let (dir, store, (e0, _)) = with_first_event();
+        let (e1, b1) = sealed(Some(&e0.link()));
+        store.append("g", &e1, &b1).unwrap();
+        store.close();
+        let (_, other) = sealed(Some(&e0.link()));
+        let mut records = Vec::new();
+        journal::encode("g", &other, &mut records);
+        std::fs::write(dir.path().join(journal::FILE), &records).unwrap();
+        for _ in 0..2 {
+            let Err(e) = SledStore::open(dir.path()) else { panic!("opened") };
+            let said = e.to_string();
+            assert!(said.contains("journal, record 1: game g seq 1 differs from the event stored there"), "{said}");
+            let kept = std::fs::read(dir.path().join(journal::FILE)).unwrap();
+            assert_eq!(kept, records, "a failed open leaves the journal as it was");
+        }
     }
 
     /// A sync lists `blobs/` only when the directory may have changed since

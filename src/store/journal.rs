@@ -1,0 +1,267 @@
+//! The journal of a sled store: what makes a small append durable in one
+//! trip to the disk.
+//!
+//! sled's own way to durability is its `flush()` (a write of its buffer
+//! and `sync_file_range`, on its I/O thread, which arbiter must wait for
+//! on a thread of its own: see `SledStore::flush_within`), then an
+//! `fdatasync` of its log: two trips to the disk and four wake-ups across
+//! threads per acknowledgement. An append of a few events instead writes
+//! each event's exact bytes here, one `write` and one `fdatasync` for a
+//! whole group commit, and is acknowledged then; sled holds the same
+//! events in memory, and writes them at its next own sync
+//! (`SledStore::sync_through`: a setting, a large batch, the journal
+//! grown past `LIMIT`, the store's close or open). That sync covers
+//! everything inserted before it, so the journal is then emptied.
+//!
+//! After a crash, sled recovers a prefix of its inserts, and the journal
+//! holds every acknowledged event since sled's last own sync, in the
+//! order of the log. An open replays it (`SledStore::replay_journal`):
+//! an event sled holds with the same bytes is passed over, one it lacks is
+//! inserted as an append would be (it must follow its game's head), and
+//! anything else is damage. The positions in the log come out as they were,
+//! so a checkpoint signed over them still matches.
+//!
+//! # Format
+//!
+//! A file of records, each:
+//!
+//! ```text
+//! u32 LE  length of the body
+//! body    u8 length of the game's name, the name, the event's exact bytes
+//! 32      BLAKE3 of the body
+//! ```
+//!
+//! Records are only appended, a group commit's records in one write, and
+//! the file is cut to nothing once sled's own sync covers them. A crash in
+//! the middle of a write leaves a record cut short at the end: reading
+//! stops at the first record that is cut short or fails its hash, and
+//! what follows is not replayed (it was never acknowledged: an append is
+//! acknowledged only after its whole write was synced).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::limits::{MAX_EVENT_BYTES, MAX_GAME_NAME_BYTES};
+
+/// The journal's file in the store's directory.
+pub const FILE: &str = "journal";
+
+/// Past this many bytes, the next sync is sled's own, which empties the
+/// journal: an open after a crash replays at most this much (about 3,500
+/// events of the sample), and a sync of sled's costs about what a write
+/// here does, so one per this many bytes costs nothing that shows.
+pub const LIMIT: u64 = 1024 * 1024;
+
+/// An insert of more events than this is not journaled: its sync, sled's
+/// own, is already one for the whole batch, and the journal would write
+/// its bytes twice. (`append -` stores chunks of 1,000.)
+pub const MOST_EVENTS: usize = 64;
+
+const HASH_BYTES: usize = 32;
+
+/// The longest body a record may have.
+const MOST_BODY_BYTES: usize = 1 + MAX_GAME_NAME_BYTES + MAX_EVENT_BYTES;
+
+/// Appends to `out` the record of `game`'s event stored as `bytes`.
+pub fn encode(game: &str, bytes: &[u8], out: &mut Vec<u8>) {
+    // Checked on the way in (`check_game_name`, `check_incoming`).
+    debug_assert!(game.len() <= MAX_GAME_NAME_BYTES && bytes.len() <= MAX_EVENT_BYTES);
+    let start = out.len();
+    let body = 1 + game.len() + bytes.len();
+    out.extend_from_slice(&(body as u32).to_le_bytes());
+    out.push(game.len() as u8);
+    out.extend_from_slice(game.as_bytes());
+    out.extend_from_slice(bytes);
+    let hash = blake3::hash(&out[start + 4..]);
+    out.extend_from_slice(hash.as_bytes());
+}
+
+/// A journal as read: its records (game, event bytes) in order, and how
+/// many bytes at its end were not a whole record (a write a crash cut short).
+#[derive(Debug, Default, PartialEq)]
+pub struct Read {
+    pub records: Vec<(String, Vec<u8>)>,
+    pub torn: u64,
+    /// The file's length.
+    len: u64,
+}
+
+impl Read {
+    pub fn bytes(&self) -> u64 {
+        self.len
+    }
+}
+
+/// Reads the journal at `path` (none: empty).
+pub fn read(path: &Path) -> io::Result<Read> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Read::default()),
+        Err(e) => return Err(e),
+    };
+    let mut read = Read::default();
+    let mut at = 0;
+    while let Some((record, next)) = record_at(&bytes, at) {
+        read.records.push(record);
+        at = next;
+    }
+    read.torn = (bytes.len() - at) as u64;
+    read.len = bytes.len() as u64;
+    Ok(read)
+}
+
+/// The whole record at `at`, and where the next begins.
+fn record_at(bytes: &[u8], at: usize) -> Option<((String, Vec<u8>), usize)> {
+    let len = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+    if !(2..=MOST_BODY_BYTES).contains(&len) {
+        return None;
+    }
+    let body = bytes.get(at + 4..at + 4 + len)?;
+    let hash = bytes.get(at + 4 + len..at + 4 + len + HASH_BYTES)?;
+    if blake3::hash(body).as_bytes() != hash {
+        return None;
+    }
+    let name_len = body[0] as usize;
+    let game = std::str::from_utf8(body.get(1..1 + name_len)?).ok()?;
+    let event = &body[1 + name_len..];
+    if game.is_empty() || event.is_empty() {
+        return None;
+    }
+    Some(((game.to_string(), event.to_vec()), at + 4 + len + HASH_BYTES))
+}
+
+/// The journal's file, opened for appending at the first write (a store
+/// only read never makes one).
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: Option<File>,
+    len: u64,
+    /// Whether the store has put the records the journal held at its open
+    /// back into sled (or it held none): until then, nothing is appended to
+    /// it and `clear` leaves it as it is, so an open that fails part way
+    /// leaves the journal for the next.
+    replayed: bool,
+}
+
+impl Journal {
+    /// The journal of the store at `dir`, `len` bytes long now.
+    pub fn new(dir: &Path, len: u64) -> Journal {
+        Journal { path: dir.join(FILE), file: None, len, replayed: len == 0 }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether what the journal held at the open is in sled now.
+    pub fn replayed(&self) -> bool {
+        self.replayed
+    }
+
+    /// The store put back every record the journal held at its open.
+    pub fn mark_replayed(&mut self) {
+        self.replayed = true;
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            let made = !self.path.exists();
+            let file = OpenOptions::new().create(true).append(true).open(&self.path)?;
+            if made {
+                // The new file's name must be durable before anything in it is.
+                let dir = self.path.parent().unwrap_or(Path::new("."));
+                File::open(dir)?.sync_all()?;
+            }
+            self.file = Some(file);
+        }
+        Ok(self.file.as_mut().expect("opened above"))
+    }
+
+    /// Appends `records` (whole, from `encode`) and syncs them.
+    pub fn append(&mut self, records: &[u8]) -> io::Result<()> {
+        assert!(self.replayed, "an append to a journal not yet replayed");
+        let file = self.file()?;
+        file.write_all(records)?;
+        file.sync_data()?;
+        self.len += records.len() as u64;
+        Ok(())
+    }
+
+    /// Cuts the journal to nothing, once sled's own sync covers every
+    /// record in it. Not synced: a cut that a crash undoes leaves records
+    /// that an open passes over (sled holds them).
+    pub fn clear(&mut self) -> io::Result<()> {
+        if self.len == 0 || !self.replayed {
+            return Ok(());
+        }
+        self.file()?.set_len(0)?;
+        self.len = 0;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal_of(records: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (game, bytes) in records {
+            encode(game, bytes, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn records_read_back_in_order_and_a_missing_journal_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        assert_eq!(read(&path).unwrap(), Read::default());
+        let mut journal = Journal::new(dir.path(), 0);
+        journal.append(&journal_of(&[("g", b"{\"seq\":1}"), ("other", b"{\"seq\":7}")])).unwrap();
+        journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
+        let read = read(&path).unwrap();
+        let games: Vec<&str> = read.records.iter().map(|(g, _)| g.as_str()).collect();
+        assert_eq!(games, ["g", "other", "g"]);
+        assert_eq!(read.records[2].1, b"{\"seq\":2}");
+        assert_eq!(read.torn, 0);
+        assert_eq!(journal.bytes(), std::fs::metadata(&path).unwrap().len());
+    }
+
+    /// A write cut short anywhere in its last record leaves the records
+    /// before it; a byte changed in a record ends the journal there.
+    #[test]
+    fn reading_stops_at_a_record_cut_short_or_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let whole = journal_of(&[("g", b"{\"seq\":1}"), ("g", b"{\"seq\":2}")]);
+        let first = journal_of(&[("g", b"{\"seq\":1}")]).len();
+        for cut in first..whole.len() {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            let read = read(&path).unwrap();
+            assert_eq!(read.records.len(), 1, "cut at {cut}");
+            assert_eq!(read.torn, (cut - first) as u64);
+        }
+        for at in 0..first {
+            let mut changed = whole.clone();
+            changed[at] ^= 0x20;
+            std::fs::write(&path, &changed).unwrap();
+            let read = read(&path).unwrap();
+            assert!(read.records.is_empty(), "a byte changed at {at}: {read:?}");
+            assert_eq!(read.torn, whole.len() as u64);
+        }
+    }
+
+    #[test]
+    fn clear_empties_it_and_appends_start_again_at_its_beginning() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::new(dir.path(), 0);
+        journal.append(&journal_of(&[("g", b"{\"seq\":1}")])).unwrap();
+        journal.clear().unwrap();
+        assert_eq!((journal.bytes(), std::fs::metadata(dir.path().join(FILE)).unwrap().len()), (0, 0));
+        journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
+        assert_eq!(read(&dir.path().join(FILE)).unwrap().records, vec![("g".to_string(), b"{\"seq\":2}".to_vec())]);
+    }
+}
