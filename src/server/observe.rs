@@ -109,7 +109,7 @@ impl Metrics {
         let sync_seconds = Histogram::new(exponential_buckets(0.0001, 2.0, 16));
         registry.register(
             "sync_seconds",
-            "Group-commit syncs (sled flush + fdatasync), in seconds",
+            "Group-commit syncs (the journal's write + fdatasync, or sled's flush + fdatasync), in seconds",
             sync_seconds.clone(),
         );
         // 0 (a sync of settings alone), then 1 to 4,096 events.
