@@ -83,8 +83,13 @@ pub struct SledStore {
     /// queueing one each. The lock is held only to read or change these,
     /// never across a sync (see `make_durable`).
     commit: Mutex<Commit>,
-    /// Signalled when a sync ends (well or not): its followers wake together.
-    committed: Condvar,
+    /// Signalled when a sync ends (well or not), one for even rounds and
+    /// one for odd (`Commit::round`): the followers a sync covers wait on
+    /// its round's and wake together; those that came after it began wait
+    /// on the next round's, and one of them is woken to lead it. (One
+    /// condvar for all woke every waiter at every sync, to find most of
+    /// them not covered: at 64 tables, several wake-ups per append.)
+    committed: [Condvar; 2],
     /// The log's size at the last sync that succeeded: what `log_size`
     /// says, so no checkpoint covers an event that is not yet durable.
     durable_size: AtomicU64,
@@ -160,6 +165,10 @@ struct Commit {
     written: Written,
     durable: u64,
     syncing: bool,
+    /// How many syncs have begun: the running one's number, while one runs.
+    round: u64,
+    /// The highest ticket the running sync covers.
+    covering: u64,
     /// The journal's records of the events inserted since the last sync
     /// began, in the order of the log (`insert`; see `super::journal`).
     journal: Vec<u8>,
@@ -169,14 +178,26 @@ struct Commit {
     sled_sync: bool,
 }
 
-/// Ends a leader's turn even if its sync panics, so that followers are not
-/// left waiting for a sync that will never end.
-struct Leading<'s>(&'s SledStore);
+/// Ends a leader's turn (its sync's round) even if its sync panics, so
+/// that followers are not left waiting for a sync that will never end.
+struct Leading<'s> {
+    store: &'s SledStore,
+    round: u64,
+}
 
 impl Drop for Leading<'_> {
+    /// Wakes every follower of this round (covered, or to see the
+    /// failure), and one of the next round's to lead it; after a failure,
+    /// every one of the next round's too, to see it.
     fn drop(&mut self) {
-        self.0.commit.lock().unwrap_or_else(|p| p.into_inner()).syncing = false;
-        self.0.committed.notify_all();
+        let SledStore { commit, committed, .. } = self.store;
+        commit.lock().unwrap_or_else(|p| p.into_inner()).syncing = false;
+        let (this, next) = (&committed[(self.round % 2) as usize], &committed[((self.round + 1) % 2) as usize]);
+        this.notify_all();
+        match self.store.failure() {
+            Some(_) => next.notify_all(),
+            None => next.notify_one(),
+        }
     }
 }
 
@@ -382,7 +403,7 @@ impl SledStore {
             dir: dir.to_path_buf(),
             log_file: log,
             commit: Mutex::new(Commit::default()),
-            committed: Condvar::new(),
+            committed: [Condvar::new(), Condvar::new()],
             durable_size: AtomicU64::new(size),
             syncs: AtomicU64::new(0),
             blobs_seen: Box::default(),
@@ -683,12 +704,13 @@ impl SledStore {
 
     /// Makes the insert with `ticket` durable (group commit, leader and
     /// followers). If a sync that began after the insert has finished,
-    /// nothing to do. If one is running, wait for it to end: it may not
-    /// cover this ticket, and then one of the waiters leads the next. Else
-    /// this caller leads: it syncs everything written so far (its own
-    /// insert and any others') with no lock held, then wakes every waiter
-    /// at once. A sync that fails fails the store (see the module's
-    /// comment), and every waiter it did not cover gets the error.
+    /// nothing to do. If one is running, wait for it to end if it covers
+    /// this ticket, else for the next round, which one of its waiters will
+    /// lead. Else this caller leads: it syncs everything written so far
+    /// (its own insert and any others') with no lock held, then wakes its
+    /// round's waiters at once and one of the next round's. A sync that
+    /// fails fails the store (see the module's comment), and every waiter
+    /// it did not cover gets the error.
     fn make_durable(&self, ticket: u64) -> Result<(), AppendError> {
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         loop {
@@ -699,17 +721,20 @@ impl SledStore {
             if !commit.syncing {
                 break;
             }
-            commit = self.committed.wait(commit).unwrap_or_else(|p| p.into_inner());
+            let round = if ticket <= commit.covering { commit.round } else { commit.round + 1 };
+            commit = self.committed[(round % 2) as usize].wait(commit).unwrap_or_else(|p| p.into_inner());
         }
         commit.syncing = true;
+        commit.round += 1;
         // Every ticket up to `covers` was taken after its insert finished,
         // so the sync below includes all of them: the journal's records
         // taken with it, or sled's own flush of everything inserted.
         let covers = commit.written;
+        commit.covering = covers.ticket;
         let records = std::mem::take(&mut commit.journal);
         let sled_sync = std::mem::take(&mut commit.sled_sync);
+        let leading = Leading { store: self, round: commit.round };
         drop(commit);
-        let leading = Leading(self);
         let began = Instant::now();
         let synced = self.sync_through(&records, sled_sync);
         let took = began.elapsed();
