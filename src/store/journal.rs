@@ -23,11 +23,13 @@
 //!
 //! # Format
 //!
-//! A file of records, each:
+//! A file of records, one per insert (an append, or a batch of at most
+//! `MOST_EVENTS` events: its events stand or fall together), each:
 //!
 //! ```text
 //! u32 LE  length of the body
-//! body    u8 length of the game's name, the name, the event's exact bytes
+//! body    u8 length of the game's name, the name, u8 count of events,
+//!         then each event: u32 LE length, its exact bytes
 //! 32      BLAKE3 of the body
 //! ```
 //!
@@ -36,7 +38,8 @@
 //! the middle of a write leaves a record cut short at the end: reading
 //! stops at the first record that is cut short or fails its hash, and
 //! what follows is not replayed (it was never acknowledged: an append is
-//! acknowledged only after its whole write was synced).
+//! acknowledged only after its whole write was synced). A batch is one
+//! record, so it is replayed whole or not at all.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -61,27 +64,39 @@ pub const MOST_EVENTS: usize = 64;
 const HASH_BYTES: usize = 32;
 
 /// The longest body a record may have.
-const MOST_BODY_BYTES: usize = 1 + MAX_GAME_NAME_BYTES + MAX_EVENT_BYTES;
+const MOST_BODY_BYTES: usize = 2 + MAX_GAME_NAME_BYTES + MOST_EVENTS * (4 + MAX_EVENT_BYTES);
 
-/// Appends to `out` the record of `game`'s event stored as `bytes`.
-pub fn encode(game: &str, bytes: &[u8], out: &mut Vec<u8>) {
-    // Checked on the way in (`check_game_name`, `check_incoming`).
-    debug_assert!(game.len() <= MAX_GAME_NAME_BYTES && bytes.len() <= MAX_EVENT_BYTES);
+/// One insert as the journal holds it: its game, and its events' exact
+/// bytes in seq order.
+pub type Insert = (String, Vec<Vec<u8>>);
+
+/// Appends to `out` the record of one insert to `game` of `events`, each
+/// as stored (its exact bytes).
+pub fn encode<'a>(game: &str, events: impl ExactSizeIterator<Item = &'a [u8]>, out: &mut Vec<u8>) {
+    // Checked on the way in (`check_game_name`, `check_incoming`, and the
+    // caller journals at most `MOST_EVENTS`).
+    debug_assert!(game.len() <= MAX_GAME_NAME_BYTES && (1..=MOST_EVENTS).contains(&events.len()));
     let start = out.len();
-    let body = 1 + game.len() + bytes.len();
-    out.extend_from_slice(&(body as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
     out.push(game.len() as u8);
     out.extend_from_slice(game.as_bytes());
-    out.extend_from_slice(bytes);
+    out.push(events.len() as u8);
+    for bytes in events {
+        debug_assert!(bytes.len() <= MAX_EVENT_BYTES);
+        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    let body = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&body.to_le_bytes());
     let hash = blake3::hash(&out[start + 4..]);
     out.extend_from_slice(hash.as_bytes());
 }
 
-/// A journal as read: its records (game, event bytes) in order, and how
+/// A journal as read: its records (one insert each) in order, and how
 /// many bytes at its end were not a whole record (a write a crash cut short).
 #[derive(Debug, Default, PartialEq)]
 pub struct Read {
-    pub records: Vec<(String, Vec<u8>)>,
+    pub records: Vec<Insert>,
     pub torn: u64,
     /// The file's length.
     len: u64,
@@ -112,9 +127,9 @@ pub fn read(path: &Path) -> io::Result<Read> {
 }
 
 /// The whole record at `at`, and where the next begins.
-fn record_at(bytes: &[u8], at: usize) -> Option<((String, Vec<u8>), usize)> {
+fn record_at(bytes: &[u8], at: usize) -> Option<(Insert, usize)> {
     let len = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
-    if !(2..=MOST_BODY_BYTES).contains(&len) {
+    if len > MOST_BODY_BYTES {
         return None;
     }
     let body = bytes.get(at + 4..at + 4 + len)?;
@@ -122,13 +137,20 @@ fn record_at(bytes: &[u8], at: usize) -> Option<((String, Vec<u8>), usize)> {
     if blake3::hash(body).as_bytes() != hash {
         return None;
     }
-    let name_len = body[0] as usize;
+    let name_len = *body.first()? as usize;
     let game = std::str::from_utf8(body.get(1..1 + name_len)?).ok()?;
-    let event = &body[1 + name_len..];
-    if game.is_empty() || event.is_empty() {
+    let count = *body.get(1 + name_len)? as usize;
+    let mut events = Vec::with_capacity(count);
+    let mut rest = &body[2 + name_len..];
+    for _ in 0..count {
+        let event_len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+        events.push(rest.get(4..4 + event_len)?.to_vec());
+        rest = &rest[4 + event_len..];
+    }
+    if game.is_empty() || events.is_empty() || events.iter().any(Vec::is_empty) || !rest.is_empty() {
         return None;
     }
-    Some(((game.to_string(), event.to_vec()), at + 4 + len + HASH_BYTES))
+    Some(((game.to_string(), events), at + 4 + len + HASH_BYTES))
 }
 
 /// The journal's file, opened for appending at the first write (a store
@@ -206,10 +228,11 @@ impl Journal {
 mod tests {
     use super::*;
 
+    /// Records of one-event inserts.
     fn journal_of(records: &[(&str, &[u8])]) -> Vec<u8> {
         let mut out = Vec::new();
         for (game, bytes) in records {
-            encode(game, bytes, &mut out);
+            encode(game, std::iter::once(*bytes), &mut out);
         }
         out
     }
@@ -225,7 +248,7 @@ mod tests {
         let read = read(&path).unwrap();
         let games: Vec<&str> = read.records.iter().map(|(g, _)| g.as_str()).collect();
         assert_eq!(games, ["g", "other", "g"]);
-        assert_eq!(read.records[2].1, b"{\"seq\":2}");
+        assert_eq!(read.records[2].1, vec![b"{\"seq\":2}".to_vec()]);
         assert_eq!(read.torn, 0);
         assert_eq!(journal.bytes(), std::fs::metadata(&path).unwrap().len());
     }
@@ -262,6 +285,32 @@ mod tests {
         journal.clear().unwrap();
         assert_eq!((journal.bytes(), std::fs::metadata(dir.path().join(FILE)).unwrap().len()), (0, 0));
         journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
-        assert_eq!(read(&dir.path().join(FILE)).unwrap().records, vec![("g".to_string(), b"{\"seq\":2}".to_vec())]);
+        assert_eq!(
+            read(&dir.path().join(FILE)).unwrap().records,
+            vec![("g".to_string(), vec![b"{\"seq\":2}".to_vec()])]
+        );
+    }
+
+    /// A batch is one record: cut short anywhere, none of its events is
+    /// read, and the insert before it is.
+    #[test]
+    fn a_batch_is_read_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let mut whole = journal_of(&[("g", b"{\"seq\":1}")]);
+        let first = whole.len();
+        let batch: [&[u8]; 3] = [b"{\"seq\":2}", b"{\"seq\":3}", b"{\"seq\":4}"];
+        encode("g", batch.into_iter(), &mut whole);
+        let read_whole = read_of(&path, &whole);
+        assert_eq!(read_whole.records[1], ("g".to_string(), batch.iter().map(|b| b.to_vec()).collect()));
+        for cut in first..whole.len() {
+            let read = read_of(&path, &whole[..cut]);
+            assert_eq!(read.records.len(), 1, "cut at {cut}");
+        }
+    }
+
+    fn read_of(path: &Path, bytes: &[u8]) -> Read {
+        std::fs::write(path, bytes).unwrap();
+        read(path).unwrap()
     }
 }
