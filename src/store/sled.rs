@@ -1986,6 +1986,37 @@ mod tests {
         assert_eq!(store.head("g").unwrap().unwrap().seq, 13, "what was put back is sled's own now");
     }
 
+    /// The journal is emptied whenever sled's own sync runs: once it would
+    /// grow past `journal::LIMIT`, and for a write it does not hold (a
+    /// setting). Until then each small append's sync writes it alone.
+    #[test]
+    fn sled_s_own_sync_empties_the_journal_past_its_limit_and_for_a_setting() {
+        let (dir, store, (e0, _)) = with_first_event();
+        let journal_len = || std::fs::metadata(dir.path().join(journal::FILE)).map_or(0, |m| m.len());
+        let mut head = e0.link();
+        let mut lengths = Vec::new();
+        // Batches of 64 events (one record each) until the journal has
+        // been emptied once.
+        while lengths.len() < 2 || lengths.windows(2).all(|w| w[0] < w[1]) {
+            let batch = events_after_link(&head, journal::MOST_EVENTS);
+            store.append_batch("g", &batch).unwrap();
+            head = batch.last().unwrap().0.link();
+            lengths.push(journal_len());
+            assert!(lengths.len() < 1000, "the journal never emptied: {} bytes after 1,000 batches", journal_len());
+        }
+        let before = lengths[lengths.len() - 2];
+        assert!(before <= journal::LIMIT, "{lengths:?}");
+        assert!(before + lengths[0] > journal::LIMIT, "emptied before its limit: {lengths:?}");
+        assert_eq!(*lengths.last().unwrap(), 0, "sled's own sync emptied it, and wrote no record of its batch");
+        let (e, b) = sealed(Some(&head));
+        store.append("g", &e, &b).unwrap();
+        assert!(journal_len() > 0);
+        store.put_setting("any", b"x").unwrap();
+        assert_eq!(journal_len(), 0, "a setting's sync is sled's own");
+        let events = store.read("g", 0).unwrap().count() as u64;
+        assert_eq!(events, e.seq + 1);
+    }
+
     /// An event in the journal that differs from the one sled stores at
     /// its seq is damage, not something to choose between: the store does
     /// not open, says where, and the journal is left as it was.
