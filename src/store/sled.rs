@@ -183,6 +183,8 @@ struct Commit {
     round: u64,
     /// The highest ticket the running sync covers.
     covering: u64,
+    /// How many followers are waiting now (for tests).
+    waiting: u64,
     /// The journal's records of the events inserted since the last sync
     /// began, in the order of the log (`insert`; see `super::journal`).
     journal: Vec<u8>,
@@ -454,7 +456,7 @@ impl SledStore {
             // the journal holds events sled lacks, which the check may be
             // missing: then it is made again after they are put back.
             if let Err(e) = super::checkpoints::check(&store)
-                && !store.journal_may_explain(&adds, size)
+                && !(journaled.bytes() > 0 && store.journal_may_explain(&adds, size))
             {
                 return Err(e);
             }
@@ -747,12 +749,21 @@ impl SledStore {
             if commit.durable >= ticket {
                 return Ok(());
             }
-            self.refuse()?;
+            if let Err(e) = self.refuse() {
+                // The store may have failed outside any sync (an insert that
+                // sled refused), with no follower woken to see it: wake them
+                // all, or those of the next round would wait for a leader
+                // that never comes. (Holding the lock: none is missed.)
+                self.committed.iter().for_each(Condvar::notify_all);
+                return Err(e);
+            }
             if !commit.syncing {
                 break;
             }
             let round = if ticket <= commit.covering { commit.round } else { commit.round + 1 };
+            commit.waiting += 1;
             commit = self.committed[(round % 2) as usize].wait(commit).unwrap_or_else(|p| p.into_inner());
+            commit.waiting -= 1;
         }
         commit.syncing = true;
         commit.round += 1;
@@ -1351,18 +1362,23 @@ impl SledStore {
         Ok(adds)
     }
 
-    /// Whether what the journal adds (`adds`, to a log of `size` events)
-    /// may be what the newest checkpoint finds missing: the checkpoint goes
-    /// past the log's end, the journal adds enough events to reach it, and
-    /// each game's head at the checkpoint is in sled or among `adds`.
-    /// Otherwise the store lost what no journal holds, and the open stops
-    /// before writing anything. (The signed root over the events put back
-    /// is checked by the check at the end of the open.)
+    /// Whether, after a crash that left a journal, what the newest
+    /// checkpoint finds missing may be what the open puts right without
+    /// touching what it signed: the journal's events (`adds`, after a log
+    /// of `size` events) and the newest insert's subtrees, computed from
+    /// its events (sled's flush on a timer may have written an insert the
+    /// journal acknowledged only in part). So the log, once they are
+    /// added, reaches the checkpoint, and each game's head at the
+    /// checkpoint is in sled or among `adds`; then the only position the
+    /// repair may undo (the newest insert's, cut short before its event)
+    /// is one whose event the journal puts back. Otherwise the store lost
+    /// what no journal holds, and the open stops before writing anything.
+    /// (The signed root is checked by the check at the end of the open.)
     fn journal_may_explain(&self, adds: &[Missing], size: u64) -> bool {
         let Ok(records) = super::checkpoints::read(&self.dir) else { return false };
         let Some(Ok(newest)) = records.last().map(|r| r.checkpoint()) else { return false };
         let added: u64 = adds.iter().map(|(_, events)| events.len() as u64).sum();
-        if newest.size <= size || size + added < newest.size {
+        if size + added < newest.size {
             return false;
         }
         let mut heads: HashMap<&str, &(u64, String)> = HashMap::new();
@@ -2015,6 +2031,73 @@ mod tests {
         assert_eq!(journal_len(), 0, "a setting's sync is sled's own");
         let events = store.read("g", 0).unwrap().count() as u64;
         assert_eq!(events, e.seq + 1);
+    }
+
+    /// A crash that left an insert the journal acknowledged whole in sled
+    /// but for its subtree (sled's flush on a timer came between its event
+    /// and its subtree), after a checkpoint was signed over it: the open
+    /// writes the subtree from the events and opens, the checkpoint holding.
+    /// (Found by a second review of the journal.)
+    #[test]
+    fn an_acknowledged_insert_whose_subtree_sled_lost_opens_against_its_checkpoint() {
+        let (dir, store, (e0, _)) = with_first_event();
+        let batch = events_after(&e0, 14);
+        store.append_batch("g", &batch).unwrap();
+        // Leaf 15 completes subtree 0 at level 4.
+        let (x, xb) = sealed(Some(&batch[13].0.link()));
+        store.append("g", &x, &xb).unwrap();
+        let signer = super::super::checkpoints::signer(&store, None, Some("test.example/log")).unwrap();
+        super::super::checkpoints::sign(&store, &signer).unwrap();
+        let node = store.log_node(STORED_LEVEL, 0).unwrap();
+        store.log.remove(node_key(STORED_LEVEL, 0)).unwrap();
+        let at = closed_durably(store);
+        let mut records = Vec::new();
+        journal::encode("g", std::iter::once(xb.as_slice()), &mut records);
+        std::fs::write(dir.path().join(journal::FILE), &records).unwrap();
+
+        let store = SledStore::open(&at).unwrap();
+        assert_eq!((store.head("g").unwrap().unwrap().seq, store.log_size().unwrap()), (15, 16));
+        assert_eq!(store.log_node(STORED_LEVEL, 0).unwrap(), node);
+        assert_eq!(std::fs::metadata(dir.path().join(journal::FILE)).unwrap().len(), 0);
+    }
+
+    /// A store that fails outside any sync (an insert sled refused) after
+    /// a sync's end woke one follower of the next round to lead it: that
+    /// follower wakes the others as it returns the error, and none waits
+    /// for ever. (Found by a second review of the group commit.)
+    #[test]
+    fn followers_of_the_next_round_see_a_failure_made_outside_any_sync() {
+        let (dir, store, (e0, _)) = with_first_event();
+        // Leaked: a follower that never woke would hold it for ever.
+        let store: &'static SledStore = Box::leak(Box::new(store));
+        let t1 = store.insert("g", &events_after(&e0, 1)).unwrap();
+        let e1 = store.get("g", 1).unwrap().unwrap();
+        let t2 = store.insert("g", &events_after(&e1, 1)).unwrap();
+        // A sync is running (as if led by another thread) that covers neither.
+        let round = {
+            let mut commit = store.commit.lock().unwrap();
+            commit.syncing = true;
+            commit.round += 1;
+            commit.covering = 0;
+            commit.round
+        };
+        let (answer, answers) = std::sync::mpsc::channel();
+        for ticket in [t1, t2] {
+            let answer = answer.clone();
+            std::thread::spawn(move || answer.send(store.make_durable(ticket)).unwrap());
+        }
+        while store.commit.lock().unwrap().waiting < 2 {
+            std::thread::yield_now();
+        }
+        // The sync's end saw no failure and woke one of the next round's;
+        // then the store failed, before that one ran.
+        store.fail(Failure { why: "sled failed to store the events".into(), errno: None });
+        store.committed[((round + 1) % 2) as usize].notify_one();
+        for _ in 0..2 {
+            let got = answers.recv_timeout(Duration::from_secs(10)).expect("a follower waits for ever");
+            assert!(got.is_err(), "{got:?}");
+        }
+        drop(dir);
     }
 
     /// An event in the journal that differs from the one sled stores at
