@@ -452,9 +452,9 @@ impl SledStore {
         let adds = store.journal_adds(&shown, &journaled.records)?;
         if built {
             // Checked before the newest insert is made whole or undone, so
-            // that a store that lost what it signed is not written; unless
-            // the journal holds events sled lacks, which the check may be
-            // missing: then it is made again after they are put back.
+            // that a store that lost what it signed is not written; unless a
+            // crash left a journal that may explain what the check misses
+            // (`journal_may_explain`): then it is made again at the end.
             if let Err(e) = super::checkpoints::check(&store)
                 && !(journaled.bytes() > 0 && store.journal_may_explain(&adds, size))
             {
