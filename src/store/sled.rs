@@ -716,13 +716,19 @@ impl SledStore {
     /// the frontier's lock, so tickets and records are taken in the order
     /// of the log.
     fn ticket_at(&self, size: u64, game: &str, events: &[(Event, Vec<u8>)]) -> u64 {
+        // The record is made (and hashed) before the commit's lock is
+        // taken: every follower takes that lock to learn it is durable.
+        let journaled = !events.is_empty() && events.len() <= journal::MOST_EVENTS;
+        let mut record = Vec::new();
+        if journaled {
+            journal::encode(game, events.iter().map(|(_, bytes)| bytes.as_slice()), &mut record);
+        }
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         commit.written.ticket += 1;
         commit.written.size = size;
-        if events.is_empty() || events.len() > journal::MOST_EVENTS {
-            commit.sled_sync = true;
-        } else {
-            journal::encode(game, events.iter().map(|(_, bytes)| bytes.as_slice()), &mut commit.journal);
+        match journaled {
+            true => commit.journal.extend_from_slice(&record),
+            false => commit.sled_sync = true,
         }
         commit.written.ticket
     }
@@ -1310,19 +1316,19 @@ impl SledStore {
     /// its seq, or does not follow its game's head is damage: the store
     /// does not open, and nothing is written.
     fn journal_adds(&self, shown: &str, records: &[journal::Insert]) -> Result<Vec<Missing>, OpenError> {
-        let place = self.dir.join(journal::FILE).display().to_string();
         if records.is_empty() {
             return Ok(Vec::new());
         }
-        let names: std::collections::HashSet<sled::IVec> = self.db.tree_names().into_iter().collect();
+        let place = self.dir.join(journal::FILE).display().to_string();
         let mut heads: HashMap<&str, Option<Link>> = HashMap::new();
         let mut adds = Vec::new();
         for (i, (game, events)) in records.iter().enumerate() {
             let at = format!("{place}, record {}", i + 1);
             let bad = |why: String| damaged(shown, format!("{at}: game {game}: {why}"));
-            let tree = match names.contains(format!("{TREE_PREFIX}{game}").as_bytes()) {
-                true => Some(self.tree(game).map_err(|why| OpenError::Io { dir: shown.to_string(), why })?),
-                false => None,
+            let tree = match self.existing_tree(game) {
+                Ok(tree) => Some(tree),
+                Err(ReadError::NoSuchGame(_)) => None,
+                Err(e) => return Err(read_failure(shown, e, |e| e.to_string())),
             };
             let mut lacking = Vec::new();
             for bytes in events {
