@@ -361,8 +361,15 @@ fn durable_append(work: &Path, sample: &Sample, n: usize) {
 fn phase_alone(phase: &str, n: u64) {
     let sample = Sample::load();
     let work = tempfile::tempdir().unwrap();
-    let dir = work.path().join("store");
-    make_store(&dir, &sample, n);
+    // ARBITER_BENCH_KEEP=DIR keeps the store made for N events in DIR/N and
+    // reuses it, so that a profiler run sees the phase and not the making.
+    let dir = match std::env::var_os("ARBITER_BENCH_KEEP") {
+        Some(keep) => Path::new(&keep).join(n.to_string()),
+        None => work.path().join("store"),
+    };
+    if !dir.exists() {
+        make_store(&dir, &sample, n);
+    }
     let store = SledStore::open(&dir).unwrap();
     match phase {
         "append-check" => {

@@ -709,26 +709,18 @@ impl SledStore {
         }
     }
 
-    /// Takes a ticket for an insert of `events` to `game` that is now in
-    /// sled's memory, the log then holding `size` events, and gives the
-    /// next sync their journal's records (or, for a batch of more than
-    /// `journal::MOST_EVENTS`, asks for sled's own sync). The caller holds
-    /// the frontier's lock, so tickets and records are taken in the order
-    /// of the log.
-    fn ticket_at(&self, size: u64, game: &str, events: &[(Event, Vec<u8>)]) -> u64 {
-        // The record is made (and hashed) before the commit's lock is
-        // taken: every follower takes that lock to learn it is durable.
-        let journaled = !events.is_empty() && events.len() <= journal::MOST_EVENTS;
-        let mut record = Vec::new();
-        if journaled {
-            journal::encode(game, events.iter().map(|(_, bytes)| bytes.as_slice()), &mut record);
-        }
+    /// Takes a ticket for an insert that is now in sled's memory, the log
+    /// then holding `size` events, and gives the next sync its journal
+    /// `record` (`journal_record`), or, with none, asks for sled's own
+    /// sync. The caller holds the frontier's lock, so tickets and records
+    /// are taken in the order of the log.
+    fn ticket_at(&self, size: u64, record: Option<Vec<u8>>) -> u64 {
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         commit.written.ticket += 1;
         commit.written.size = size;
-        match journaled {
-            true => commit.journal.extend_from_slice(&record),
-            false => commit.sled_sync = true,
+        match record {
+            Some(record) => commit.journal.extend_from_slice(&record),
+            None => commit.sled_sync = true,
         }
         commit.written.ticket
     }
@@ -737,7 +729,7 @@ impl SledStore {
     /// sync that covers it is sled's own.
     fn ticket(&self) -> u64 {
         let frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        self.ticket_at(frontier.size(), "", &[])
+        self.ticket_at(frontier.size(), None)
     }
 
     /// Makes the insert with `ticket` durable (group commit, leader and
@@ -1216,11 +1208,25 @@ impl SledStore {
         }
         super::check_incoming(events)?;
         let tree = self.tree(game).map_err(AppendError::Io)?;
+        // What needs no lock is done before the log's lock is taken: every
+        // other table's insert waits on that lock, and a holder that the
+        // scheduler puts aside (64 tables on 2 cores) holds them all up.
+        let leaves: Vec<(u64, Hash)> = events.iter().map(|(e, b)| (e.seq, leaf_hash(b))).collect();
+        let record = journal_record(game, events);
+        let io = |e: ReadError| AppendError::Io(e.to_string());
+        let checked = self.kept_head_checked(game, &tree).map_err(io)?;
         let mut frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        let head = self.head_to_insert_after(game, &tree).map_err(|e| AppendError::Io(e.to_string()))?;
+        // An insert that failed may have left part of its events in a
+        // tree without moving the kept head: refuse again under the lock.
+        self.refuse()?;
+        let head = match self.kept_head(game) {
+            // Nothing was inserted to `game` since the check, so it holds.
+            kept @ Some(_) if kept == checked => kept,
+            _ => self.head_to_insert_after(game, &tree).map_err(io)?,
+        };
         let prev = super::check_follows(game, events, head)?;
         let mut grown = frontier.clone();
-        let entries = log_entries(&mut grown, game, events.iter().map(|(e, b)| (e.seq, b.as_slice())));
+        let entries = log_entries(&mut grown, game, leaves.into_iter());
         let stored = match events.len() {
             1 => self.store_in_order(&tree, events, &entries),
             _ => self.store_in_transaction(tree, events, &entries),
@@ -1238,7 +1244,7 @@ impl SledStore {
             }
         }
         drop(heads);
-        Ok(self.ticket_at(frontier.size(), game, events))
+        Ok(self.ticket_at(frontier.size(), record))
     }
 
     /// Stores one insert as plain inserts, in the order `last_insert`
@@ -1284,20 +1290,39 @@ impl SledStore {
         })
     }
 
+    /// The head of `game` kept in memory by the last insert to it.
+    fn kept_head(&self, game: &str) -> Option<Link> {
+        self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game).cloned()
+    }
+
+    /// The kept head of `game` if its tree holds its seq and nothing after
+    /// it (every insert of this process goes through `insert`, and seqs are
+    /// stored with no gap), else none. Two point reads, made before the
+    /// log's lock is taken: held under it, they were a fifth of the time
+    /// every other table waited (64 tables, 2 cores). Under the lock, a
+    /// kept head still equal to this one shows that no insert to `game`
+    /// came between (each moves it to a higher seq), so the check holds.
+    fn kept_head_checked(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
+        let io = |e: sled::Error| ReadError::Io(e.to_string());
+        match self.kept_head(game) {
+            Some(head)
+                if tree.get(key(head.seq + 1)).map_err(io)?.is_none()
+                    && tree.contains_key(key(head.seq)).map_err(io)? =>
+            {
+                Ok(Some(head))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The head an insert to `game` must follow (the caller holds the
-    /// frontier's lock): the one kept in memory when the tree holds its seq
-    /// and nothing after it (every insert of this process goes through
-    /// `insert`, and seqs are stored with no gap), else the tree's last
-    /// event, decoded. The check is two point reads: sled's `last` copies
-    /// a whole node through a reverse iterator, 4% of an append's CPU with
-    /// 64 tables.
+    /// frontier's lock): the kept head if it checks (`kept_head_checked`),
+    /// else the tree's last event, decoded. sled's `last` copies a whole
+    /// node through a reverse iterator (4% of an append's CPU with 64
+    /// tables), hence the kept head.
     fn head_to_insert_after(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
         let io = |e: sled::Error| ReadError::Io(e.to_string());
-        let kept = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game).cloned();
-        if let Some(head) = kept
-            && tree.get(key(head.seq + 1)).map_err(io)?.is_none()
-            && tree.contains_key(key(head.seq)).map_err(io)?
-        {
+        if let Some(head) = self.kept_head_checked(game, tree)? {
             return Ok(Some(head));
         }
         let Some((k, v)) = tree.last().map_err(io)? else {
@@ -1420,7 +1445,7 @@ impl SledStore {
             for event in self.read(&game, 0).map_err(|e| e.to_string())? {
                 let event = event.map_err(|e| e.to_string())?;
                 let bytes = crate::record::canonical_bytes(&event);
-                let entries = log_entries(&mut frontier, &game, [(event.seq, bytes.as_slice())].into_iter());
+                let entries = log_entries(&mut frontier, &game, [(event.seq, leaf_hash(&bytes))].into_iter());
                 for (k, v) in entries.before.into_iter().chain(entries.after) {
                     log.insert(k, v);
                 }
@@ -1495,7 +1520,7 @@ impl SledStore {
                     events.push((*seq, bytes));
                 }
                 let game = leaves.first().map(|(g, _)| g.as_str()).unwrap_or_default();
-                let entries = log_entries(&mut frontier, game, events.iter().map(|(s, b)| (*s, b.as_ref())));
+                let entries = log_entries(&mut frontier, game, events.iter().map(|(s, b)| (*s, leaf_hash(b))));
                 for (k, v) in entries.after {
                     if !self.log.contains_key(&k).map_err(io)? {
                         self.log.insert(k, v).map_err(io)?;
@@ -1596,6 +1621,18 @@ impl OpenFault {
     }
 }
 
+/// The journal's record of an insert of `events` to `game`, or none for a
+/// batch too long for one record (`journal::MOST_EVENTS`): sled's own sync
+/// covers that.
+fn journal_record(game: &str, events: &[(Event, Vec<u8>)]) -> Option<Vec<u8>> {
+    if events.is_empty() || events.len() > journal::MOST_EVENTS {
+        return None;
+    }
+    let mut record = Vec::new();
+    journal::encode(game, events.iter().map(|(_, bytes)| bytes.as_slice()), &mut record);
+    Some(record)
+}
+
 /// What one insert writes to the `log` tree: `before` its events (each
 /// event's leaf and position), and `after` them (the stored subtrees its
 /// leaves complete).
@@ -1604,15 +1641,16 @@ struct LogEntries {
     after: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
-/// The entries of the `log` tree for the events of one insert, appended
-/// to `frontier`: each leaf (which event it is, and whether it continues
-/// the insert), each position, and every subtree at `STORED_LEVEL` or
-/// above that they complete.
-fn log_entries<'b>(frontier: &mut Frontier, game: &str, events: impl Iterator<Item = (u64, &'b [u8])>) -> LogEntries {
+/// The entries of the `log` tree for the events of one insert, given as
+/// (seq, `leaf_hash` of the stored bytes), appended to `frontier`: each
+/// leaf (which event it is, and whether it continues the insert), each
+/// position, and every subtree at `STORED_LEVEL` or above that they
+/// complete.
+fn log_entries(frontier: &mut Frontier, game: &str, events: impl Iterator<Item = (u64, Hash)>) -> LogEntries {
     let mut entries = LogEntries { before: Vec::new(), after: Vec::new() };
-    for (n, (seq, bytes)) in events.enumerate() {
+    for (n, (seq, leaf)) in events.enumerate() {
         let index = frontier.size();
-        for (level, i, hash) in frontier.push(leaf_hash(bytes)) {
+        for (level, i, hash) in frontier.push(leaf) {
             if level >= STORED_LEVEL {
                 entries.after.push((node_key(level, i).to_vec(), hash.to_vec()));
             }
@@ -2380,7 +2418,7 @@ mod tests {
     /// What `insert` writes for `batch` after the store's last event.
     fn entries_of(store: &SledStore, batch: &[(Event, Vec<u8>)]) -> LogEntries {
         let mut grown = store.frontier.lock().unwrap().clone();
-        log_entries(&mut grown, "g", batch.iter().map(|(e, b)| (e.seq, b.as_slice())))
+        log_entries(&mut grown, "g", batch.iter().map(|(e, b)| (e.seq, leaf_hash(b))))
     }
 
     fn events_after(head: &Event, n: usize) -> Vec<(Event, Vec<u8>)> {
@@ -2627,7 +2665,7 @@ mod tests {
         store.log.clear().unwrap();
         let mut frontier = Frontier::default();
         let a = &leaves[1].1;
-        let entries = log_entries(&mut frontier, "a", a.iter().map(|(e, b)| (e.seq, b.as_slice())));
+        let entries = log_entries(&mut frontier, "a", a.iter().map(|(e, b)| (e.seq, leaf_hash(b))));
         for (k, v) in entries.before.into_iter().chain(entries.after) {
             store.log.insert(k, v).unwrap();
         }
