@@ -320,11 +320,12 @@ enum Keys {
     /// every 16th event a stored subtree (32 bytes).
     Arbiters,
     /// A layout arbiter does not have, measured to weigh one: each game's
-    /// events kept 64 to a key (written when the 64th arrives), the log's
-    /// leaves 64 to a key with a stored subtree, and what is not yet in
-    /// sled made durable by a journal (one write + fdatasync per sync, as
-    /// arbiter's journal does); sled's own flush + fdatasync only when the
-    /// journal passes 1 MiB, which then empties it.
+    /// events kept 64 to a key with their places in the log (written when
+    /// the 64th arrives), the log's leaves 64 to a key with a stored
+    /// subtree, and what is not yet in sled made durable by a journal (one
+    /// write + fdatasync per sync, records hashed as arbiter's are); when
+    /// the journal passes 1 MiB, the keys not yet full are written as they
+    /// are, then sled's own flush + fdatasync, then the journal is emptied.
     SixtyFourToAKey,
 }
 
@@ -376,16 +377,23 @@ fn sixty_four_to_a_key(
 ) -> f64 {
     use std::io::Write;
     const TO_A_KEY: usize = 64;
-    let mut journal = std::fs::File::create(dir.join("journal")).unwrap();
+    // Appending, as arbiter's journal is opened, so that emptying it with
+    // `set_len(0)` starts the next write at its beginning.
+    let mut journal = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("journal")).unwrap();
     let (mut records, mut journaled) = (Vec::new(), 0usize);
+    // Each game's events not yet in a full key, each with its place in the
+    // log (the layout keeps positions in the game's keys, not apart).
     let mut kept: Vec<Vec<u8>> = vec![Vec::new(); games.len()];
     let mut leaves = Vec::new();
     let start = Instant::now();
     for i in 0..events {
         let (g, seq) = (i % games.len(), i / games.len());
         let (game, tree) = &games[g];
+        // A record as arbiter's journal writes one: length, bytes, BLAKE3.
         records.extend_from_slice(&(value.len() as u32).to_le_bytes());
         records.extend_from_slice(value);
+        records.extend_from_slice(blake3::hash(value).as_bytes());
+        kept[g].extend_from_slice(&(i as u64).to_be_bytes());
         kept[g].extend_from_slice(&(value.len() as u32).to_le_bytes());
         kept[g].extend_from_slice(value);
         leaves.extend_from_slice(&(seq as u64).to_be_bytes());
@@ -405,6 +413,19 @@ fn sixty_four_to_a_key(
             records.clear();
             journal.sync_data().unwrap();
             if journaled > 1 << 20 {
+                // Before the journal is emptied, sled gets what only the
+                // journal held: each key not yet full, written as it is
+                // (the full key later writes over it).
+                for (g, (_, tree)) in games.iter().enumerate() {
+                    if !kept[g].is_empty() {
+                        let first = ((i / games.len()) / TO_A_KEY * TO_A_KEY) as u64;
+                        tree.insert(first.to_be_bytes(), kept[g].as_slice()).unwrap();
+                    }
+                }
+                if !leaves.is_empty() {
+                    let first = (i / TO_A_KEY * TO_A_KEY) as u64;
+                    log_tree.insert([&b"l"[..], &first.to_be_bytes()].concat(), leaves.as_slice()).unwrap();
+                }
                 db.flush().unwrap();
                 log.sync_data().unwrap();
                 journal.set_len(0).unwrap();

@@ -222,6 +222,21 @@ impl Drop for Leading<'_> {
     }
 }
 
+/// Fails the store if an insert panics while sled writes its keys: part
+/// of them may be in sled's memory with the kept head not moved, and the
+/// locks here ignore poisoning (a server's blocking task survives the
+/// panic), so without this the next insert could write over them. An
+/// insert drops it once the kept head has moved.
+struct Storing<'s>(&'s SledStore);
+
+impl Drop for Storing<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail(Failure { why: "an insert panicked while sled stored it".into(), errno: None });
+        }
+    }
+}
+
 /// What a flush answers: sled's result, once it returns.
 type Flushed = std::sync::mpsc::Receiver<sled::Result<usize>>;
 
@@ -1227,6 +1242,7 @@ impl SledStore {
         let prev = super::check_follows(game, events, head)?;
         let mut grown = frontier.clone();
         let entries = log_entries(&mut grown, game, leaves.into_iter());
+        let storing = Storing(self);
         let stored = match events.len() {
             1 => self.store_in_order(&tree, events, &entries),
             _ => self.store_in_transaction(tree, events, &entries),
@@ -1244,6 +1260,7 @@ impl SledStore {
             }
         }
         drop(heads);
+        drop(storing);
         Ok(self.ticket_at(frontier.size(), record))
     }
 
@@ -2284,6 +2301,28 @@ mod tests {
     /// After a failed sync, sled holds in memory events that are not
     /// durable: the store shows none of them, stores nothing more, and its
     /// log ends where the last sync that succeeded left it.
+    #[test]
+    fn a_panic_while_sled_stores_an_insert_fails_the_store() {
+        // The guard an insert holds while sled writes its keys (`Storing`):
+        // a panic there leaves keys the kept head does not know of.
+        let (_dir, store, (e0, _)) = with_first_event();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _storing = Storing(&store);
+            panic!("sled panicked mid-insert");
+        }));
+        assert!(caught.is_err());
+        assert_eq!(store.failed().as_deref(), Some("an insert panicked while sled stored it"));
+        let (e1, b1) = sealed(Some(&e0.link()));
+        let err = store.append("g", &e1, &b1).unwrap_err().to_string();
+        assert!(err.contains("an earlier write to this store failed"), "{err}");
+        // Without a panic the guard does nothing.
+        let (_dir, store, (e0, _)) = with_first_event();
+        drop(Storing(&store));
+        let (e1, b1) = sealed(Some(&e0.link()));
+        store.append("g", &e1, &b1).unwrap();
+        assert_eq!(store.head("g").unwrap().unwrap().seq, 1);
+    }
+
     #[test]
     fn a_failed_store_reads_only_what_is_durable_and_stores_nothing() {
         let (_dir, store, (e0, _)) = with_first_event();
