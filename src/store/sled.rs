@@ -38,7 +38,8 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use sled::Transactional;
@@ -118,8 +119,11 @@ pub struct SledStore {
     /// The store itself keeps no figures but `syncs`. (Boxed, as `heads`.)
     sync_watcher: Box<Mutex<Option<SyncWatcher>>>,
     /// Why a write failed, once one has: the store is then failed.
-    /// (Boxed, as `heads`.)
-    failed: Box<Mutex<Option<Failure>>>,
+    /// (Shared with the applier's thread, which may be the one to fail.)
+    failed: Arc<Mutex<Option<Failure>>>,
+    /// The thread that writes inserts into sled, behind the journal
+    /// (see `Applier`).
+    applier: Applier,
     /// The `log` tree.
     log: sled::Tree,
     /// The settings tree, once it exists: made by the first `put_setting`,
@@ -129,10 +133,12 @@ pub struct SledStore {
     /// The right edge of the log's tree; its mutex serialises every insert
     /// of events (see `insert`).
     frontier: Mutex<Frontier>,
-    /// The head of each game this process stored an event to, so that an
-    /// insert need not decode its game's last event again. Read and changed
-    /// only under `frontier`'s lock, and checked against the tree's last key.
-    /// (Boxed: the store is held by value in the CLI's `Target`.)
+    /// The head of each game this process stored an event to: what an
+    /// insert to it must follow, whether or not the applier has written it
+    /// into sled yet. Read and changed only under `frontier`'s lock, only
+    /// by `insert` (the one writer of game trees while the store is open),
+    /// and only ever to a higher seq. (Boxed: the store is held by value
+    /// in the CLI's `Target`.)
     heads: Box<Mutex<HashMap<String, Link>>>,
     /// The trees of games found to exist (`existing_tree`); a game's tree
     /// is never dropped. (Boxed, as `heads`.)
@@ -157,6 +163,9 @@ impl Drop for SledStore {
         if journaled && self.failure().is_none() {
             let _ = self.make_durable(self.ticket());
         }
+        // The applier writes what it holds (unless the store failed), and
+        // ends before sled closes.
+        self.applier.close();
     }
 }
 
@@ -222,18 +231,164 @@ impl Drop for Leading<'_> {
     }
 }
 
-/// Fails the store if an insert panics while sled writes its keys: part
-/// of them may be in sled's memory with the kept head not moved, and the
-/// locks here ignore poisoning (a server's blocking task survives the
-/// panic), so without this the next insert could write over them. An
-/// insert drops it once the kept head has moved.
-struct Storing<'s>(&'s SledStore);
+/// One insert handed to the applier: its ticket, and what sled must hold
+/// for it (the events, and their entries of the log).
+struct Unapplied {
+    ticket: u64,
+    game: String,
+    tree: sled::Tree,
+    events: Vec<(Event, Vec<u8>)>,
+    entries: LogEntries,
+}
 
-impl Drop for Storing<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.fail(Failure { why: "an insert panicked while sled stored it".into(), errno: None });
+/// How far the applier is: the ticket of the last insert handed to it and
+/// of the last it wrote into sled, and whether it has ended (closed, or
+/// the store failed).
+#[derive(Debug, Default)]
+struct Progress {
+    sent: u64,
+    applied: u64,
+    ended: bool,
+    /// How many callers wait for it (`caught_up`): it signals only then.
+    waiting: u64,
+}
+
+/// The one thread that writes inserts into sled: an append is durable
+/// once its journal record is (`make_durable`), so sled's writes need not
+/// be made on the append's own path, under the log's lock, where every
+/// table waited for them (with 64 tables that lock was held about 20 us
+/// per insert for sled's three keys, and appends/s were bound by it). The
+/// applier writes the inserts one after another in the log's order, with
+/// the same writes in the same order as an insert made them before (see
+/// `store_in_order`), so after a crash sled holds a prefix of them, only
+/// the newest possibly cut short, and the journal holds every one that was
+/// acknowledged: an open repairs and replays as before.
+///
+/// A read of events or of the log first waits for the applier to write
+/// every insert made so far (`caught_up`), so it sees every acknowledged
+/// append, as before; a sync by sled's own flush waits for the inserts it
+/// covers. The queue is short (`APPLIER_QUEUE`), so that wait is short: an
+/// insert that finds it full waits for room (under the log's lock, so the
+/// order is kept).
+struct Applier {
+    /// Hands inserts to the thread; none once closed.
+    to_apply: Mutex<Option<SyncSender<Unapplied>>>,
+    progress: Arc<(Mutex<Progress>, Condvar)>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// How many inserts may wait for the applier.
+const APPLIER_QUEUE: usize = 64;
+
+impl Applier {
+    fn start(log: sled::Tree, failed: Arc<Mutex<Option<Failure>>>) -> Applier {
+        let (to_apply, from) = std::sync::mpsc::sync_channel(APPLIER_QUEUE);
+        let progress = Arc::new((Mutex::new(Progress::default()), Condvar::new()));
+        let shared = progress.clone();
+        let thread = std::thread::Builder::new()
+            .name("arbiter-applier".into())
+            .spawn(move || apply_all(&log, from, &shared, &failed))
+            .expect("a thread for sled's writes");
+        Applier { to_apply: Mutex::new(Some(to_apply)), progress, thread: Mutex::new(Some(thread)) }
+    }
+
+    /// Hands `insert` to the thread (the caller holds the log's lock, so
+    /// inserts arrive in the log's order); waits while the queue is full.
+    fn send(&self, insert: Unapplied) -> Result<(), Failure> {
+        let ended = || Failure { why: "the store's writer into sled has stopped".into(), errno: None };
+        let ticket = insert.ticket;
+        let to_apply = self.to_apply.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(ended)?;
+        self.progress.0.lock().unwrap_or_else(|p| p.into_inner()).sent = ticket;
+        to_apply.send(insert).map_err(|_| ended())
+    }
+
+    /// Waits until every insert handed over with a ticket up to `through`
+    /// (`u64::MAX`: every one handed over so far) is in sled; false if the
+    /// applier ended first (the store has failed, and says why).
+    fn caught_up(&self, through: u64) -> bool {
+        let (lock, signal) = &*self.progress;
+        let mut progress = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let target = through.min(progress.sent);
+        while progress.applied < target && !progress.ended {
+            progress.waiting += 1;
+            progress = signal.wait(progress).unwrap_or_else(|p| p.into_inner());
+            progress.waiting -= 1;
         }
+        progress.applied >= target
+    }
+
+    /// Lets the thread write what it holds, and waits for it to end.
+    fn close(&self) {
+        drop(self.to_apply.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The applier's thread: writes each insert into sled, in the order
+/// handed over, until the queue closes or a write fails (which fails the
+/// store: nothing more is written into sled, and every waiter is told).
+fn apply_all(
+    log: &sled::Tree,
+    from: Receiver<Unapplied>,
+    progress: &(Mutex<Progress>, Condvar),
+    failed: &Mutex<Option<Failure>>,
+) {
+    /// Ends the applier's turn even if a write panics: the store is then
+    /// failed (what sled holds in memory is not known), and waiters woken.
+    struct Ending<'a>(&'a (Mutex<Progress>, Condvar), &'a Mutex<Option<Failure>>);
+    impl Drop for Ending<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                let mut failed = self.1.lock().unwrap_or_else(|p| p.into_inner());
+                failed.get_or_insert(Failure { why: "the store's writer into sled panicked".into(), errno: None });
+            }
+            self.0.0.lock().unwrap_or_else(|p| p.into_inner()).ended = true;
+            self.0.1.notify_all();
+        }
+    }
+    let _ending = Ending(progress, failed);
+    for insert in from {
+        if failed.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+            return;
+        }
+        if let Err(failure) = apply(log, &insert) {
+            failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(failure);
+            return;
+        }
+        let mut done = progress.0.lock().unwrap_or_else(|p| p.into_inner());
+        done.applied = insert.ticket;
+        if done.waiting > 0 {
+            progress.1.notify_all();
+        }
+    }
+}
+
+/// Writes one insert into sled: one event as plain inserts, in the order
+/// `last_insert` reads (`store_in_order`); a batch in one transaction. A
+/// seq already stored is never written over (a fork: the kept head said
+/// otherwise, which only a bug or a write behind arbiter's back can do);
+/// the store fails instead, with nothing of the insert written.
+fn apply(log: &sled::Tree, insert: &Unapplied) -> Result<(), Failure> {
+    let Unapplied { game, tree, events, entries, .. } = insert;
+    let io = |e: &sled::Error| Failure::sled("sled failed to store the events", e);
+    let fork = |seq: u64| Failure {
+        why: format!("{game} seq {seq} is already stored: nothing was written over it (a fork refused)"),
+        errno: None,
+    };
+    match events.as_slice() {
+        [(event, _)] => {
+            if tree.contains_key(key(event.seq)).map_err(|e| io(&e))? {
+                return Err(fork(event.seq));
+            }
+            store_in_order(log, tree, events, entries).map_err(|e| io(&e))
+        }
+        _ => match store_in_transaction(log, tree, events, entries) {
+            Ok(()) => Ok(()),
+            Err(TransactionError::Abort(seq)) => Err(fork(seq)),
+            Err(TransactionError::Storage(e)) => Err(io(&e)),
+        },
     }
 }
 
@@ -435,6 +590,7 @@ impl SledStore {
         // lost is put back below (`replay_journal`).
         let journaled = journal::read(&dir.join(journal::FILE))
             .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot read its journal: {e}") })?;
+        let failed = Arc::new(Mutex::new(None));
         let mut store = SledStore {
             db,
             dir: dir.to_path_buf(),
@@ -447,7 +603,8 @@ impl SledStore {
             flusher: Box::default(),
             journal: Box::new(Mutex::new(Journal::new(dir, journaled.bytes()))),
             sync_watcher: Box::default(),
-            failed: Box::default(),
+            failed: failed.clone(),
+            applier: Applier::start(log_tree.clone(), failed),
             log: log_tree,
             settings: Mutex::new(settings),
             frontier: Mutex::new(Frontier::default()),
@@ -790,7 +947,7 @@ impl SledStore {
         let leading = Leading { store: self, round: commit.round };
         drop(commit);
         let began = Instant::now();
-        let synced = self.sync_through(&records, sled_sync);
+        let synced = self.sync_through(&records, sled_sync, covers.ticket);
         let took = began.elapsed();
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         let result = match synced {
@@ -837,15 +994,19 @@ impl SledStore {
         }
     }
 
-    /// One sync of the group commit: `records` written to the journal and
-    /// synced, one trip to the disk; or, when `sled_sync` asks for it or
-    /// the journal has grown past `journal::LIMIT`, sled's own sync
-    /// (`sync_now`), which covers everything inserted (the records, and
-    /// every record the journal holds), after which the journal is cut to
-    /// nothing.
-    fn sync_through(&self, records: &[u8], sled_sync: bool) -> Result<(), Failure> {
+    /// One sync of the group commit, covering every ticket up to
+    /// `through`: `records` written to the journal and synced, one trip to
+    /// the disk; or, when `sled_sync` asks for it or the journal has grown
+    /// past `journal::LIMIT`, sled's own sync (`sync_now`) once the applier
+    /// has written every insert it covers into sled (the records, and every
+    /// record the journal holds), after which the journal is cut to nothing.
+    fn sync_through(&self, records: &[u8], sled_sync: bool, through: u64) -> Result<(), Failure> {
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
+            if !self.applier.caught_up(through) {
+                let stopped = Failure { why: "the store's writer into sled has stopped".into(), errno: None };
+                return Err(self.failure().unwrap_or(stopped));
+            }
             self.sync_now()?;
             return journal.clear().map_err(|e| Failure::io("the journal could not be emptied", &e));
         }
@@ -975,6 +1136,13 @@ fn stored_range(tree: &sled::Tree, from: u64, last: u64) -> StoredEvents<'static
 }
 
 impl SledStore {
+    /// Waits until sled holds every insert made so far (see `Applier`), so
+    /// that a read sees every append acknowledged before it. A failed
+    /// store waits for nothing: its reads say what they can.
+    fn current(&self) {
+        self.applier.caught_up(u64::MAX);
+    }
+
     /// The last seq a read may return: a failed store reads up to its
     /// durable head only.
     fn readable_to(&self, game: &str, tree: &sled::Tree) -> Result<u64, ReadError> {
@@ -990,6 +1158,7 @@ impl SledStore {
 
 impl Store for SledStore {
     fn games(&self) -> Result<Vec<String>, ReadError> {
+        self.current();
         let mut names = Vec::new();
         for raw in self.db.tree_names() {
             let Ok(name) = std::str::from_utf8(&raw) else {
@@ -1006,6 +1175,7 @@ impl Store for SledStore {
     }
 
     fn head(&self, game: &str) -> Result<Option<Head>, ReadError> {
+        self.current();
         let tree = match self.existing_tree(game) {
             Ok(t) => t,
             Err(ReadError::NoSuchGame(_)) => return Ok(None),
@@ -1015,6 +1185,7 @@ impl Store for SledStore {
     }
 
     fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError> {
+        self.current();
         let tree = self.existing_tree(game)?;
         let last = self.readable_to(game, &tree)?;
         // The first event read links to the one before it: fetch that link.
@@ -1035,6 +1206,7 @@ impl Store for SledStore {
     }
 
     fn read_stored(&self, game: &str, from: u64) -> Result<StoredEvents<'_>, ReadError> {
+        self.current();
         let tree = self.existing_tree(game)?;
         let last = self.readable_to(game, &tree)?;
         Ok(stored_range(&tree, from, last))
@@ -1057,6 +1229,7 @@ impl Store for SledStore {
     }
 
     fn log_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
+        self.current();
         let broken = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
         if self.failure().is_some() {
             let end = index.checked_add(1).and_then(|n| n.checked_mul(1u64.checked_shl(level.into())?));
@@ -1072,6 +1245,7 @@ impl Store for SledStore {
     }
 
     fn log_leaf(&self, index: u64) -> Result<Option<(String, u64)>, ReadError> {
+        self.current();
         if self.failure().is_some() && index >= self.durable_size.load(Ordering::SeqCst) {
             return Ok(None);
         }
@@ -1083,6 +1257,7 @@ impl Store for SledStore {
     }
 
     fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
+        self.current();
         let position = self.stored_position(game, seq)?;
         match (position, self.failure()) {
             (Some(p), Some(_)) if p >= self.durable_size.load(Ordering::SeqCst) => Ok(None),
@@ -1224,33 +1399,19 @@ impl SledStore {
         super::check_incoming(events)?;
         let tree = self.tree(game).map_err(AppendError::Io)?;
         // What needs no lock is done before the log's lock is taken: every
-        // other table's insert waits on that lock, and a holder that the
-        // scheduler puts aside (64 tables on 2 cores) holds them all up.
+        // other table's insert waits on that lock.
         let leaves: Vec<(u64, Hash)> = events.iter().map(|(e, b)| (e.seq, leaf_hash(b))).collect();
         let record = journal_record(game, events);
-        let io = |e: ReadError| AppendError::Io(e.to_string());
-        let checked = self.kept_head_checked(game, &tree).map_err(io)?;
         let mut frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        // An insert that failed may have left part of its events in a
-        // tree without moving the kept head: refuse again under the lock.
+        // The store may have failed since (the applier's write).
         self.refuse()?;
-        let head = match self.kept_head(game) {
-            // Nothing was inserted to `game` since the check, so it holds.
-            kept @ Some(_) if kept == checked => kept,
-            _ => self.head_to_insert_after(game, &tree).map_err(io)?,
-        };
+        let head = self.head_to_insert_after(game, &tree).map_err(|e| AppendError::Io(e.to_string()))?;
         let prev = super::check_follows(game, events, head)?;
         let mut grown = frontier.clone();
         let entries = log_entries(&mut grown, game, leaves.into_iter());
-        let storing = Storing(self);
-        let stored = match events.len() {
-            1 => self.store_in_order(&tree, events, &entries),
-            _ => self.store_in_transaction(tree, events, &entries),
-        };
-        // What sled holds in memory is not known now: fail the store.
-        if let Err(e) = stored {
-            return Err(self.failed_with(Failure::sled("sled failed to store the events", &e)));
-        }
+        let ticket = self.ticket_at(grown.size(), record);
+        let insert = Unapplied { ticket, game: game.to_string(), tree, events: events.to_vec(), entries };
+        self.applier.send(insert).map_err(|failure| self.failed_with(failure))?;
         *frontier = grown;
         let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
         match heads.get_mut(game) {
@@ -1259,94 +1420,21 @@ impl SledStore {
                 heads.insert(game.to_string(), prev);
             }
         }
-        drop(heads);
-        drop(storing);
-        Ok(self.ticket_at(frontier.size(), record))
-    }
-
-    /// Stores one insert as plain inserts, in the order `last_insert`
-    /// reads: the leaves and positions, the events, the subtrees.
-    fn store_in_order(&self, tree: &sled::Tree, events: &[(Event, Vec<u8>)], entries: &LogEntries) -> sled::Result<()> {
-        for (k, v) in &entries.before {
-            self.log.insert(k.as_slice(), v.as_slice())?;
-        }
-        for (event, bytes) in events {
-            tree.insert(key(event.seq), bytes.as_slice())?;
-        }
-        for (k, v) in &entries.after {
-            self.log.insert(k.as_slice(), v.as_slice())?;
-        }
-        Ok(())
-    }
-
-    /// Stores a batch in one sled transaction over the game's tree and the
-    /// log: sled recovers it all or none, so an open never has to undo it
-    /// (see `LAYOUT_KEY`).
-    fn store_in_transaction(
-        &self,
-        tree: sled::Tree,
-        events: &[(Event, Vec<u8>)],
-        entries: &LogEntries,
-    ) -> sled::Result<()> {
-        let trees = [tree, self.log.clone()];
-        let done = trees[..].transaction(|t| {
-            for (k, v) in &entries.before {
-                t[1].insert(k.as_slice(), v.as_slice())?;
-            }
-            for (event, bytes) in events {
-                t[0].insert(&key(event.seq), bytes.as_slice())?;
-            }
-            for (k, v) in &entries.after {
-                t[1].insert(k.as_slice(), v.as_slice())?;
-            }
-            Ok::<(), sled::transaction::ConflictableTransactionError<()>>(())
-        });
-        done.map_err(|e| match e {
-            TransactionError::Storage(e) => e,
-            TransactionError::Abort(()) => unreachable!("the transaction never aborts"),
-        })
-    }
-
-    /// The head of `game` kept in memory by the last insert to it.
-    fn kept_head(&self, game: &str) -> Option<Link> {
-        self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game).cloned()
-    }
-
-    /// The kept head of `game` if its tree holds its seq and nothing after
-    /// it (every insert of this process goes through `insert`, and seqs are
-    /// stored with no gap), else none. Two point reads, made before the
-    /// log's lock is taken: held under it, they were a fifth of the time
-    /// every other table waited (64 tables, 2 cores). Under the lock, a
-    /// kept head still equal to this one shows that no insert to `game`
-    /// came between (each moves it to a higher seq), so the check holds.
-    fn kept_head_checked(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
-        let io = |e: sled::Error| ReadError::Io(e.to_string());
-        match self.kept_head(game) {
-            Some(head)
-                if tree.get(key(head.seq + 1)).map_err(io)?.is_none()
-                    && tree.contains_key(key(head.seq)).map_err(io)? =>
-            {
-                Ok(Some(head))
-            }
-            _ => Ok(None),
-        }
+        Ok(ticket)
     }
 
     /// The head an insert to `game` must follow (the caller holds the
-    /// frontier's lock): the kept head if it checks (`kept_head_checked`),
-    /// else the tree's last event, decoded. sled's `last` copies a whole
-    /// node through a reverse iterator (4% of an append's CPU with 64
-    /// tables), hence the kept head.
+    /// frontier's lock): the one kept in memory since this process's last
+    /// insert to it, which the applier may not have written yet; else (no
+    /// insert to it yet, so nothing of it waits for the applier) the
+    /// tree's last event, decoded. sled's `last` copies a whole node
+    /// through a reverse iterator (4% of an append's CPU with 64 tables),
+    /// hence the kept head.
     fn head_to_insert_after(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
-        let io = |e: sled::Error| ReadError::Io(e.to_string());
-        if let Some(head) = self.kept_head_checked(game, tree)? {
-            return Ok(Some(head));
+        if let Some(head) = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game) {
+            return Ok(Some(head.clone()));
         }
-        let Some((k, v)) = tree.last().map_err(io)? else {
-            return Ok(None);
-        };
-        let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
-        Ok(Some(decode_stored(seq, &v)?.link()))
+        last_link(tree)
     }
 
     /// What the journal's records add to what sled holds, checked whole
@@ -1636,6 +1724,56 @@ impl OpenFault {
             OpenFault::Damaged(why) => damaged(shown, why),
         }
     }
+}
+
+/// Stores one insert as plain inserts, in the order `last_insert` reads:
+/// the leaves and positions, the events, the subtrees.
+fn store_in_order(
+    log: &sled::Tree,
+    tree: &sled::Tree,
+    events: &[(Event, Vec<u8>)],
+    entries: &LogEntries,
+) -> sled::Result<()> {
+    for (k, v) in &entries.before {
+        log.insert(k.as_slice(), v.as_slice())?;
+    }
+    for (event, bytes) in events {
+        tree.insert(key(event.seq), bytes.as_slice())?;
+    }
+    for (k, v) in &entries.after {
+        log.insert(k.as_slice(), v.as_slice())?;
+    }
+    Ok(())
+}
+
+/// Stores a batch in one sled transaction over the game's tree and the
+/// log: sled recovers it all or none, so an open never has to undo it
+/// (see `LAYOUT_KEY`). Aborts, writing nothing, with the seq of an event
+/// already stored.
+fn store_in_transaction(
+    log: &sled::Tree,
+    tree: &sled::Tree,
+    events: &[(Event, Vec<u8>)],
+    entries: &LogEntries,
+) -> Result<(), TransactionError<u64>> {
+    let trees = [tree.clone(), log.clone()];
+    trees[..].transaction(|t| {
+        for (event, _) in events {
+            if t[0].get(key(event.seq))?.is_some() {
+                return Err(sled::transaction::ConflictableTransactionError::Abort(event.seq));
+            }
+        }
+        for (k, v) in &entries.before {
+            t[1].insert(k.as_slice(), v.as_slice())?;
+        }
+        for (event, bytes) in events {
+            t[0].insert(&key(event.seq), bytes.as_slice())?;
+        }
+        for (k, v) in &entries.after {
+            t[1].insert(k.as_slice(), v.as_slice())?;
+        }
+        Ok(())
+    })
 }
 
 /// The journal's record of an insert of `events` to `game`, or none for a
@@ -2302,25 +2440,30 @@ mod tests {
     /// durable: the store shows none of them, stores nothing more, and its
     /// log ends where the last sync that succeeded left it.
     #[test]
-    fn a_panic_while_sled_stores_an_insert_fails_the_store() {
-        // The guard an insert holds while sled writes its keys (`Storing`):
-        // a panic there leaves keys the kept head does not know of.
-        let (_dir, store, (e0, _)) = with_first_event();
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _storing = Storing(&store);
-            panic!("sled panicked mid-insert");
-        }));
-        assert!(caught.is_err());
-        assert_eq!(store.failed().as_deref(), Some("an insert panicked while sled stored it"));
-        let (e1, b1) = sealed(Some(&e0.link()));
-        let err = store.append("g", &e1, &b1).unwrap_err().to_string();
-        assert!(err.contains("an earlier write to this store failed"), "{err}");
-        // Without a panic the guard does nothing.
-        let (_dir, store, (e0, _)) = with_first_event();
-        drop(Storing(&store));
-        let (e1, b1) = sealed(Some(&e0.link()));
-        store.append("g", &e1, &b1).unwrap();
-        assert_eq!(store.head("g").unwrap().unwrap().seq, 1);
+    fn the_applier_never_writes_over_a_stored_seq_and_fails_the_store() {
+        // A seq already in a game's tree (written behind the store's back)
+        // where the kept head says the game ends: one event, then a batch.
+        for batch in [false, true] {
+            let (_dir, store, (e0, _)) = with_first_event();
+            let (e1, b1) = sealed(Some(&e0.link()));
+            let (e2, b2) = sealed(Some(&e1.link()));
+            let tree = store.tree("g").unwrap();
+            let taken = if batch { 2 } else { 1 };
+            tree.insert(key(taken), b"behind".as_slice()).unwrap();
+            // Journaled, so acknowledged; the applier refuses it.
+            let _ = match batch {
+                false => store.append("g", &e1, &b1),
+                true => store.append_batch("g", &[(e1.clone(), b1), (e2.clone(), b2.clone())]),
+            };
+            assert!(!store.applier.caught_up(u64::MAX) || store.failed().is_some());
+            let failed = store.failed().expect("the store failed");
+            assert!(failed.contains(&format!("g seq {taken} is already stored")), "{failed}");
+            assert_eq!(tree.get(key(taken)).unwrap().unwrap().as_ref(), b"behind");
+            assert_eq!(tree.len(), 2, "nothing of the insert written");
+            let (e3, b3) = sealed(Some(&e2.link()));
+            let err = store.append("g", &e3, &b3).unwrap_err().to_string();
+            assert!(err.contains("an earlier write to this store failed"), "{err}");
+        }
     }
 
     #[test]
@@ -2451,11 +2594,15 @@ mod tests {
         let store = SledStore::open(dir.path()).unwrap();
         let (e0, b0) = sealed(None);
         store.append("g", &e0, &b0).unwrap();
+        // Tests that change sled's trees behind the store's back do so
+        // once the applier has written what was appended.
+        store.current();
         (dir, store, (e0, b0))
     }
 
     /// What `insert` writes for `batch` after the store's last event.
     fn entries_of(store: &SledStore, batch: &[(Event, Vec<u8>)]) -> LogEntries {
+        store.current();
         let mut grown = store.frontier.lock().unwrap().clone();
         log_entries(&mut grown, "g", batch.iter().map(|(e, b)| (e.seq, leaf_hash(b))))
     }
@@ -2657,6 +2804,7 @@ mod tests {
         let (_dir, store, (e0, _)) = with_first_event();
         let batch = events_after(&e0, 2);
         store.append_batch("g", &batch).unwrap();
+        store.current();
         store.tree("g").unwrap().remove(key(2)).unwrap();
         let at = closed_durably(store);
 
@@ -2701,6 +2849,7 @@ mod tests {
         }
         // The log as a cut-short first building leaves it: game "a" only,
         // and no layout.
+        store.current();
         store.log.clear().unwrap();
         let mut frontier = Frontier::default();
         let a = &leaves[1].1;
