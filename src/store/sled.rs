@@ -233,8 +233,17 @@ impl Drop for Leading<'_> {
 
 /// One insert handed to the applier: its ticket, and what sled must hold
 /// for it (the events, and their entries of the log).
+/// Every ticket is handed over, in the order taken, so that "the applier
+/// has applied ticket T" means sled holds every insert up to T: a ticket
+/// of no events (a setting's) has no writes.
 struct Unapplied {
     ticket: u64,
+    writes: Option<Writes>,
+}
+
+/// What sled must hold for one insert: the events, and their entries of
+/// the log.
+struct Writes {
     game: String,
     tree: sled::Tree,
     events: Vec<(Event, Vec<u8>)>,
@@ -292,8 +301,9 @@ impl Applier {
         Applier { to_apply: Mutex::new(Some(to_apply)), progress, thread: Mutex::new(Some(thread)) }
     }
 
-    /// Hands `insert` to the thread (the caller holds the log's lock, so
-    /// inserts arrive in the log's order); waits while the queue is full.
+    /// Hands `insert` to the thread (the caller holds the log's lock, under
+    /// which it took the ticket, so tickets arrive in order); waits while
+    /// the queue is full.
     fn send(&self, insert: Unapplied) -> Result<(), Failure> {
         let ended = || Failure { why: "the store's writer into sled has stopped".into(), errno: None };
         let ticket = insert.ticket;
@@ -302,13 +312,15 @@ impl Applier {
         to_apply.send(insert).map_err(|_| ended())
     }
 
-    /// Waits until every insert handed over with a ticket up to `through`
-    /// (`u64::MAX`: every one handed over so far) is in sled; false if the
-    /// applier ended first (the store has failed, and says why).
-    fn caught_up(&self, through: u64) -> bool {
+    /// Waits until sled holds every insert with a ticket up to `through`
+    /// (none: every one handed over so far); false if the applier ended
+    /// first (the store has failed, and says why). A ticket taken may not
+    /// have been handed over yet (its insert still holds the log's lock):
+    /// it is waited for all the same.
+    fn caught_up(&self, through: Option<u64>) -> bool {
         let (lock, signal) = &*self.progress;
         let mut progress = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let target = through.min(progress.sent);
+        let target = through.unwrap_or(progress.sent);
         while progress.applied < target && !progress.ended {
             progress.waiting += 1;
             progress = signal.wait(progress).unwrap_or_else(|p| p.into_inner());
@@ -371,7 +383,9 @@ fn apply_all(
 /// otherwise, which only a bug or a write behind arbiter's back can do);
 /// the store fails instead, with nothing of the insert written.
 fn apply(log: &sled::Tree, insert: &Unapplied) -> Result<(), Failure> {
-    let Unapplied { game, tree, events, entries, .. } = insert;
+    let Some(Writes { game, tree, events, entries }) = &insert.writes else {
+        return Ok(());
+    };
     let io = |e: &sled::Error| Failure::sled("sled failed to store the events", e);
     let fork = |seq: u64| Failure {
         why: format!("{game} seq {seq} is already stored: nothing was written over it (a fork refused)"),
@@ -901,7 +915,11 @@ impl SledStore {
     /// sync that covers it is sled's own.
     fn ticket(&self) -> u64 {
         let frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        self.ticket_at(frontier.size(), None)
+        let ticket = self.ticket_at(frontier.size(), None);
+        // Handed over too (see `Unapplied`). If the applier has ended, the
+        // store has failed, and the sync that waits for this ticket says so.
+        let _ = self.applier.send(Unapplied { ticket, writes: None });
+        ticket
     }
 
     /// Makes the insert with `ticket` durable (group commit, leader and
@@ -1003,7 +1021,7 @@ impl SledStore {
     fn sync_through(&self, records: &[u8], sled_sync: bool, through: u64) -> Result<(), Failure> {
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
-            if !self.applier.caught_up(through) {
+            if !self.applier.caught_up(Some(through)) {
                 let stopped = Failure { why: "the store's writer into sled has stopped".into(), errno: None };
                 return Err(self.failure().unwrap_or(stopped));
             }
@@ -1140,7 +1158,7 @@ impl SledStore {
     /// that a read sees every append acknowledged before it. A failed
     /// store waits for nothing: its reads say what they can.
     fn current(&self) {
-        self.applier.caught_up(u64::MAX);
+        self.applier.caught_up(None);
     }
 
     /// The last seq a read may return: a failed store reads up to its
@@ -1410,8 +1428,8 @@ impl SledStore {
         let mut grown = frontier.clone();
         let entries = log_entries(&mut grown, game, leaves.into_iter());
         let ticket = self.ticket_at(grown.size(), record);
-        let insert = Unapplied { ticket, game: game.to_string(), tree, events: events.to_vec(), entries };
-        self.applier.send(insert).map_err(|failure| self.failed_with(failure))?;
+        let writes = Writes { game: game.to_string(), tree, events: events.to_vec(), entries };
+        self.applier.send(Unapplied { ticket, writes: Some(writes) }).map_err(|failure| self.failed_with(failure))?;
         *frontier = grown;
         let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
         match heads.get_mut(game) {
@@ -2455,7 +2473,7 @@ mod tests {
                 false => store.append("g", &e1, &b1),
                 true => store.append_batch("g", &[(e1.clone(), b1), (e2.clone(), b2.clone())]),
             };
-            assert!(!store.applier.caught_up(u64::MAX) || store.failed().is_some());
+            store.current();
             let failed = store.failed().expect("the store failed");
             assert!(failed.contains(&format!("g seq {taken} is already stored")), "{failed}");
             assert_eq!(tree.get(key(taken)).unwrap().unwrap().as_ref(), b"behind");
