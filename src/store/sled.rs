@@ -241,12 +241,12 @@ struct Unapplied {
     writes: Option<Writes>,
 }
 
-/// What sled must hold for one insert: the events, and their entries of
-/// the log.
+/// What sled must hold for one insert: the events (each seq and its
+/// stored bytes), and their entries of the log.
 struct Writes {
     game: String,
     tree: sled::Tree,
-    events: Vec<(Event, Vec<u8>)>,
+    events: Vec<(u64, Vec<u8>)>,
     entries: LogEntries,
 }
 
@@ -392,9 +392,9 @@ fn apply(log: &sled::Tree, insert: &Unapplied) -> Result<(), Failure> {
         errno: None,
     };
     match events.as_slice() {
-        [(event, _)] => {
-            if tree.contains_key(key(event.seq)).map_err(|e| io(&e))? {
-                return Err(fork(event.seq));
+        [(seq, _)] => {
+            if tree.contains_key(key(*seq)).map_err(|e| io(&e))? {
+                return Err(fork(*seq));
             }
             store_in_order(log, tree, events, entries).map_err(|e| io(&e))
         }
@@ -1428,7 +1428,8 @@ impl SledStore {
         let mut grown = frontier.clone();
         let entries = log_entries(&mut grown, game, leaves.into_iter());
         let ticket = self.ticket_at(grown.size(), record);
-        let writes = Writes { game: game.to_string(), tree, events: events.to_vec(), entries };
+        let stored = events.iter().map(|(e, b)| (e.seq, b.clone())).collect();
+        let writes = Writes { game: game.to_string(), tree, events: stored, entries };
         self.applier.send(Unapplied { ticket, writes: Some(writes) }).map_err(|failure| self.failed_with(failure))?;
         *frontier = grown;
         let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
@@ -1749,14 +1750,14 @@ impl OpenFault {
 fn store_in_order(
     log: &sled::Tree,
     tree: &sled::Tree,
-    events: &[(Event, Vec<u8>)],
+    events: &[(u64, Vec<u8>)],
     entries: &LogEntries,
 ) -> sled::Result<()> {
     for (k, v) in &entries.before {
         log.insert(k.as_slice(), v.as_slice())?;
     }
-    for (event, bytes) in events {
-        tree.insert(key(event.seq), bytes.as_slice())?;
+    for (seq, bytes) in events {
+        tree.insert(key(*seq), bytes.as_slice())?;
     }
     for (k, v) in &entries.after {
         log.insert(k.as_slice(), v.as_slice())?;
@@ -1771,21 +1772,21 @@ fn store_in_order(
 fn store_in_transaction(
     log: &sled::Tree,
     tree: &sled::Tree,
-    events: &[(Event, Vec<u8>)],
+    events: &[(u64, Vec<u8>)],
     entries: &LogEntries,
 ) -> Result<(), TransactionError<u64>> {
     let trees = [tree.clone(), log.clone()];
     trees[..].transaction(|t| {
-        for (event, _) in events {
-            if t[0].get(key(event.seq))?.is_some() {
-                return Err(sled::transaction::ConflictableTransactionError::Abort(event.seq));
+        for (seq, _) in events {
+            if t[0].get(key(*seq))?.is_some() {
+                return Err(sled::transaction::ConflictableTransactionError::Abort(*seq));
             }
         }
         for (k, v) in &entries.before {
             t[1].insert(k.as_slice(), v.as_slice())?;
         }
-        for (event, bytes) in events {
-            t[0].insert(&key(event.seq), bytes.as_slice())?;
+        for (seq, bytes) in events {
+            t[0].insert(&key(*seq), bytes.as_slice())?;
         }
         for (k, v) in &entries.after {
             t[1].insert(k.as_slice(), v.as_slice())?;
