@@ -2165,6 +2165,16 @@ mod tests {
         at
     }
 
+    /// Runs the ignored test `name` of this module in a process of its own,
+    /// with `var` (which makes it run) set to the store's directory `dir`.
+    fn run_child(name: &str, var: &str, dir: &Path) -> std::process::Output {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", &format!("store::sled::tests::{name}"), "--ignored", "--nocapture"])
+            .env(var, dir)
+            .output()
+            .unwrap()
+    }
+
     /// The variable that makes `journal_child_appends_then_aborts` run: the
     /// store's directory.
     const JOURNAL_CHILD: &str = "ARBITER_TEST_JOURNAL_CHILD";
@@ -2215,11 +2225,7 @@ mod tests {
         store.close();
         let journal_path = dir.path().join(journal::FILE);
         assert_eq!(std::fs::metadata(&journal_path).unwrap().len(), 0, "a close empties the journal");
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "store::sled::tests::journal_child_appends_then_aborts", "--ignored", "--nocapture"])
-            .env(JOURNAL_CHILD, dir.path())
-            .output()
-            .unwrap();
+        let out = run_child("journal_child_appends_then_aborts", JOURNAL_CHILD, dir.path());
         assert!(!out.status.success(), "the child aborts");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let acknowledged: Vec<(String, u64, u64)> = stdout
@@ -2263,11 +2269,13 @@ mod tests {
         assert_eq!(store.head("g").unwrap().unwrap().seq, 13, "what was put back is sled's own now");
     }
 
+    /// The variable that makes `applier_child_appends_concurrently_then_aborts`
+    /// run: the store's directory.
     const APPLIER_CHILD: &str = "ARBITER_TEST_APPLIER_CHILD";
 
     /// The child of `acknowledged_appends_survive_a_crash_amid_concurrent_syncs`:
     /// four threads append to a game each while a fifth writes a setting
-    /// every few appends (each a sled sync that waits for the applier, then
+    /// every 2 ms (each a sled sync that waits for the applier, then
     /// empties the journal); prints each acknowledgement; aborts once 400
     /// are made, with appends, syncs and the applier all under way.
     #[test]
@@ -2313,12 +2321,7 @@ mod tests {
     #[test]
     fn acknowledged_appends_survive_a_crash_amid_concurrent_syncs() {
         let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "store::sled::tests::applier_child_appends_concurrently_then_aborts", "--ignored"])
-            .arg("--nocapture")
-            .env(APPLIER_CHILD, dir.path())
-            .output()
-            .unwrap();
+        let out = run_child("applier_child_appends_concurrently_then_aborts", APPLIER_CHILD, dir.path());
         assert!(!out.status.success(), "the child aborts");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let mut last: HashMap<String, u64> = HashMap::new();
