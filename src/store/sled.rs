@@ -315,11 +315,11 @@ impl Applier {
     /// which it took the ticket, so tickets arrive in order); waits while
     /// the queue is full.
     fn send(&self, insert: Unapplied) -> Result<(), Failure> {
-        let ended = || Failure { why: "the store's writer into sled has stopped".into(), errno: None };
         let ticket = insert.ticket;
-        let to_apply = self.to_apply.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(ended)?;
+        let to_apply =
+            self.to_apply.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(Failure::applier_stopped)?;
         self.progress.0.lock().unwrap_or_else(|p| p.into_inner()).sent = ticket;
-        to_apply.send(insert).map_err(|_| ended())
+        to_apply.send(insert).map_err(|_| Failure::applier_stopped())
     }
 
     /// Waits until sled holds every insert with a ticket up to `through`
@@ -498,6 +498,12 @@ struct Failure {
 impl Failure {
     fn io(what: &str, e: &std::io::Error) -> Failure {
         Failure { why: format!("{what}: {e}"), errno: e.raw_os_error() }
+    }
+
+    /// The applier has ended (it failed, and said why in the store's
+    /// failure, which callers report first).
+    fn applier_stopped() -> Failure {
+        Failure { why: "the store's writer into sled has stopped".into(), errno: None }
     }
 
     fn sled(what: &str, e: &sled::Error) -> Failure {
@@ -1078,8 +1084,7 @@ impl SledStore {
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
             if !self.applier.caught_up(Some(through)) {
-                let stopped = Failure { why: "the store's writer into sled has stopped".into(), errno: None };
-                return Err(self.failure().unwrap_or(stopped));
+                return Err(self.failure().unwrap_or_else(Failure::applier_stopped));
             }
             self.sync_now()?;
             return journal.clear().map_err(|e| Failure::io("the journal could not be emptied", &e));
