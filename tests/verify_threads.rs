@@ -10,7 +10,7 @@ use arbiter::event::Event;
 use arbiter::fold::Source;
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
 use arbiter::replay::replay;
-use arbiter::store::SledStore;
+use arbiter::store::{SledStore, chunk};
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -63,16 +63,34 @@ fn both(dir: &Path) -> (String, String) {
     (threads, one)
 }
 
-/// Changes the stored bytes of `seq` behind arbiter's back (None: removes the event).
+/// Changes the stored bytes of `seq` behind arbiter's back, in its chunk
+/// (`arbiter::store::chunk`; None: removes the event, so that the events
+/// after it in the chunk each sit one seq early).
 fn tamper(dir: &Path, seq: u64, change: impl FnOnce(Vec<u8>) -> Option<Vec<u8>>) -> Vec<u8> {
+    rewrite(dir, seq, false, change)
+}
+
+/// As `tamper`; `put_back`: the bytes go in before the event at `seq`
+/// (undoing a removal).
+fn rewrite(dir: &Path, seq: u64, put_back: bool, change: impl FnOnce(Vec<u8>) -> Option<Vec<u8>>) -> Vec<u8> {
     let db = sled::Config::new().path(dir).segment_size(8 * 1024 * 1024).open().unwrap();
     let tree = db.open_tree(format!("game/{GAME}")).unwrap();
+    let (c, i) = chunk::place(seq);
+    let stored = tree.get(arbiter::store::chunk::events_key(c)).unwrap().map_or_else(Vec::new, |b| b.to_vec());
+    let mut entries = chunk::Events::decode(stored).unwrap().entries();
     // A removed event is put back from the bytes the caller kept.
-    let was = tree.get(seq.to_be_bytes()).unwrap().map_or_else(Vec::new, |b| b.to_vec());
-    match change(was.clone()) {
-        Some(bytes) => tree.insert(seq.to_be_bytes(), bytes).unwrap(),
-        None => tree.remove(seq.to_be_bytes()).unwrap(),
-    };
+    let was = entries.get(i).map_or_else(Vec::new, |(_, b)| b.clone());
+    let index = entries.get(i).map_or_else(|| entries[i - 1].0 + 1, |(index, _)| *index);
+    match (change(was.clone()), put_back || was.is_empty()) {
+        (Some(bytes), false) => entries[i] = (index, bytes),
+        (Some(bytes), true) => entries.insert(i, (index, bytes)),
+        (None, _) => drop(entries.remove(i)),
+    }
+    let mut changed = chunk::Events::default();
+    for (index, bytes) in &entries {
+        changed.push(*index, bytes);
+    }
+    tree.insert(arbiter::store::chunk::events_key(c), changed.bytes()).unwrap();
     db.flush().unwrap();
     drop(tree);
     drop(db);
@@ -81,9 +99,9 @@ fn tamper(dir: &Path, seq: u64, change: impl FnOnce(Vec<u8>) -> Option<Vec<u8>>)
     was
 }
 
-fn restore(dir: &Path, seq: u64, bytes: Vec<u8>) {
+fn restore(dir: &Path, seq: u64, bytes: Vec<u8>, removed: bool) {
     assert!(!bytes.is_empty());
-    tamper(dir, seq, |_| Some(bytes));
+    rewrite(dir, seq, removed, |_| Some(bytes));
 }
 
 fn text(bytes: Vec<u8>) -> String {
@@ -117,7 +135,7 @@ fn a_pipelined_verify_says_what_reading_one_event_at_a_time_says() {
         for (what, change) in changes {
             let was = tamper(dir.path(), seq, change);
             let (threads, one) = both(dir.path());
-            restore(dir.path(), seq, was);
+            restore(dir.path(), seq, was, what.contains("removed"));
             assert_eq!(threads, one, "{what} at seq {seq}");
             // Without the expected head, a record without its last event is a shorter record.
             let shorter = seq == EVENTS - 1 && what.contains("removed");
@@ -131,11 +149,11 @@ fn a_pipelined_verify_says_what_reading_one_event_at_a_time_says() {
     let (threads, one) = both(dir.path());
     assert_eq!(threads, one);
     assert!(threads.contains("seq: 350"), "{threads}");
-    restore(dir.path(), 350, first);
+    restore(dir.path(), 350, first, false);
     let (threads, one) = both(dir.path());
     assert_eq!(threads, one);
     assert!(threads.contains("seq: 401"), "{threads}");
-    restore(dir.path(), 401, was);
+    restore(dir.path(), 401, was, false);
     let (threads, one) = both(dir.path());
     assert_eq!(threads, one);
     assert!(threads.starts_with("ok "), "{threads}");

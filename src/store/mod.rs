@@ -17,6 +17,7 @@
 //! games) share syncs, and a batch is one sync.
 
 pub mod checkpoints;
+pub mod chunk;
 pub mod copy;
 pub mod dir;
 pub mod journal;

@@ -1,52 +1,53 @@
 //! The embedded default store, on sled 0.34.
 //!
-//! Layout: one sled tree per game, named `game/<name>`, key = seq as 8
-//! big-endian bytes (so key order is seq order), value = the event's exact
-//! canonical JSON bytes, the bytes that were hashed. A game exists when its
-//! tree holds event 0.
+//! Layout 3 (see `LAYOUT`): one sled tree per game, named `game/<name>`,
+//! holding its events 64 to a key (`super::chunk::Events`: each event's
+//! exact canonical JSON bytes, the bytes that were hashed, with its place
+//! in the log); the `log` tree holding the log's leaves 64 to a key and
+//! its larger subtrees. A game exists when its tree holds event 0.
 //!
-//! Write path (see ARCHITECTURE.md): under the log's mutex, check seq and
-//! prev against the game's head (kept in memory since this process's last
-//! insert to it), so a seq is never taken twice (no fork), take a ticket
-//! and hand the insert to the applier (`Applier`), the one thread that
-//! stores the events and their entries of the log into sled, one insert
-//! after another in the log's order, as plain inserts in an order an open
-//! can read, so that it completes or undoes an insert a crash cut short
-//! (`insert`, `apply`, `LAYOUT_KEY`, `last_insert`).
-//! Then the group commit (`make_durable`): one leader at a time, with no
-//! lock held, makes everything written so far durable, while the appenders
-//! it covers wait on a condvar and wake together (`sync_through`): the
-//! journal's records of the small inserts since the last sync, in one
-//! write and one `fdatasync` (`super::journal`); or, when something the
-//! journal does not hold was written or the journal is full, sled's own
-//! sync, `flush()` and `fdatasync` on sled's log file, which also empties
-//! the journal. sled's own flush ends in `sync_file_range`, which does not
-//! promise durability against power loss (it neither writes the file's
-//! metadata nor flushes the disk's cache); the `sync_data` call here does.
-//! Only then does `append` return Ok. An open puts back what the journal
-//! holds and sled lost in a crash (`replay_journal`).
+//! Write path (see ARCHITECTURE.md): under the log's mutex (`Unsynced`),
+//! check seq and prev against the game's head, so a seq is never taken
+//! twice (no fork), add the events to their chunks in memory, take a
+//! ticket. Then the group commit (`make_durable`): one leader at a time,
+//! with no lock held, makes everything inserted so far durable, while the
+//! appenders it covers wait on a condvar and wake together
+//! (`sync_through`): the journal's records of the small inserts since the
+//! last sync, in one write and one `fdatasync` (`super::journal`); or,
+//! when something the journal does not hold was written or the journal is
+//! full, sled's own sync: every chunk changed since the last one written
+//! into sled in one transaction (`write_back`), then `flush()` and
+//! `fdatasync` on sled's log file, which also empties the journal. So sled
+//! only ever holds the store as of one of its own syncs, whole (a
+//! transaction is recovered all or none), and the journal every insert
+//! acknowledged since: an open puts back what the journal holds
+//! (`replay_journal`), and has nothing to repair. sled's own flush ends in
+//! `sync_file_range`, which does not promise durability against power loss
+//! (it neither writes the file's metadata nor flushes the disk's cache);
+//! the `sync_data` call here does. Only then does `append` return Ok.
 //!
-//! A failed sync (a full disk) leaves sled holding in memory what is not
-//! durable: the store is then failed (`SledStore::failed`). It stores
-//! nothing more, and reads only what is durable (events and the log up to
-//! the last sync that succeeded), so what this process shows or signs
-//! afterwards is what a reopened store holds.
+//! A failed sync (a full disk) leaves in memory what is not durable: the
+//! store is then failed (`SledStore::failed`). It stores nothing more, and
+//! reads only what is durable (events and the log up to the last sync that
+//! succeeded), so what this process shows or signs afterwards is what a
+//! reopened store holds.
 //!
 //! Opening: see `open` (a failed open leaves the store as it was, per
 //! `super::dir`) and `open_for_reading` (a store that cannot be written is
 //! read from a copy).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use sled::Transactional;
-use sled::transaction::TransactionError;
 
+use super::chunk::{self, PER_CHUNK, place};
+
+mod convert;
 use super::dir::{self, Before, Opening};
 use super::journal::{self, Journal};
 use super::{AppendError, Events, Head, OpenError, ReadError, Store, StoredEvents, SyncWatcher, Synced, decode_parsed};
@@ -58,14 +59,15 @@ const TREE_PREFIX: &str = "game/";
 /// The tree of settings (hashed tokens, read access), apart from the games.
 const SETTINGS_TREE: &str = "settings";
 
-/// The tree of the verifiable log (`crate::tlog`): each event's leaf and
-/// position, and every complete subtree's hash.
+/// The tree of the verifiable log (`crate::tlog`): its leaves, 64 to a
+/// key, and its complete subtrees from `STORED_LEVEL` up.
 const LOG_TREE: &str = "log";
 
 /// sled stores a node larger than segment_size / 4 as a separate blob file,
-/// which it never syncs. 8 MiB segments put that threshold at 2 MiB, far
-/// above any leaf arbiter can build (sled splits leaves above 16 entries,
-/// events are at most `MAX_EVENT_BYTES`), so every event lives in `db`.
+/// which it never syncs. 8 MiB segments put that threshold at 2 MiB, above
+/// any node arbiter builds: a chunk is at most about 1 MiB
+/// (`chunk::PER_CHUNK`), and sled splits a node above 16 entries; so every
+/// event lives in `db`.
 const SEGMENT_SIZE: usize = 8 * 1024 * 1024;
 
 /// sled's flush on a timer (its default): its thread also cleans sled's
@@ -109,43 +111,33 @@ pub struct SledStore {
     /// How many syncs were made (for tests and the benchmark).
     syncs: AtomicU64,
     /// `blobs/` as the last sync that listed it found it (`sync_blobs`).
-    /// (Boxed, as `heads`.)
+    /// (Boxed, as `unsynced`.)
     blobs_seen: Box<Mutex<BlobsSeen>>,
     /// The thread that runs sled's flush for the group commit's leader.
-    /// (Boxed, as `heads`.)
+    /// (Boxed, as `unsynced`.)
     flusher: Box<Mutex<Flusher>>,
     /// The journal (`super::journal`), written only by the group commit's
-    /// leader. (Boxed, as `heads`.)
+    /// leader. (Boxed, as `unsynced`.)
     journal: Box<Mutex<Journal>>,
     /// Told of every sync that succeeds (`on_sync`): the server's metrics.
-    /// The store itself keeps no figures but `syncs`. (Boxed, as `heads`.)
+    /// The store itself keeps no figures but `syncs`. (Boxed, as `unsynced`.)
     sync_watcher: Box<Mutex<Option<SyncWatcher>>>,
     /// Why a write failed, once one has: the store is then failed.
-    /// (Shared with the applier's thread, which may be the one to fail.)
-    failed: Arc<Mutex<Option<Failure>>>,
-    /// The thread that writes inserts into sled, behind the journal
-    /// (see `Applier`).
-    applier: Applier,
+    failed: Mutex<Option<Failure>>,
     /// The `log` tree.
     log: sled::Tree,
     /// The settings tree, once it exists: made by the first `put_setting`,
     /// never by a read (a store that only opens and reads writes nothing
     /// of arbiter's).
     settings: Mutex<Option<sled::Tree>>,
-    /// The right edge of the log's tree; its mutex serialises every insert
-    /// of events (see `insert`).
-    frontier: Mutex<Frontier>,
-    /// The head of each game this process stored an event to: what an
-    /// insert to it must follow, whether or not the applier has written it
-    /// into sled yet. Read and changed only under `frontier`'s lock, only
-    /// by `insert` (the one writer of game trees while the store is open),
-    /// and only ever to a higher seq. (Boxed: the store is held by value
-    /// in the CLI's `Target`.)
-    heads: Box<Mutex<HashMap<String, Link>>>,
+    /// What was inserted since sled's last sync, and the log's right edge;
+    /// its mutex serialises every insert of events (see `insert`). (Boxed:
+    /// the store is held by value in the CLI's `Target`.)
+    unsynced: Box<Mutex<Unsynced>>,
     /// The trees of games found to exist (`existing_tree`); a game's tree
-    /// is never dropped. (Boxed, as `heads`.)
+    /// is never dropped. (Boxed, as `unsynced`.)
     trees: Box<Mutex<HashMap<String, sled::Tree>>>,
-    /// Why the log's right edge could not be loaded at open (an event it
+    /// Why the log's right edge could not be loaded at open (a subtree it
     /// is computed from is missing or damaged): every insert is refused.
     edge_broken: Option<String>,
     /// The copy this store was opened on (`open_for_reading`), removed
@@ -165,9 +157,6 @@ impl Drop for SledStore {
         if journaled && self.failure().is_none() {
             let _ = self.make_durable(self.ticket());
         }
-        // The applier writes what it holds (unless its own write failed),
-        // and ends before sled closes.
-        self.applier.close();
     }
 }
 
@@ -233,208 +222,53 @@ impl Drop for Leading<'_> {
     }
 }
 
-/// One insert handed to the applier: its ticket, and what sled must hold
-/// for it (the events, and their entries of the log).
-/// Every ticket is handed over, in the order taken, so that "the applier
-/// has applied ticket T" means sled holds every insert up to T: a ticket
-/// of no events (a setting's) has no writes.
-struct Unapplied {
-    ticket: u64,
-    /// The log's size once this ticket's insert is in.
-    size: u64,
-    writes: Option<Writes>,
-}
-
-/// What sled must hold for one insert: the events (each seq and its
-/// stored bytes), and their entries of the log.
-struct Writes {
-    game: String,
-    tree: sled::Tree,
-    events: Vec<(u64, Vec<u8>)>,
-    entries: LogEntries,
-}
-
-/// How far the applier is: the ticket of the last insert handed to it and
-/// of the last it wrote into sled, and whether it has ended (closed, or
-/// the store failed).
-#[derive(Debug, Default)]
-struct Progress {
-    sent: u64,
-    applied: u64,
-    /// The log's size at `applied`, once the applier has applied a ticket.
-    applied_size: Option<u64>,
-    ended: bool,
-    /// How many callers wait for it (`caught_up`): it signals only then.
-    waiting: u64,
-}
-
-/// The one thread that writes inserts into sled: an append is durable
-/// once its journal record is (`make_durable`), so sled's writes need not
-/// be made on the append's own path, under the log's lock, where every
-/// table waited for them (with 64 tables that lock was held about 20 us
-/// per insert for sled's three keys, and appends/s were bound by it). The
-/// applier writes the inserts one after another in the log's order, with
-/// the same writes in the same order as an insert made them before (see
-/// `store_in_order`), so after a crash sled holds a prefix of them, only
-/// the newest possibly cut short, and the journal holds every one that was
-/// acknowledged: an open repairs and replays as before.
+/// What was inserted since sled's last sync wrote it into sled
+/// (`SledStore::write_back`), kept in memory, where reads find it first;
+/// and the log's right edge. Each chunk an insert changes is here from
+/// then until a write-back has written it, unchanged since; a chunk not
+/// here is as sled holds it. Changed only by `insert`, under this lock,
+/// in the order of the log: one insert's changes are seen whole or not
+/// at all.
 ///
-/// A read of events or of the log first waits for the applier to write
-/// every acknowledged insert (`SledStore::current`), so it sees every
-/// acknowledged append, as before; a sync by sled's own flush waits for
-/// the tickets it covers. The queue is short (`APPLIER_QUEUE`), so those
-/// waits are short: an insert that finds it full waits for room (under the
-/// log's lock, so the order is kept). An insert the applier cannot write
-/// (sled's error, or a fork) may already be acknowledged by the journal:
-/// the store fails, its log ends at the last insert the applier wrote
-/// (`log_size`), and the next open replays the journal (or, for a fork,
-/// reports the contradiction).
-struct Applier {
-    /// Hands inserts to the thread; none once closed.
-    to_apply: Mutex<Option<SyncSender<Unapplied>>>,
-    progress: Arc<(Mutex<Progress>, Condvar)>,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+/// Its size is bounded by the journal's: an insert the journal does not
+/// take (a batch of more than `journal::MOST_EVENTS`), or a journal grown
+/// past `journal::LIMIT`, makes the next sync sled's own.
+#[derive(Default)]
+struct Unsynced {
+    frontier: Frontier,
+    /// The head of each game this process inserted to: what the next
+    /// insert to it must follow. (Else the head is read from sled.)
+    heads: HashMap<String, Link>,
+    /// The chunks of each game changed since the last write-back.
+    games: HashMap<String, GameChunks>,
+    /// The leaf chunks changed since the last write-back.
+    leaves: BTreeMap<u64, Arc<chunk::Leaves>>,
+    /// The subtrees at `STORED_LEVEL` and above completed since.
+    nodes: BTreeMap<(u8, u64), Hash>,
 }
 
-/// How many inserts may wait for the applier.
-const APPLIER_QUEUE: usize = 64;
+/// A game's changed chunks, by number, and its tree to write them to.
+struct GameChunks {
+    tree: sled::Tree,
+    chunks: BTreeMap<u64, Arc<chunk::Events>>,
+}
 
-impl Applier {
-    fn start(log: sled::Tree, failed: Arc<Mutex<Option<Failure>>>) -> Applier {
-        let (to_apply, from) = std::sync::mpsc::sync_channel(APPLIER_QUEUE);
-        let progress = Arc::new((Mutex::new(Progress::default()), Condvar::new()));
-        let shared = progress.clone();
-        let thread = std::thread::Builder::new()
-            .name("arbiter-applier".into())
-            .spawn(move || apply_all(&log, from, &shared, &failed))
-            .expect("a thread for sled's writes");
-        Applier { to_apply: Mutex::new(Some(to_apply)), progress, thread: Mutex::new(Some(thread)) }
-    }
-
-    /// Hands `insert` to the thread (the caller holds the log's lock, under
-    /// which it took the ticket, so tickets arrive in order); waits while
-    /// the queue is full.
-    fn send(&self, insert: Unapplied) -> Result<(), Failure> {
-        let ticket = insert.ticket;
-        let to_apply =
-            self.to_apply.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(Failure::applier_stopped)?;
-        self.progress.0.lock().unwrap_or_else(|p| p.into_inner()).sent = ticket;
-        to_apply.send(insert).map_err(|_| Failure::applier_stopped())
-    }
-
-    /// Waits until sled holds every insert with a ticket up to `through`
-    /// (none: every one handed over so far); false if the applier ended
-    /// first (the store has failed, and says why). A ticket taken may not
-    /// have been handed over yet (its insert still holds the log's lock):
-    /// it is waited for all the same.
-    fn caught_up(&self, through: Option<u64>) -> bool {
-        let (lock, signal) = &*self.progress;
-        let mut progress = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let target = through.unwrap_or(progress.sent);
-        while progress.applied < target && !progress.ended {
-            progress.waiting += 1;
-            progress = signal.wait(progress).unwrap_or_else(|p| p.into_inner());
-            progress.waiting -= 1;
-        }
-        progress.applied >= target
-    }
-
-    /// The log's size at the last ticket the applier applied (none before
-    /// its first).
-    fn applied_size(&self) -> Option<u64> {
-        self.progress.0.lock().unwrap_or_else(|p| p.into_inner()).applied_size
-    }
-
-    /// Lets the thread write what it holds, and waits for it to end.
-    fn close(&self) {
-        drop(self.to_apply.lock().unwrap_or_else(|p| p.into_inner()).take());
-        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = thread.join();
-        }
-        // sled frees what its writes replaced only once every thread has
-        // moved past them (epoch-based reclamation, crossbeam's), and the
-        // applier's thread, ending, left its share for whichever thread
-        // passes next. Without these passes sled's file stayed open for a
-        // while after the store was dropped (an open right after found the
-        // store in use, 1 run in 3 of a loaded test); with them, no run of
-        // 800 did.
-        for _ in 0..4 {
-            sled::pin().flush();
-        }
+impl Unsynced {
+    /// Whether nothing waits for a write-back.
+    fn is_clean(&self) -> bool {
+        self.games.is_empty() && self.leaves.is_empty() && self.nodes.is_empty()
     }
 }
 
-/// The applier's thread: writes each insert into sled, in the order
-/// handed over, until the queue closes or one of its writes fails (which
-/// fails the store: nothing more is written into sled, and every waiter is
-/// told). A store failed by something else (a journal's fdatasync) still
-/// gets what was handed over before: a failed store reads what is durable,
-/// and the journal may already have made those inserts so. (No new insert
-/// is handed over to a failed store.)
-fn apply_all(
-    log: &sled::Tree,
-    from: Receiver<Unapplied>,
-    progress: &(Mutex<Progress>, Condvar),
-    failed: &Mutex<Option<Failure>>,
-) {
-    /// Ends the applier's turn even if a write panics: the store is then
-    /// failed (what sled holds in memory is not known), and waiters woken.
-    struct Ending<'a>(&'a (Mutex<Progress>, Condvar), &'a Mutex<Option<Failure>>);
-    impl Drop for Ending<'_> {
-        fn drop(&mut self) {
-            if std::thread::panicking() {
-                let mut failed = self.1.lock().unwrap_or_else(|p| p.into_inner());
-                failed.get_or_insert(Failure { why: "the store's writer into sled panicked".into(), errno: None });
-            }
-            self.0.0.lock().unwrap_or_else(|p| p.into_inner()).ended = true;
-            self.0.1.notify_all();
-        }
-    }
-    let _ending = Ending(progress, failed);
-    for insert in from {
-        if let Err(failure) = apply(log, &insert) {
-            failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(failure);
-            // The log ends before this insert, even if it is the first.
-            let written = insert.writes.as_ref().map_or(0, |w| w.events.len() as u64);
-            progress.0.lock().unwrap_or_else(|p| p.into_inner()).applied_size.get_or_insert(insert.size - written);
-            return;
-        }
-        let mut done = progress.0.lock().unwrap_or_else(|p| p.into_inner());
-        done.applied = insert.ticket;
-        done.applied_size = Some(insert.size);
-        if done.waiting > 0 {
-            progress.1.notify_all();
-        }
-    }
-}
+/// A game's chunks, by number.
+type Chunks = Vec<(u64, Arc<chunk::Events>)>;
 
-/// Writes one insert into sled: one event as plain inserts, in the order
-/// `last_insert` reads (`store_in_order`); a batch in one transaction. A
-/// seq already stored is never written over (a fork: the kept head said
-/// otherwise, which only a bug or a write behind arbiter's back can do);
-/// the store fails instead, with nothing of the insert written.
-fn apply(log: &sled::Tree, insert: &Unapplied) -> Result<(), Failure> {
-    let Some(Writes { game, tree, events, entries }) = &insert.writes else {
-        return Ok(());
-    };
-    let io = |e: &sled::Error| Failure::sled("sled failed to store the events", e);
-    let fork = |seq: u64| Failure {
-        why: format!("{game} seq {seq} is already stored: nothing was written over it (a fork refused)"),
-        errno: None,
-    };
-    match events.as_slice() {
-        [(seq, _)] => {
-            if tree.contains_key(key(*seq)).map_err(|e| io(&e))? {
-                return Err(fork(*seq));
-            }
-            store_in_order(log, tree, events, entries).map_err(|e| io(&e))
-        }
-        _ => match store_in_transaction(log, tree, events, entries) {
-            Ok(()) => Ok(()),
-            Err(TransactionError::Abort(seq)) => Err(fork(seq)),
-            Err(TransactionError::Storage(e)) => Err(io(&e)),
-        },
-    }
+/// What one write-back writes: Arcs of the chunks as they were taken, so
+/// that those not changed since are known (`Arc::ptr_eq`) and forgotten.
+struct WriteBack {
+    games: Vec<(String, sled::Tree, Chunks)>,
+    leaves: Vec<(u64, Arc<chunk::Leaves>)>,
+    nodes: Vec<((u8, u64), Hash)>,
 }
 
 /// What a flush answers: sled's result, once it returns.
@@ -500,12 +334,6 @@ impl Failure {
         Failure { why: format!("{what}: {e}"), errno: e.raw_os_error() }
     }
 
-    /// The applier has ended (it failed, and said why in the store's
-    /// failure, which callers report first).
-    fn applier_stopped() -> Failure {
-        Failure { why: "the store's writer into sled has stopped".into(), errno: None }
-    }
-
     fn sled(what: &str, e: &sled::Error) -> Failure {
         match e {
             // sled shows an I/O error in its Debug form; the OS's words read better.
@@ -526,7 +354,7 @@ pub struct Copied {
 /// sled's `open` of the store at `dir`. A store whose lock is held is
 /// tried again for up to half a second before it is reported in use, passing
 /// sled's epochs meanwhile: a store this process dropped a moment ago
-/// keeps sled's file open until threads pass them (see `Applier::close`),
+/// keeps sled's file open until threads pass them (see `SledStore::close`),
 /// and a child this process is starting holds every open file until its
 /// `exec`. (A store held by another arbiter is reported that much later.)
 fn open_sled(dir: &Path) -> sled::Result<sled::Db> {
@@ -569,10 +397,9 @@ impl SledStore {
     /// is undone there (`Before::undo`) and the store is as it was: it
     /// opens again once it can be written. If sled opens but the store
     /// fails its checks (`OpenError::Lost`), nothing is undone and arbiter
-    /// writes nothing (but for completing a layout-1 store's journal
-    /// record, which comes first): the store is reported as sled recovered
-    /// it. The one exception is a store whose journal (`super::journal`)
-    /// holds events sled lacks that may be what the checkpoint misses
+    /// writes nothing: the store is reported as sled recovered it. The one
+    /// exception is a store whose journal (`super::journal`) holds events
+    /// sled lacks that may be what the checkpoint misses
     /// (`journal_may_explain`): they are put back, and if the check still
     /// fails, the journal is kept as it was for the next open to report.
     pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
@@ -616,10 +443,10 @@ impl SledStore {
             true => Some(db.open_tree(SETTINGS_TREE).map_err(io)?),
             false => None,
         };
-        // A store without a log was written before arbiter kept one, and
-        // its log is built below, unless it has checkpoints: then the log
-        // was lost, and the store is reported as it is, with nothing written
-        // (not even an empty log tree).
+        let has_games = db.tree_names().iter().any(|n| n.starts_with(TREE_PREFIX.as_bytes()));
+        // A store without a log and without games is new. One with games
+        // but no log was written before arbiter kept one; with checkpoints,
+        // its log was lost: it is reported as it is, with nothing written.
         if !exists(LOG_TREE) {
             let signed = match &settings {
                 Some(t) => t.get(super::checkpoints::SIGNED_SETTING).map_err(io)?.is_some(),
@@ -632,36 +459,35 @@ impl SledStore {
                 )));
             }
         }
-        let had_log = exists(LOG_TREE);
-        let log_tree = db.open_tree(LOG_TREE).map_err(io)?;
-        let layout = log_tree.get(LAYOUT_KEY).map_err(io)?;
-        if let Some(layout) = &layout
-            && layout.as_ref() != LAYOUT
+        let log_tree = match exists(LOG_TREE) {
+            true => Some(db.open_tree(LOG_TREE).map_err(io)?),
+            false => None,
+        };
+        let layout = match &log_tree {
+            Some(t) => t.get(LAYOUT_KEY).map_err(io)?.map(|v| v.to_vec()),
+            None => None,
+        };
+        let new = log_tree.is_none() && !has_games;
+        if let Some(l) = &layout
+            && l.first().is_some_and(|&n| n > LAYOUT[0])
         {
             return Err(OpenError::Lost(format!(
-                "the store at {shown} has a log of layout {:?}, which this arbiter does not know (it knows {:?}): it was written by a newer arbiter",
-                layout.as_ref(),
-                LAYOUT
+                "the store at {shown} has a log of layout {l:?}, which this arbiter does not know (it knows {LAYOUT:?}): it was written by a newer arbiter"
             )));
         }
-        // Layout 1 always has its size. A log tree with neither a layout
-        // nor a size is one whose building (`build_log`, which writes the
-        // layout last) was cut short: it is built again, from the start.
-        let layout_1 = had_log && layout.is_none() && log_tree.contains_key(LAYOUT_1_SIZE_KEY).map_err(io)?;
-        let built = layout.is_some() || layout_1;
-        if layout_1 {
-            redo_layout_1_journal(&db, &log_tree).map_err(io)?.map_err(|why| damaged(&shown, why))?;
+        // An earlier layout is converted here, once (`convert`).
+        if !new && layout.as_deref() != Some(LAYOUT) {
+            convert::convert(&db, &shown, layout.as_deref())?;
         }
-        let last = match built {
-            true => last_insert(&db, &log_tree).map_err(|e| e.open_error(&shown))?,
-            false => LastInsert::None,
+        let log_tree = match log_tree {
+            Some(t) => t,
+            None => db.open_tree(LOG_TREE).map_err(io)?,
         };
-        let size = last.size();
+        let size = stored_size(&log_tree).map_err(|e| read_failure(&shown, e, |e| e.to_string()))?;
         // Read before anything is written: what the journal holds that sled
         // lost is put back below (`replay_journal`).
         let journaled = journal::read(&dir.join(journal::FILE))
             .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot read its journal: {e}") })?;
-        let failed = Arc::new(Mutex::new(None));
         let mut store = SledStore {
             db,
             dir: dir.to_path_buf(),
@@ -674,12 +500,10 @@ impl SledStore {
             flusher: Box::default(),
             journal: Box::new(Mutex::new(Journal::new(dir, journaled.bytes()))),
             sync_watcher: Box::default(),
-            failed: failed.clone(),
-            applier: Applier::start(log_tree.clone(), failed),
+            failed: Mutex::new(None),
             log: log_tree,
             settings: Mutex::new(settings),
-            frontier: Mutex::new(Frontier::default()),
-            heads: Box::default(),
+            unsynced: Box::default(),
             trees: Box::default(),
             edge_broken: None,
             copy: None,
@@ -693,58 +517,38 @@ impl SledStore {
         // What the journal holds that sled lost, checked whole before
         // anything is written.
         let adds = store.journal_adds(&shown, &journaled.records)?;
-        if built {
-            // Checked before the newest insert is made whole or undone, so
-            // that a store that lost what it signed is not written; unless a
-            // crash left a journal that may explain what the check misses
-            // (`journal_may_explain`): then it is made again at the end.
-            if let Err(e) = super::checkpoints::check(&store)
-                && !(journaled.bytes() > 0 && store.journal_may_explain(&adds, size))
-            {
-                return Err(e);
-            }
-            let missing = match &last {
-                LastInsert::Whole { missing: Some((game, seq)), .. } => Some(format!(
-                    "the store at {shown} has lost part of its log: {game} seq {seq}, its newest event, is missing"
-                )),
-                _ => None,
-            };
-            let mut wrote = store.finish_last_insert(last)?;
-            let written = |e: sled::Error| write_error(&shown, &e);
-            if layout_1 {
-                store.log.insert(LAYOUT_KEY, LAYOUT).map_err(written)?;
-                wrote = true;
-            }
-            wrote |= remove_layout_1_keys(&store.log).map_err(written)?;
-            // The right edge's subtrees below `STORED_LEVEL` are computed
-            // from the newest events. If one is missing or changed (behind
-            // arbiter's back: checked against the checkpoint above), the
-            // store still opens, for the reads and `verify` that say which
-            // event; only an append, which needs the edge, is refused.
-            match Frontier::load(&super::LogNodes(&store), size) {
-                Ok(frontier) => store.frontier = Mutex::new(frontier),
-                Err(e) => store.edge_broken = Some(format!("the store at {shown} has lost part of its log: {e}")),
-            }
-            if missing.is_some() {
-                store.edge_broken = missing;
-            }
-            store.commit.get_mut().unwrap_or_else(|p| p.into_inner()).written = Written { ticket: 0, size };
-            if wrote {
-                store.make_durable(store.ticket()).map_err(|e| unwritable(&store, e.to_string()))?;
-            }
-        } else {
-            // A store written before it had a log (or whose first building
-            // of it was cut short): its log is built here. A checkpoint
-            // would mean the log was lost: check first, so that a lost
-            // store is not written.
-            super::checkpoints::check(&store)?;
-            store.build_log().map_err(|why| unwritable(&store, why))?;
+        // Checked before anything is written, so that a store that lost
+        // what it signed is not written; unless a crash left a journal
+        // that may explain what the check misses (`journal_may_explain`):
+        // then it is made again at the end.
+        if let Err(e) = super::checkpoints::check(&store)
+            && !(journaled.bytes() > 0 && store.journal_may_explain(&adds, size))
+        {
+            return Err(e);
+        }
+        // The right edge's subtrees below `STORED_LEVEL` are computed from
+        // the leaves. If one is missing or changed (behind arbiter's back:
+        // checked against the checkpoint above), the store still opens, for
+        // the reads and `verify` that say which event; only an append,
+        // which needs the edge, is refused.
+        match Frontier::load(&super::LogNodes(&store), size) {
+            Ok(frontier) => store.unsynced.get_mut().unwrap_or_else(|p| p.into_inner()).frontier = frontier,
+            Err(e) => store.edge_broken = Some(format!("the store at {shown} has lost part of its log: {e}")),
+        }
+        // The log's newest event must be stored where its leaf says: else
+        // the next append to its game would take its seq again.
+        if let Some(why) = store.newest_event_missing().map_err(|e| read_failure(&shown, e, |e| e.to_string()))? {
+            store.edge_broken = Some(format!("the store at {shown} has lost part of its log: {why}"));
+        }
+        store.commit.get_mut().unwrap_or_else(|p| p.into_inner()).written = Written { ticket: 0, size };
+        if new {
+            store.log.insert(LAYOUT_KEY, LAYOUT).map_err(|e| write_error(&shown, &e))?;
+            store.make_durable(store.ticket()).map_err(|e| unwritable(&store, e.to_string()))?;
         }
         if journaled.bytes() > 0 {
             store.replay_journal(&shown, adds)?;
-            // sled's own sync: what was put back (and what sled recovered,
-            // which its flush at the last close did not sync) is durable
-            // in sled. The journal is kept until the check below passes.
+            // sled's own sync: what was put back is durable in sled. The
+            // journal is kept until the check below passes.
             store.make_durable(store.ticket()).map_err(|e| unwritable(&store, e.to_string()))?;
         }
         // Never open a store that holds less than its last checkpoint.
@@ -828,7 +632,7 @@ impl SledStore {
                 return;
             }
             // The drop's last handle on sled's file may wait for a thread
-            // to pass sled's epochs (see `Applier::close`).
+            // to pass sled's epochs.
             sled::pin().flush();
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
@@ -915,52 +719,20 @@ impl SledStore {
                 tree
             }
         };
-        if tree.is_empty() {
+        // A new game's first events may be in memory only (`Unsynced`):
+        // asked first, since a write-back forgets them once sled holds them.
+        let unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner()).games.contains_key(game);
+        if !unsynced && tree.is_empty() {
             return Err(ReadError::NoSuchGame(game.to_string()));
         }
         Ok(tree)
     }
 
-    /// The last event of a game's tree that is durable: in a store that
-    /// has not failed, its last event; in a failed one, the last whose
-    /// position in the log is below the durable size (positions are given
-    /// in the order events are stored, so those after it are the ones the
-    /// failed sync did not cover).
-    fn durable_head(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
-        if self.failure().is_none() {
-            return last_link(tree);
-        }
-        let durable = self.durable_size.load(Ordering::SeqCst);
-        for item in tree.iter().rev() {
-            let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
-            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
-            match self.stored_position(game, seq)? {
-                Some(p) if p < durable => return Ok(Some(decode_stored(seq, &v)?.link())),
-                _ => {}
-            }
-        }
-        Ok(None)
-    }
-
-    /// The log position stored beside event `seq` of `game`.
-    fn stored_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
-        let v = self.log.get(position_key(game, seq)).map_err(|e| ReadError::Io(e.to_string()))?;
-        match v {
-            None => Ok(None),
-            Some(v) => Ok(Some(u64::from_be_bytes(
-                v.as_ref()
-                    .try_into()
-                    .map_err(|_| ReadError::Log(format!("the position of {game} seq {seq} is damaged")))?,
-            ))),
-        }
-    }
-
-    /// Takes a ticket for an insert, the log then holding `size` events
-    /// (the caller hands the insert to the applier next, with the ticket),
-    /// and gives the next sync its journal
-    /// `record` (`journal_record`), or, with none, asks for sled's own
-    /// sync. The caller holds the frontier's lock, so tickets and records
-    /// are taken in the order of the log.
+    /// Takes a ticket for an insert, the log then holding `size` events,
+    /// and gives the next sync its journal `record` (`journal_record`), or,
+    /// with none, asks for sled's own sync. The caller holds the log's
+    /// lock (`unsynced`), so tickets and records are taken in the order of
+    /// the log.
     fn ticket_at(&self, size: u64, record: Option<Vec<u8>>) -> u64 {
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         commit.written.ticket += 1;
@@ -975,12 +747,8 @@ impl SledStore {
     /// Takes a ticket for an insert that is not of events (a setting): the
     /// sync that covers it is sled's own.
     fn ticket(&self) -> u64 {
-        let frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        let ticket = self.ticket_at(frontier.size(), None);
-        // Handed over too (see `Unapplied`). If the applier has ended, the
-        // store has failed, and the sync that waits for this ticket says so.
-        let _ = self.applier.send(Unapplied { ticket, size: frontier.size(), writes: None });
-        ticket
+        let unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
+        self.ticket_at(unsynced.frontier.size(), None)
     }
 
     /// Makes the insert with `ticket` durable (group commit, leader and
@@ -1018,8 +786,8 @@ impl SledStore {
         commit.round += 1;
         // Every ticket up to `covers` has its record (if any) in the
         // journal's records taken here, so the sync below includes all of
-        // them: those records, or sled's own flush once the applier has
-        // applied every ticket up to `covers` (`sync_through`).
+        // them: those records, or sled's own sync of every insert made
+        // so far (`sync_through`).
         let covers = commit.written;
         commit.covering = covers.ticket;
         let records = std::mem::take(&mut commit.journal);
@@ -1077,20 +845,93 @@ impl SledStore {
     /// One sync of the group commit, covering every ticket up to
     /// `through`: `records` written to the journal and synced, one trip to
     /// the disk; or, when `sled_sync` asks for it or the journal has grown
-    /// past `journal::LIMIT`, sled's own sync (`sync_now`) once the applier
-    /// has written every insert it covers into sled (the records, and every
-    /// record the journal holds), after which the journal is cut to nothing.
+    /// past `journal::LIMIT`, sled's own sync: every insert so far written
+    /// into sled (`write_back`: the tickets up to `through`, and any taken
+    /// since), then `sync_now`, after which the journal is cut to nothing.
     fn sync_through(&self, records: &[u8], sled_sync: bool, through: u64) -> Result<(), Failure> {
+        let _ = through;
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
-            if !self.applier.caught_up(Some(through)) {
-                return Err(self.failure().unwrap_or_else(Failure::applier_stopped));
-            }
+            self.write_back()?;
             self.sync_now()?;
             return journal.clear().map_err(|e| Failure::io("the journal could not be emptied", &e));
         }
         self.syncs.fetch_add(1, Ordering::Relaxed);
         journal.append(records).map_err(|e| Failure::io("the journal's write failed", &e))
+    }
+
+    /// Writes every chunk and subtree inserted since the last write-back
+    /// into sled, in one transaction: sled recovers it all or none, so
+    /// after a crash sled holds the store as of one of its syncs, and the
+    /// journal what was acknowledged since (see the module's comment).
+    /// What it wrote stays readable in memory until it is in sled, then
+    /// is forgotten, unless an insert changed it meanwhile.
+    fn write_back(&self) -> Result<(), Failure> {
+        let taken = {
+            let unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
+            if unsynced.is_clean() {
+                return Ok(());
+            }
+            WriteBack {
+                games: unsynced
+                    .games
+                    .iter()
+                    .map(|(game, g)| {
+                        let chunks = g.chunks.iter().map(|(c, chunk)| (*c, chunk.clone())).collect();
+                        (game.clone(), g.tree.clone(), chunks)
+                    })
+                    .collect(),
+                leaves: unsynced.leaves.iter().map(|(c, chunk)| (*c, chunk.clone())).collect(),
+                nodes: unsynced.nodes.iter().map(|(k, h)| (*k, *h)).collect(),
+            }
+        };
+        let leaves: Vec<([u8; 9], Vec<u8>)> =
+            taken.leaves.iter().map(|(c, l)| (chunk::leaves_key(*c), l.encode())).collect();
+        let mut trees = vec![self.log.clone()];
+        trees.extend(taken.games.iter().map(|(_, tree, _)| tree.clone()));
+        let written = trees[..].transaction(|t| {
+            for (k, v) in &leaves {
+                t[0].insert(k.as_slice(), v.as_slice())?;
+            }
+            for ((level, index), hash) in &taken.nodes {
+                t[0].insert(node_key(*level, *index).as_slice(), hash.as_slice())?;
+            }
+            for (i, (_, _, chunks)) in taken.games.iter().enumerate() {
+                for (c, chunk) in chunks {
+                    t[i + 1].insert(&chunk::events_key(*c), chunk.bytes())?;
+                }
+            }
+            Ok::<_, sled::transaction::ConflictableTransactionError<()>>(())
+        });
+        if let Err(e) = written {
+            return Err(match e {
+                sled::transaction::TransactionError::Storage(e) => Failure::sled("sled failed to store the events", &e),
+                sled::transaction::TransactionError::Abort(()) => {
+                    Failure { why: "a write-back aborted".into(), errno: None }
+                }
+            });
+        }
+        let mut unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
+        for (game, _, chunks) in &taken.games {
+            let Some(kept) = unsynced.games.get_mut(game) else { continue };
+            for (c, chunk) in chunks {
+                if kept.chunks.get(c).is_some_and(|now| Arc::ptr_eq(now, chunk)) {
+                    kept.chunks.remove(c);
+                }
+            }
+            if kept.chunks.is_empty() {
+                unsynced.games.remove(game);
+            }
+        }
+        for (c, chunk) in &taken.leaves {
+            if unsynced.leaves.get(c).is_some_and(|now| Arc::ptr_eq(now, chunk)) {
+                unsynced.leaves.remove(c);
+            }
+        }
+        for (k, _) in &taken.nodes {
+            unsynced.nodes.remove(k);
+        }
+        Ok(())
     }
 
     /// sled flush, then fdatasync of its log file (and of any blob file,
@@ -1193,53 +1034,150 @@ fn probe_write(dir: &Path) -> std::io::Result<()> {
     written
 }
 
-fn key(seq: u64) -> [u8; 8] {
-    seq.to_be_bytes()
-}
-
-fn decode_stored(seq: u64, bytes: &[u8]) -> Result<Event, ReadError> {
-    Ok(decode_parsed(seq, bytes)?.event)
-}
-
-/// The stored events of `tree` from `from` to `last`, unchecked, each with
-/// the seq it is stored under.
-fn stored_range(tree: &sled::Tree, from: u64, last: u64) -> StoredEvents<'static> {
-    if from > last {
-        return Box::new(std::iter::empty());
-    }
-    Box::new(tree.range(key(from)..=key(last)).map(|item| {
-        let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
-        let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
-        Ok((seq, v.to_vec()))
-    }))
-}
-
 impl SledStore {
-    /// Waits until sled holds every insert made durable so far (see
-    /// `Applier`), so that a read sees every append acknowledged before it
-    /// began. Inserts not yet acknowledged are not waited for: the applier
-    /// is nearly always ahead of the syncs, so a read seldom waits at all.
-    fn current(&self) {
-        let durable = self.commit.lock().unwrap_or_else(|p| p.into_inner()).durable;
-        self.applier.caught_up(Some(durable));
+    /// Chunk `c` of `game`: as inserted, if a write-back has not written
+    /// it yet; else as sled holds it. (A chunk a write-back forgets is in
+    /// sled by then, so no read finds it in neither.)
+    fn events_chunk(&self, game: &str, tree: &sled::Tree, c: u64) -> Result<Option<Arc<chunk::Events>>, ReadError> {
+        let unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(chunk) = unsynced.games.get(game).and_then(|g| g.chunks.get(&c)) {
+            return Ok(Some(chunk.clone()));
+        }
+        drop(unsynced);
+        let Some(v) = tree.get(chunk::events_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
+            return Ok(None);
+        };
+        let chunk = chunk::Events::decode(v.to_vec())
+            .map_err(|e| ReadError::Log(format!("{game}'s events from seq {} are damaged: {}", c * PER_CHUNK, e.0)))?;
+        Ok(Some(Arc::new(chunk)))
     }
 
-    /// The last seq a read may return: a failed store reads up to its
-    /// durable head only.
-    fn readable_to(&self, game: &str, tree: &sled::Tree) -> Result<u64, ReadError> {
-        match self.failure() {
-            None => Ok(u64::MAX),
-            Some(_) => match self.durable_head(game, tree)? {
-                Some(head) => Ok(head.seq),
-                None => Err(ReadError::NoSuchGame(game.to_string())),
-            },
+    /// Leaf chunk `c`, as `events_chunk` finds a game's.
+    fn leaves_chunk(&self, c: u64) -> Result<Option<Arc<chunk::Leaves>>, ReadError> {
+        if let Some(chunk) = self.unsynced.lock().unwrap_or_else(|p| p.into_inner()).leaves.get(&c) {
+            return Ok(Some(chunk.clone()));
         }
+        let Some(v) = self.log.get(chunk::leaves_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
+            return Ok(None);
+        };
+        let chunk = chunk::Leaves::decode(&v)
+            .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * PER_CHUNK, e.0)))?;
+        Ok(Some(Arc::new(chunk)))
+    }
+
+    /// Event `seq` of `game`: its index in the log and its stored bytes.
+    fn stored_event(&self, game: &str, tree: &sled::Tree, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
+        let (c, i) = place(seq);
+        let Some(chunk) = self.events_chunk(game, tree, c)? else { return Ok(None) };
+        Ok(chunk.get(i).map(|(index, bytes)| (index, bytes.to_vec())))
+    }
+
+    /// The last event of `game` that a read may return: the last stored,
+    /// or in a failed store the last whose index in the log is below the
+    /// durable size (indexes are given in the order events are inserted,
+    /// so those after it are the ones the failed sync did not cover).
+    fn last_event(&self, game: &str, tree: &sled::Tree) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
+        let newest = {
+            let unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
+            unsynced.games.get(game).and_then(|g| g.chunks.last_key_value()).map(|(c, chunk)| (*c, chunk.clone()))
+        };
+        let (mut c, mut chunk) = match newest {
+            Some(found) => found,
+            None => {
+                // Chunk keys sort after layout 2's, which a converted
+                // store keeps (see `LAYOUT`).
+                let last = tree.last().map_err(|e| ReadError::Io(e.to_string()))?;
+                let Some(c) = last.and_then(|(k, _)| chunk::number(&k, b'c')) else { return Ok(None) };
+                match self.events_chunk(game, tree, c)? {
+                    Some(chunk) => (c, chunk),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let durable = self.failure().map(|_| self.durable_size.load(Ordering::SeqCst));
+        loop {
+            for i in (0..chunk.len()).rev() {
+                let (index, bytes) = chunk.get(i).expect("within the chunk");
+                if durable.is_none_or(|d| index < d) {
+                    return Ok(Some((c * PER_CHUNK + i as u64, bytes.to_vec())));
+                }
+            }
+            let Some(before) = c.checked_sub(1) else { return Ok(None) };
+            c = before;
+            chunk = match self.events_chunk(game, tree, c)? {
+                Some(chunk) => chunk,
+                None => return Ok(None),
+            };
+        }
+    }
+
+    /// The head of `game` as a read sees it (`last_event`).
+    fn durable_head(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
+        match self.last_event(game, tree)? {
+            None => Ok(None),
+            Some((seq, bytes)) => Ok(Some(decode_stored(seq, &bytes)?.link())),
+        }
+    }
+
+    /// The stored events of `game` from `from`, unchecked, each with its
+    /// seq: chunk after chunk, to the game's end when the read began (a
+    /// chunk not full is its last), or in a failed store to the last
+    /// durable event.
+    fn stored_range(&self, game: &str, tree: sled::Tree, from: u64) -> StoredEvents<'_> {
+        let durable = self.failure().map(|_| self.durable_size.load(Ordering::SeqCst));
+        let game = game.to_string();
+        let mut next = from;
+        let mut chunk: Option<Arc<chunk::Events>> = None;
+        let mut ended = false;
+        Box::new(std::iter::from_fn(move || {
+            if ended {
+                return None;
+            }
+            let (c, i) = place(next);
+            if i == 0 || chunk.is_none() {
+                chunk = match self.events_chunk(&game, &tree, c) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        ended = true;
+                        return Some(Err(e));
+                    }
+                };
+            }
+            let entry = chunk.as_ref().and_then(|ch| ch.get(i));
+            match entry {
+                Some((index, bytes)) if durable.is_none_or(|d| index < d) => {
+                    next += 1;
+                    Some(Ok((next - 1, bytes.to_vec())))
+                }
+                Some(_) => {
+                    ended = true;
+                    None
+                }
+                // The game's end, unless a later chunk is stored: then
+                // events were removed behind arbiter's back (sled writes a
+                // chunk whole), and the read says so rather than end early.
+                None => {
+                    ended = true;
+                    match self.events_chunk(&game, &tree, c + 1) {
+                        Ok(None) => None,
+                        Ok(Some(after)) => Some(Err(ReadError::Corrupt {
+                            seq: next,
+                            why: crate::event::EventError::Malformed(format!(
+                                "it is missing, and {} events from seq {} are stored after it",
+                                after.len(),
+                                (c + 1) * PER_CHUNK
+                            )),
+                        })),
+                        Err(e) => Some(Err(e)),
+                    }
+                }
+            }
+        }))
     }
 }
 
 impl Store for SledStore {
     fn games(&self) -> Result<Vec<String>, ReadError> {
-        self.current();
         let mut names = Vec::new();
         for raw in self.db.tree_names() {
             let Ok(name) = std::str::from_utf8(&raw) else {
@@ -1256,7 +1194,6 @@ impl Store for SledStore {
     }
 
     fn head(&self, game: &str) -> Result<Option<Head>, ReadError> {
-        self.current();
         let tree = match self.existing_tree(game) {
             Ok(t) => t,
             Err(ReadError::NoSuchGame(_)) => return Ok(None),
@@ -1266,19 +1203,20 @@ impl Store for SledStore {
     }
 
     fn read(&self, game: &str, from: u64) -> Result<Events<'_>, ReadError> {
-        self.current();
         let tree = self.existing_tree(game)?;
-        let last = self.readable_to(game, &tree)?;
+        if self.durable_head(game, &tree)?.is_none() {
+            return Err(ReadError::NoSuchGame(game.to_string()));
+        }
         // The first event read links to the one before it: fetch that link.
         let prev: Option<Link> = match from.checked_sub(1) {
             None => None,
-            Some(p) => match tree.get(key(p)).map_err(|e| ReadError::Io(e.to_string()))? {
-                Some(bytes) => Some(decode_stored(p, &bytes)?.link()),
+            Some(p) => match self.stored_event(game, &tree, p)? {
+                Some((_, bytes)) => Some(decode_stored(p, &bytes)?.link()),
                 None => return Ok(Box::new(std::iter::empty())),
             },
         };
         let mut chain = Chain::after(prev);
-        Ok(Box::new(stored_range(&tree, from, last).map(move |item| {
+        Ok(Box::new(self.stored_range(game, tree, from).map(move |item| {
             let (seq, bytes) = item?;
             let Parsed { event, at, .. } = decode_parsed(seq, &bytes)?;
             chain.push(&event, at).map_err(|why| ReadError::Corrupt { seq, why })?;
@@ -1287,10 +1225,11 @@ impl Store for SledStore {
     }
 
     fn read_stored(&self, game: &str, from: u64) -> Result<StoredEvents<'_>, ReadError> {
-        self.current();
         let tree = self.existing_tree(game)?;
-        let last = self.readable_to(game, &tree)?;
-        Ok(stored_range(&tree, from, last))
+        if self.durable_head(game, &tree)?.is_none() {
+            return Err(ReadError::NoSuchGame(game.to_string()));
+        }
+        Ok(self.stored_range(game, tree, from))
     }
 
     fn append(&self, game: &str, event: &Event, bytes: &[u8]) -> Result<(), AppendError> {
@@ -1303,20 +1242,13 @@ impl Store for SledStore {
         self.make_durable(ticket)
     }
 
-    /// The size at the last sync that succeeded: an event in sled's memory
-    /// whose sync is still running (or failed) is not counted; nor, in a
-    /// failed store, one the applier could not write (see `Applier`).
+    /// The size at the last sync that succeeded: an event in memory whose
+    /// sync is still running (or failed) is not counted.
     fn log_size(&self) -> Result<u64, ReadError> {
-        self.current();
-        let durable = self.durable_size.load(Ordering::SeqCst);
-        Ok(match self.failure() {
-            Some(_) => durable.min(self.applier.applied_size().unwrap_or(durable)),
-            None => durable,
-        })
+        Ok(self.durable_size.load(Ordering::SeqCst))
     }
 
     fn log_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
-        self.current();
         let broken = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
         if self.failure().is_some() {
             let end = index.checked_add(1).and_then(|n| n.checked_mul(1u64.checked_shl(level.into())?));
@@ -1327,25 +1259,29 @@ impl Store for SledStore {
         if level < STORED_LEVEL {
             return self.computed_node(level, index);
         }
+        if let Some(hash) = self.unsynced.lock().unwrap_or_else(|p| p.into_inner()).nodes.get(&(level, index)) {
+            return Ok(*hash);
+        }
         let value = self.log.get(node_key(level, index)).map_err(|e| ReadError::Io(e.to_string()))?;
         value.and_then(|v| v.as_ref().try_into().ok()).ok_or_else(broken)
     }
 
     fn log_leaf(&self, index: u64) -> Result<Option<(String, u64)>, ReadError> {
-        self.current();
         if self.failure().is_some() && index >= self.durable_size.load(Ordering::SeqCst) {
             return Ok(None);
         }
-        let Some(v) = self.log.get(leaf_key(index)).map_err(|e| ReadError::Io(e.to_string()))? else {
-            return Ok(None);
-        };
-        let (game, seq, _) = parse_leaf(&v).ok_or_else(|| ReadError::Log(format!("leaf {index} is damaged")))?;
-        Ok(Some((game, seq)))
+        let (c, i) = place(index);
+        let Some(chunk) = self.leaves_chunk(c)? else { return Ok(None) };
+        Ok(chunk.get(i).map(|leaf| (leaf.game.clone(), leaf.seq)))
     }
 
     fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
-        self.current();
-        let position = self.stored_position(game, seq)?;
+        let tree = match self.existing_tree(game) {
+            Ok(t) => t,
+            Err(ReadError::NoSuchGame(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let position = self.stored_event(game, &tree, seq)?.map(|(index, _)| index);
         match (position, self.failure()) {
             (Some(p), Some(_)) if p >= self.durable_size.load(Ordering::SeqCst) => Ok(None),
             _ => Ok(position),
@@ -1467,15 +1403,14 @@ impl Store for SledStore {
 }
 
 impl SledStore {
-    /// Checks `events` (in order, all of one game), computes their entries
-    /// of the log and hands them to the applier, which stores them into
-    /// sled; not yet durable; returns the ticket for `make_durable`. The
-    /// log's mutex is held from reading the head to the hand-over, so
-    /// positions in the log are given in the order events are stored, with
-    /// no gap, and a seq is never taken twice (no fork). The applier's
-    /// writes are ordered so that an open can tell an insert a crash cut
-    /// short, and undo it (see `store_in_order`, `LAYOUT_KEY` and
-    /// `last_insert`).
+    /// Checks `events` (in order, all of one game), adds them and their
+    /// leaves to their chunks in memory (`Unsynced`) and takes a ticket;
+    /// not yet durable; returns the ticket for `make_durable`. The log's
+    /// lock is held from reading the head to the ticket, so positions in
+    /// the log are given in the order events are inserted, with no gap,
+    /// and a seq is never taken twice (no fork). What can fail (reading
+    /// the chunks to add to) comes before anything is changed: a refused
+    /// insert changes nothing.
     fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<u64, AppendError> {
         self.refuse()?;
         if let Some(why) = &self.edge_broken {
@@ -1488,43 +1423,93 @@ impl SledStore {
         let tree = self.tree(game).map_err(AppendError::Io)?;
         // What needs no lock is done before the log's lock is taken: every
         // other table's insert waits on that lock.
-        let leaves: Vec<(u64, Hash)> = events.iter().map(|(e, b)| (e.seq, leaf_hash(b))).collect();
+        let hashes: Vec<Hash> = events.iter().map(|(_, b)| leaf_hash(b)).collect();
         let record = journal_record(game, events);
-        let mut frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        // The store may have failed since (the applier's write).
+        let io = |e: ReadError| AppendError::Io(e.to_string());
+        let mut unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
         self.refuse()?;
-        let head = self.head_to_insert_after(game, &tree).map_err(|e| AppendError::Io(e.to_string()))?;
-        let prev = super::check_follows(game, events, head)?;
-        let mut grown = frontier.clone();
-        let entries = log_entries(&mut grown, game, leaves.into_iter());
-        let ticket = self.ticket_at(grown.size(), record);
-        let stored = events.iter().map(|(e, b)| (e.seq, b.clone())).collect();
-        let writes = Writes { game: game.to_string(), tree, events: stored, entries };
-        let unapplied = Unapplied { ticket, size: grown.size(), writes: Some(writes) };
-        self.applier.send(unapplied).map_err(|failure| self.failed_with(failure))?;
-        *frontier = grown;
-        let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
-        match heads.get_mut(game) {
-            Some(head) => *head = prev,
+        let head = match unsynced.heads.get(game) {
+            Some(head) => Some(head.clone()),
             None => {
-                heads.insert(game.to_string(), prev);
+                drop(unsynced);
+                let head = self.durable_head(game, &tree).map_err(io)?;
+                unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
+                // Another insert to this game may have come meanwhile.
+                unsynced.heads.get(game).cloned().or(head)
             }
+        };
+        let prev = super::check_follows(game, events, head)?;
+        // The chunks the first event and leaf go to, read from sled when
+        // not in memory (and not new): the rest go to new chunks.
+        let first_seq = events[0].0.seq;
+        let first_index = unsynced.frontier.size();
+        let (game_chunk, _) = place(first_seq);
+        let (leaf_chunk, _) = place(first_index);
+        let loaded_events = match unsynced.games.get(game).is_some_and(|g| g.chunks.contains_key(&game_chunk)) {
+            true => None,
+            false if first_seq.is_multiple_of(PER_CHUNK) => Some(chunk::Events::default()),
+            false => {
+                let chunk = self.stored_events_chunk(game, &tree, game_chunk).map_err(io)?;
+                Some(chunk.ok_or_else(|| {
+                    AppendError::Io(format!("{game}'s events from seq {} are missing", game_chunk * PER_CHUNK))
+                })?)
+            }
+        };
+        let loaded_leaves = match unsynced.leaves.contains_key(&leaf_chunk) {
+            true => None,
+            false if first_index.is_multiple_of(PER_CHUNK) => Some(chunk::Leaves::default()),
+            false => {
+                let chunk = self.stored_leaves_chunk(leaf_chunk).map_err(io)?;
+                Some(chunk.ok_or_else(|| {
+                    AppendError::Io(format!("the log's leaves from {} are missing", leaf_chunk * PER_CHUNK))
+                })?)
+            }
+        };
+        // Nothing fails from here on.
+        let Unsynced { frontier, heads, games, leaves, nodes } = &mut *unsynced;
+        let kept = games.entry(game.to_string()).or_insert_with(|| GameChunks { tree, chunks: BTreeMap::new() });
+        if let Some(chunk) = loaded_events {
+            kept.chunks.insert(game_chunk, Arc::new(chunk));
         }
+        if let Some(chunk) = loaded_leaves {
+            leaves.insert(leaf_chunk, Arc::new(chunk));
+        }
+        for (n, ((event, bytes), hash)) in events.iter().zip(&hashes).enumerate() {
+            let index = frontier.size();
+            for (level, i, node) in frontier.push(*hash) {
+                if level >= STORED_LEVEL {
+                    nodes.insert((level, i), node);
+                }
+            }
+            let (c, _) = place(event.seq);
+            Arc::make_mut(kept.chunks.entry(c).or_default()).push(index, bytes);
+            let (c, _) = place(index);
+            let leaf = chunk::Leaf { game: game.to_string(), seq: event.seq, continues: n > 0, hash: *hash };
+            Arc::make_mut(leaves.entry(c).or_default()).push(leaf);
+        }
+        let ticket = self.ticket_at(frontier.size(), record);
+        heads.insert(game.to_string(), prev);
         Ok(ticket)
     }
 
-    /// The head an insert to `game` must follow (the caller holds the
-    /// frontier's lock): the one kept in memory since this process's last
-    /// insert to it, which the applier may not have written yet; else (no
-    /// insert to it yet, so nothing of it waits for the applier) the
-    /// tree's last event, decoded. sled's `last` copies a whole node
-    /// through a reverse iterator (4% of an append's CPU with 64 tables),
-    /// hence the kept head.
-    fn head_to_insert_after(&self, game: &str, tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
-        if let Some(head) = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(game) {
-            return Ok(Some(head.clone()));
-        }
-        last_link(tree)
+    /// Chunk `c` of `game` as sled holds it (the caller knows memory has none).
+    fn stored_events_chunk(&self, game: &str, tree: &sled::Tree, c: u64) -> Result<Option<chunk::Events>, ReadError> {
+        let Some(v) = tree.get(chunk::events_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
+            return Ok(None);
+        };
+        chunk::Events::decode(v.to_vec())
+            .map(Some)
+            .map_err(|e| ReadError::Log(format!("{game}'s events from seq {} are damaged: {}", c * PER_CHUNK, e.0)))
+    }
+
+    /// Leaf chunk `c` as sled holds it (the caller knows memory has none).
+    fn stored_leaves_chunk(&self, c: u64) -> Result<Option<chunk::Leaves>, ReadError> {
+        let Some(v) = self.log.get(chunk::leaves_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
+            return Ok(None);
+        };
+        chunk::Leaves::decode(&v)
+            .map(Some)
+            .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * PER_CHUNK, e.0)))
     }
 
     /// What the journal's records add to what sled holds, checked whole
@@ -1542,13 +1527,14 @@ impl SledStore {
         let place = self.dir.join(journal::FILE).display().to_string();
         let mut heads: HashMap<&str, Option<Link>> = HashMap::new();
         let mut adds = Vec::new();
+        let failure = |e| read_failure(shown, e, |e| e.to_string());
         for (i, (game, events)) in records.iter().enumerate() {
             let at = format!("{place}, record {}", i + 1);
             let bad = |why: String| damaged(shown, format!("{at}: game {game}: {why}"));
             let tree = match self.existing_tree(game) {
                 Ok(tree) => Some(tree),
                 Err(ReadError::NoSuchGame(_)) => None,
-                Err(e) => return Err(read_failure(shown, e, |e| e.to_string())),
+                Err(e) => return Err(failure(e)),
             };
             let mut lacking = Vec::new();
             for bytes in events {
@@ -1556,11 +1542,11 @@ impl SledStore {
                 let seq = parsed.event.seq;
                 crate::event::check_stored(&parsed, seq, bytes).map_err(|e| bad(e.to_string()))?;
                 let stored = match &tree {
-                    Some(t) => t.get(key(seq)).map_err(|e| write_error(shown, &e))?,
+                    Some(t) => self.stored_event(game, t, seq).map_err(failure)?.map(|(_, b)| b),
                     None => None,
                 };
                 match stored {
-                    Some(stored) if stored != bytes => {
+                    Some(stored) if stored != *bytes => {
                         return Err(bad(format!("seq {seq} differs from the event stored there")));
                     }
                     Some(_) if lacking.is_empty() => continue,
@@ -1572,7 +1558,7 @@ impl SledStore {
                 let head = match heads.get(game.as_str()) {
                     Some(h) => h.clone(),
                     None => match &tree {
-                        Some(t) => last_link(t).map_err(|e| read_failure(shown, e, |e| e.to_string()))?,
+                        Some(t) => self.durable_head(game, t).map_err(failure)?,
                         None => None,
                     },
                 };
@@ -1631,239 +1617,58 @@ impl SledStore {
         Ok(())
     }
 
-    /// Builds the log of a store written before it had one: every game in
-    /// name order, each in seq order. Runs once, at the first open.
-    fn build_log(&self) -> Result<(), String> {
-        let mut frontier = self.frontier.lock().unwrap_or_else(|p| p.into_inner());
-        for game in self.games().map_err(|e| e.to_string())? {
-            let mut log = sled::Batch::default();
-            for event in self.read(&game, 0).map_err(|e| e.to_string())? {
-                let event = event.map_err(|e| e.to_string())?;
-                let bytes = crate::record::canonical_bytes(&event);
-                let entries = log_entries(&mut frontier, &game, [(event.seq, leaf_hash(&bytes))].into_iter());
-                for (k, v) in entries.before.into_iter().chain(entries.after) {
-                    log.insert(k, v);
-                }
-            }
-            self.log.apply_batch(log).map_err(|e| e.to_string())?;
-        }
-        self.log.insert(LAYOUT_KEY, LAYOUT).map_err(|e| e.to_string())?;
-        self.durable_size.store(frontier.size(), Ordering::SeqCst);
-        drop(frontier);
-        self.make_durable(self.ticket()).map_err(|e| e.to_string())
+    /// Why the log's newest leaf does not match its event, if it does not:
+    /// the event is not stored at its seq, or is stored at another index.
+    /// (Only a change behind arbiter's back makes one: sled writes a
+    /// chunk and its leaves in one transaction.)
+    fn newest_event_missing(&self) -> Result<Option<String>, ReadError> {
+        let size = self.durable_size.load(Ordering::SeqCst);
+        let Some(newest) = size.checked_sub(1) else { return Ok(None) };
+        let Some((game, seq)) = self.log_leaf(newest)? else { return Ok(None) };
+        let missing = Some(format!("{game} seq {seq}, its newest event, is missing"));
+        let tree = match self.existing_tree(&game) {
+            Ok(tree) => tree,
+            Err(ReadError::NoSuchGame(_)) => return Ok(missing),
+            Err(e) => return Err(e),
+        };
+        Ok(match self.stored_event(&game, &tree, seq)? {
+            Some((index, _)) if index == newest => None,
+            _ => missing,
+        })
     }
 
     /// The hash of the complete subtree `index` at `level`, below
-    /// `STORED_LEVEL`: computed from its leaves' events (at most
-    /// 2^(STORED_LEVEL - 1) of them).
+    /// `STORED_LEVEL`: computed from its leaves' hashes, which one leaf
+    /// chunk holds (2^level divides `PER_CHUNK`).
     fn computed_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
         let broken = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
-        let mut hashes = Vec::with_capacity(1 << level);
-        for leaf in index << level..(index + 1) << level {
-            let (game, seq) = self.log_leaf(leaf)?.ok_or_else(broken)?;
-            let tree = self.existing_tree(&game).map_err(|_| broken())?;
-            let bytes = tree.get(key(seq)).map_err(|e| ReadError::Io(e.to_string()))?.ok_or_else(broken)?;
-            hashes.push(leaf_hash(&bytes));
+        let first = index.checked_shl(level.into()).ok_or_else(broken)?;
+        let (c, i) = place(first);
+        let chunk = self.leaves_chunk(c)?.ok_or_else(broken)?;
+        let mut hashes: Vec<Hash> = chunk.hashes().skip(i).take(1 << level).copied().collect();
+        if hashes.len() != 1 << level {
+            return Err(broken());
         }
         while hashes.len() > 1 {
             hashes = hashes.chunks(2).map(|pair| node_hash(&pair[0], &pair[1])).collect();
         }
         Ok(hashes[0])
     }
-
-    /// Makes the newest insert whole, or undoes it (see `last_insert`),
-    /// and loads the log's right edge. Called by `open` after the store
-    /// was checked against its checkpoint: a store that lost events it
-    /// signed is reported as sled recovered it, with nothing undone (unless
-    /// the journal may hold what it lost: see `open`).
-    fn finish_last_insert(&self, last: LastInsert) -> Result<bool, OpenError> {
-        let shown = self.dir.display().to_string();
-        let io = |e: sled::Error| write_error(&shown, &e);
-        let mut wrote = false;
-        match last {
-            LastInsert::None => {}
-            LastInsert::CutShort { index, game, seq } => {
-                // The position first, the leaf last: an undo cut short by
-                // another crash is found again, and finished, at the next
-                // open. There is no event to remove: that is why it is undone.
-                self.log.remove(position_key(&game, seq)).map_err(io)?;
-                self.log.remove(leaf_key(index)).map_err(io)?;
-                wrote = true;
-            }
-            // Changed behind arbiter's back: left as it is (see `open`).
-            LastInsert::Whole { missing: Some(_), .. } => {}
-            LastInsert::Whole { first, leaves, missing: None } => {
-                // Its subtrees, written after its events, may be missing;
-                // found by their keys alone, so an open reads no event
-                // unless one is (a damaged event is reported by the reads
-                // that check it, as before).
-                let end = first + leaves.len() as u64;
-                let mut complete = true;
-                for (level, index) in (first + 1..=end).flat_map(completed_by) {
-                    complete &= self.log.contains_key(node_key(level, index)).map_err(io)?;
-                }
-                if complete {
-                    return Ok(false);
-                }
-                let mut frontier = Frontier::load(&super::LogNodes(self), first)
-                    .map_err(|e| read_failure(&shown, e, |e| e.to_string()))?;
-                let mut events = Vec::with_capacity(leaves.len());
-                for (game, seq) in &leaves {
-                    let missing = || format!("{game} seq {seq}, in the log, is missing");
-                    let tree = self.existing_tree(game).map_err(|e| read_failure(&shown, e, |_| missing()))?;
-                    let bytes = tree.get(key(*seq)).map_err(io)?.ok_or_else(|| damaged(&shown, missing()))?;
-                    events.push((*seq, bytes));
-                }
-                let game = leaves.first().map(|(g, _)| g.as_str()).unwrap_or_default();
-                let entries = log_entries(&mut frontier, game, events.iter().map(|(s, b)| (*s, leaf_hash(b))));
-                for (k, v) in entries.after {
-                    if !self.log.contains_key(&k).map_err(io)? {
-                        self.log.insert(k, v).map_err(io)?;
-                        wrote = true;
-                    }
-                }
-            }
-        }
-        Ok(wrote)
-    }
 }
 
-/// The newest insert, as an open finds it.
-///
-/// CutShort: one event's insert (plain inserts, in order: leaf, position,
-/// event, subtrees) whose event is not stored: a crash came before it, so
-/// sled did not make it durable, and its leaf `index` and position are
-/// undone. An open thus never removes an event. (It may have been
-/// acknowledged through the journal: then the journal holds the event, and
-/// the open inserts it again after the undo, at the same position.)
-///
-/// Whole: any other insert, `first` being its first leaf: one event's
-/// insert whose event is stored (only its subtrees, written last, may be
-/// missing), or a batch, which sled recovers all or none (a batch whose
-/// event is missing was changed behind arbiter's back: it is left as it
-/// is, for the reads that check events to report).
-#[derive(Debug)]
-enum LastInsert {
-    None,
-    Whole { first: u64, leaves: Vec<(String, u64)>, missing: Option<(String, u64)> },
-    CutShort { index: u64, game: String, seq: u64 },
-}
-
-impl LastInsert {
-    /// The log's size once the insert is made whole or undone.
-    fn size(&self) -> u64 {
-        match self {
-            LastInsert::None => 0,
-            LastInsert::Whole { first, leaves, .. } => first + leaves.len() as u64,
-            LastInsert::CutShort { index, .. } => *index,
-        }
+/// The log's size as sled holds it: the last leaf chunk's first index
+/// plus its leaves.
+fn stored_size(log: &sled::Tree) -> Result<u64, ReadError> {
+    let last = log.range(chunk::leaves_key(0)..=chunk::leaves_key(u64::MAX)).next_back();
+    let Some(item) = last else { return Ok(0) };
+    let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
+    let c = chunk::number(&k, b'L').ok_or_else(|| ReadError::Log("a leaf chunk's key is damaged".into()))?;
+    let leaves = chunk::Leaves::decode(&v)
+        .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * PER_CHUNK, e.0)))?;
+    if leaves.is_empty() {
+        return Err(ReadError::Log(format!("the log's leaves from {} are empty", c * PER_CHUNK)));
     }
-}
-
-/// Reads the newest insert from the log's last leaf back to the leaf that
-/// began it (a leaf's `CONTINUES` bit is clear). Reads only: sled
-/// recovers its log as a prefix of what was written, and inserts are
-/// written one after another by the applier, so only the newest can have
-/// been cut short.
-fn last_insert(db: &sled::Db, log: &sled::Tree) -> Result<LastInsert, OpenFault> {
-    let io = |e: sled::Error| OpenFault::Io(e.to_string());
-    let Some((k, _)) = log.range(leaf_key(0)..=leaf_key(u64::MAX)).next_back().transpose().map_err(io)? else {
-        return Ok(LastInsert::None);
-    };
-    let last = u64::from_be_bytes(k[1..].try_into().map_err(|_| OpenFault::Damaged("a leaf's key is damaged".into()))?);
-    let mut leaves = Vec::new();
-    let mut index = last;
-    loop {
-        let v = log
-            .get(leaf_key(index))
-            .map_err(io)?
-            .ok_or_else(|| OpenFault::Damaged(format!("leaf {index} is missing")))?;
-        let (game, seq, continues) =
-            parse_leaf(&v).ok_or_else(|| OpenFault::Damaged(format!("leaf {index} is damaged")))?;
-        leaves.push((game, seq));
-        if !continues || index == 0 {
-            break;
-        }
-        index -= 1;
-    }
-    leaves.reverse();
-    let (game, seq) = leaves.last().expect("at least the last leaf").clone();
-    let name = format!("{TREE_PREFIX}{game}");
-    let stored = db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
-        && db.open_tree(&name).map_err(io)?.contains_key(key(seq)).map_err(io)?;
-    Ok(match (stored, leaves.len()) {
-        (true, _) => LastInsert::Whole { first: index, leaves, missing: None },
-        (false, 1) => LastInsert::CutShort { index, game, seq },
-        // A batch is recovered all or none: its event was removed behind
-        // arbiter's back. Nothing is undone; appends are refused.
-        (false, _) => LastInsert::Whole { first: index, leaves, missing: Some((game, seq)) },
-    })
-}
-
-/// Why an open's reading of its newest insert failed.
-#[derive(Debug)]
-enum OpenFault {
-    Io(String),
-    Damaged(String),
-}
-
-impl OpenFault {
-    fn open_error(self, shown: &str) -> OpenError {
-        match self {
-            OpenFault::Io(why) => OpenError::Io { dir: shown.to_string(), why },
-            OpenFault::Damaged(why) => damaged(shown, why),
-        }
-    }
-}
-
-/// Stores one insert as plain inserts, in the order `last_insert` reads:
-/// the leaves and positions, the events, the subtrees.
-fn store_in_order(
-    log: &sled::Tree,
-    tree: &sled::Tree,
-    events: &[(u64, Vec<u8>)],
-    entries: &LogEntries,
-) -> sled::Result<()> {
-    for (k, v) in &entries.before {
-        log.insert(k.as_slice(), v.as_slice())?;
-    }
-    for (seq, bytes) in events {
-        tree.insert(key(*seq), bytes.as_slice())?;
-    }
-    for (k, v) in &entries.after {
-        log.insert(k.as_slice(), v.as_slice())?;
-    }
-    Ok(())
-}
-
-/// Stores a batch in one sled transaction over the game's tree and the
-/// log: sled recovers it all or none, so an open never has to undo it
-/// (see `LAYOUT_KEY`). Aborts, writing nothing, with the seq of an event
-/// already stored.
-fn store_in_transaction(
-    log: &sled::Tree,
-    tree: &sled::Tree,
-    events: &[(u64, Vec<u8>)],
-    entries: &LogEntries,
-) -> Result<(), TransactionError<u64>> {
-    let trees = [tree.clone(), log.clone()];
-    trees[..].transaction(|t| {
-        for (seq, _) in events {
-            if t[0].get(key(*seq))?.is_some() {
-                return Err(sled::transaction::ConflictableTransactionError::Abort(*seq));
-            }
-        }
-        for (k, v) in &entries.before {
-            t[1].insert(k.as_slice(), v.as_slice())?;
-        }
-        for (seq, bytes) in events {
-            t[0].insert(&key(*seq), bytes.as_slice())?;
-        }
-        for (k, v) in &entries.after {
-            t[1].insert(k.as_slice(), v.as_slice())?;
-        }
-        Ok(())
-    })
+    Ok(c * PER_CHUNK + leaves.len() as u64)
 }
 
 /// The journal's record of an insert of `events` to `game`, or none for a
@@ -1878,64 +1683,7 @@ fn journal_record(game: &str, events: &[(Event, Vec<u8>)]) -> Option<Vec<u8>> {
     Some(record)
 }
 
-/// What one insert writes to the `log` tree: `before` its events (each
-/// event's leaf and position), and `after` them (the stored subtrees its
-/// leaves complete).
-struct LogEntries {
-    before: Vec<(Vec<u8>, Vec<u8>)>,
-    after: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-/// The entries of the `log` tree for the events of one insert, given as
-/// (seq, `leaf_hash` of the stored bytes), appended to `frontier`: each
-/// leaf (which event it is, and whether it continues the insert), each
-/// position, and every subtree at `STORED_LEVEL` or above that they
-/// complete.
-fn log_entries(frontier: &mut Frontier, game: &str, events: impl Iterator<Item = (u64, Hash)>) -> LogEntries {
-    let mut entries = LogEntries { before: Vec::new(), after: Vec::new() };
-    for (n, (seq, leaf)) in events.enumerate() {
-        let index = frontier.size();
-        for (level, i, hash) in frontier.push(leaf) {
-            if level >= STORED_LEVEL {
-                entries.after.push((node_key(level, i).to_vec(), hash.to_vec()));
-            }
-        }
-        let marked = if n == 0 { seq } else { seq | CONTINUES };
-        let mut leaf = marked.to_be_bytes().to_vec();
-        leaf.extend_from_slice(game.as_bytes());
-        entries.before.push((leaf_key(index).to_vec(), leaf));
-        entries.before.push((position_key(game, seq), index.to_be_bytes().to_vec()));
-    }
-    entries
-}
-
-/// The stored subtrees (level, index) that the log's `size`-th leaf
-/// completes: those at `STORED_LEVEL` and above whose size divides `size`.
-fn completed_by(size: u64) -> impl Iterator<Item = (u8, u64)> {
-    (STORED_LEVEL..64)
-        .take_while(move |level| size.is_multiple_of(1 << level))
-        .map(move |level| (level, (size >> level) - 1))
-}
-
-/// A leaf's value: (game, seq, whether it continues the insert before it).
-fn parse_leaf(v: &[u8]) -> Option<(String, u64, bool)> {
-    let marked = u64::from_be_bytes(v.get(..8)?.try_into().ok()?);
-    let game = std::str::from_utf8(&v[8..]).ok()?;
-    Some((game.to_string(), marked & !CONTINUES, marked & CONTINUES != 0))
-}
-
-/// The last event of a game's tree, as a link.
-fn last_link(tree: &sled::Tree) -> Result<Option<Link>, ReadError> {
-    match tree.last().map_err(|e| ReadError::Io(e.to_string()))? {
-        None => Ok(None),
-        Some((k, v)) => {
-            let seq = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| ReadError::Io("bad key".into()))?);
-            Ok(Some(decode_stored(seq, &v)?.link()))
-        }
-    }
-}
-
-// Keys of the `log` tree: complete subtrees, leaves, positions.
+// Keys of the `log` tree: complete subtrees (leaf chunks: `chunk::leaves_key`).
 fn node_key(level: u8, index: u64) -> [u8; 10] {
     let mut k = [0u8; 10];
     k[0] = b'n';
@@ -1944,135 +1692,33 @@ fn node_key(level: u8, index: u64) -> [u8; 10] {
     k
 }
 
-fn leaf_key(index: u64) -> [u8; 9] {
-    let mut k = [0u8; 9];
-    k[0] = b'l';
-    k[1..].copy_from_slice(&index.to_be_bytes());
-    k
-}
-
-/// A game name has no NUL (`check_game_name`), so NUL ends it.
-fn position_key(game: &str, seq: u64) -> Vec<u8> {
-    let mut k = Vec::with_capacity(game.len() + 10);
-    k.push(b'p');
-    k.extend_from_slice(game.as_bytes());
-    k.push(0);
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
-}
-
-/// The log's layout, kept under `LAYOUT_KEY` (absent: the first layout).
+/// The log's layout, kept under `LAYOUT_KEY` in the `log` tree.
 ///
-/// Its first byte is not one of the other keys' ('n', 'l', 'p').
+/// Layout 3: a game's events 64 to a key (`chunk::Events`, key the chunk's
+/// number, so key order is seq order), each with its index in the log, so
+/// an event's place in the log needs no key of its own; the log's leaves
+/// 64 to a key (`chunk::Leaves`, key 'L' and the chunk's number), each with
+/// its hash, so a subtree of up to 64 leaves is computed from one chunk;
+/// and a subtree's hash only at `STORED_LEVEL` and above (one per 64
+/// events). The size is the last leaf chunk's first index plus its
+/// leaves. A chunk not yet full is written as it is at each sled sync and
+/// again, longer, at the next (see `Unsynced`).
 ///
-/// Layout 2, per event: the event in its game's tree, its leaf
-/// (`leaf_key`: seq and game) and its position (`position_key`), and a
-/// subtree's hash only at `STORED_LEVEL` and above (one per 16 events);
-/// the subtrees below are computed from the events (`computed_node`), and
-/// the size is the last leaf's index + 1. Three sled inserts of about 600
-/// bytes in all, where layout 1 made seven of about 2 KB: a journal
-/// record holding every write (the event's bytes again), then each
-/// write. A sync's cost follows the bytes it writes: on this disk, raw
-/// sled made the seven writes at 0.81x-0.86x of one, the three at
-/// 0.96x-1.06x.
-///
-/// Without a journal, one event's insert is not written all or none: it
-/// is written in an order an open can read (`insert`), and an open undoes
-/// an insert cut short before its event (`last_insert`), which was never
-/// acknowledged. A batch of events is stored in one sled transaction
-/// (`store_in_transaction`), which sled recovers all or none: it costs
-/// about 5x the plain inserts, once per batch, and an open never has to
-/// write a thousand removals to undo one (an open after a full disk, with
-/// a little space freed, must not need more). A layout-1 store is changed at its first open: its
-/// journal is redone (`redo_layout_1_journal`), then the keys layout 2
-/// does not keep are removed (`remove_layout_1_keys`).
+/// Layout 2 (arbiter before this one) kept three keys per event: the event
+/// under its seq, its leaf and its position; layout 1 seven. sled's costs
+/// follow its keys: at 64 tables, sled alone wrote layout 3's chunks at
+/// 1.37x-1.41x the group-commit ceiling where layout 2's keys reached
+/// 0.47x-0.50x (`benches/serve.rs`), and sled's open held 37 MB per
+/// million keys.
 const LAYOUT_KEY: &[u8] = b"format";
-const LAYOUT: &[u8] = &[2];
+const LAYOUT: &[u8] = &[3];
 
-/// Subtrees at this level and above are stored; those below (at most 8
-/// leaves) are computed from the events. Four levels cut the stored
-/// subtrees from one per event to one per 16, and a proof reads at most
-/// 15 events more.
-const STORED_LEVEL: u8 = 4;
+/// Subtrees at this level and above are stored; those below (at most 32
+/// leaves) are computed from one leaf chunk.
+const STORED_LEVEL: u8 = 6;
 
-/// A leaf's seq with this bit set continues the insert of the leaf before
-/// it; clear, it begins an insert. (A seq never reaches it:
-/// `limits::MAX_STREAM_EVENTS`.)
-const CONTINUES: u64 = 1 << 63;
-
-// Layout 1's keys of the `log` tree that layout 2 does not keep: its size,
-// and its journal (one sled insert holding every write of the newest
-// insert, stored before them; an open completed what a crash cut short).
-const LAYOUT_1_SIZE_KEY: &[u8] = b"size";
-const LAYOUT_1_JOURNAL_KEY: &[u8] = b"journal";
-
-/// Which tree a layout-1 journaled write goes to.
-const TO_GAME: u8 = 0;
-const TO_LOG: u8 = 1;
-
-/// The writes of a layout-1 journal record: (game, [(tree, key, value)]);
-/// None if it is damaged.
-#[allow(clippy::type_complexity)]
-fn journal_writes(record: &[u8]) -> Option<(String, Vec<(u8, Vec<u8>, Vec<u8>)>)> {
-    let mut rest = record;
-    let mut take = || -> Option<Vec<u8>> {
-        let n = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-        let bytes = rest.get(4..4 + n)?.to_vec();
-        rest = &rest[4 + n..];
-        Some(bytes)
-    };
-    let game = String::from_utf8(take()?).ok()?;
-    let mut writes = Vec::new();
-    while let Some(to) = take() {
-        let (k, v) = (take()?, take()?);
-        writes.push((*to.first()?, k, v));
-    }
-    Some((game, writes))
-}
-
-/// Completes a layout-1 store's newest insert if a crash cut it short
-/// after its journal record: each of its writes whose key the store does
-/// not hold is made. Writes nothing when the store holds them all. A value
-/// the store holds is never overwritten: if it differs from the record,
-/// that is damage, and the checks that find damage report it (an event's
-/// hash on read, the log against its checkpoint at open). A record that
-/// cannot be parsed is the inner error.
-fn redo_layout_1_journal(db: &sled::Db, log: &sled::Tree) -> sled::Result<Result<(), String>> {
-    let Some(record) = log.get(LAYOUT_1_JOURNAL_KEY)? else { return Ok(Ok(())) };
-    let damaged = || Ok(Err("its journal is damaged".to_string()));
-    let Some((game, writes)) = journal_writes(&record) else { return damaged() };
-    let tree = db.open_tree(format!("{TREE_PREFIX}{game}"))?;
-    for (to, k, v) in writes {
-        let target = match to {
-            TO_GAME => &tree,
-            TO_LOG => log,
-            _ => return damaged(),
-        };
-        // Layout 2 keeps no size: the last leaf gives it.
-        if to == TO_LOG && k == LAYOUT_1_SIZE_KEY {
-            continue;
-        }
-        if target.get(&k)?.is_none() {
-            target.insert(k, v)?;
-        }
-    }
-    Ok(Ok(()))
-}
-
-/// Removes layout 1's journal and size, the size last (an open that finds
-/// it goes on removing). Without its size, an earlier arbiter refuses the
-/// store rather than write layout 1's keys into it. Layout 1's subtrees
-/// below `STORED_LEVEL` are left where they are, never read: removing
-/// them frees sled segments, which sled 0.34 then writes zeros over at
-/// every open (measured on a 113,000-event store: 150 MB written by every
-/// open, even a `head`, where a store written as layout 2 writes none).
-fn remove_layout_1_keys(log: &sled::Tree) -> sled::Result<bool> {
-    if !log.contains_key(LAYOUT_1_SIZE_KEY)? {
-        return Ok(false);
-    }
-    log.remove(LAYOUT_1_JOURNAL_KEY)?;
-    log.remove(LAYOUT_1_SIZE_KEY)?;
-    Ok(true)
+fn decode_stored(seq: u64, bytes: &[u8]) -> Result<Event, ReadError> {
+    Ok(decode_parsed(seq, bytes)?.event)
 }
 
 /// The tree of snapshots (`crate::fold::Folder::snapshot`), a cache beside
@@ -2177,7 +1823,6 @@ impl SledStore {
 mod tests {
     use super::*;
     use crate::event::{Draft, seal};
-    use crate::tlog::merkle::{MemoryTree, Nodes};
 
     fn sealed(prev: Option<&Link>) -> (Event, Vec<u8>) {
         let draft = Draft { actor: "p1".into(), action: serde_json::json!({"type": "pass"}), at: None };
@@ -2224,8 +1869,6 @@ mod tests {
             println!("acknowledged {game} {seq} {}", store.log_position(game, seq).unwrap().unwrap());
             std::io::stdout().flush().unwrap();
         };
-        // First: sled's first transaction after an open flushes sled (its
-        // counter of ids), which would make sled hold what came before it.
         let batch = events_after_link(head_of("g").as_ref().unwrap(), 3);
         store.append_batch("g", &batch).unwrap();
         for (event, _) in &batch {
@@ -2272,9 +1915,12 @@ mod tests {
         // sled alone lost the appends: no timer flushed them, and no close.
         {
             let db = open_sled(dir.path()).unwrap();
-            let held = |game: &str| db.open_tree(format!("{TREE_PREFIX}{game}")).unwrap().len();
+            let held = |game: &str| {
+                let tree = db.open_tree(format!("{TREE_PREFIX}{game}")).unwrap();
+                tree.iter().values().map(|v| chunk::Events::decode(v.unwrap().to_vec()).unwrap().len()).sum::<usize>()
+            };
             assert!(
-                held("g") <= 4 && held("h") == 1,
+                held("g") == 1 && held("h") == 1,
                 "sled held more than it was made to: {}, {}",
                 held("g"),
                 held("h")
@@ -2299,20 +1945,20 @@ mod tests {
         assert_eq!(store.head("g").unwrap().unwrap().seq, 13, "what was put back is sled's own now");
     }
 
-    /// The variable that makes `applier_child_appends_concurrently_then_aborts`
+    /// The variable that makes `concurrent_child_appends_then_aborts`
     /// run: the store's directory.
-    const APPLIER_CHILD: &str = "ARBITER_TEST_APPLIER_CHILD";
+    const CONCURRENT_CHILD: &str = "ARBITER_TEST_CONCURRENT_CHILD";
 
     /// The child of `acknowledged_appends_survive_a_crash_amid_concurrent_syncs`:
     /// four threads append to a game each while a fifth writes a setting
-    /// every 2 ms (each a sled sync that waits for the applier, then
-    /// empties the journal); prints each acknowledgement; aborts once 400
-    /// are made, with appends, syncs and the applier all under way.
+    /// every 2 ms (each a sled sync that writes what was inserted into
+    /// sled, then empties the journal); prints each acknowledgement; aborts
+    /// once 400 are made, with appends and syncs under way.
     #[test]
     #[ignore = "run by acknowledged_appends_survive_a_crash_amid_concurrent_syncs"]
-    fn applier_child_appends_concurrently_then_aborts() {
+    fn concurrent_child_appends_then_aborts() {
         use std::io::Write;
-        let Ok(dir) = std::env::var(APPLIER_CHILD) else { return };
+        let Ok(dir) = std::env::var(CONCURRENT_CHILD) else { return };
         let store = SledStore::open(Path::new(&dir)).unwrap();
         let acknowledged = AtomicU64::new(0);
         std::thread::scope(|scope| {
@@ -2346,12 +1992,12 @@ mod tests {
     }
 
     /// Appends acknowledged while sled's own syncs (for a setting) run
-    /// beside them and the applier writes behind them all survive a crash:
-    /// a sync empties the journal only once sled holds what it covers.
+    /// beside them all survive a crash: a sync empties the journal only
+    /// once sled holds what it covers.
     #[test]
     fn acknowledged_appends_survive_a_crash_amid_concurrent_syncs() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_child("applier_child_appends_concurrently_then_aborts", APPLIER_CHILD, dir.path());
+        let out = run_child("concurrent_child_appends_then_aborts", CONCURRENT_CHILD, dir.path());
         assert!(!out.status.success(), "the child aborts");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let mut last: HashMap<String, u64> = HashMap::new();
@@ -2405,34 +2051,6 @@ mod tests {
         assert_eq!(events, e.seq + 1);
     }
 
-    /// A crash that left an insert the journal acknowledged whole in sled
-    /// but for its subtree (sled's flush on a timer came between its event
-    /// and its subtree), after a checkpoint was signed over it: the open
-    /// writes the subtree from the events and opens, the checkpoint holding.
-    /// (Found by a second review of the journal.)
-    #[test]
-    fn an_acknowledged_insert_whose_subtree_sled_lost_opens_against_its_checkpoint() {
-        let (dir, store, (e0, _)) = with_first_event();
-        let batch = events_after(&e0, 14);
-        store.append_batch("g", &batch).unwrap();
-        // Leaf 15 completes subtree 0 at level 4.
-        let (x, xb) = sealed(Some(&batch[13].0.link()));
-        store.append("g", &x, &xb).unwrap();
-        let signer = super::super::checkpoints::signer(&store, None, Some("test.example/log")).unwrap();
-        super::super::checkpoints::sign(&store, &signer).unwrap();
-        let node = store.log_node(STORED_LEVEL, 0).unwrap();
-        store.log.remove(node_key(STORED_LEVEL, 0)).unwrap();
-        let at = closed_durably(store);
-        let mut records = Vec::new();
-        journal::encode("g", std::iter::once(xb.as_slice()), &mut records);
-        std::fs::write(dir.path().join(journal::FILE), &records).unwrap();
-
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!((store.head("g").unwrap().unwrap().seq, store.log_size().unwrap()), (15, 16));
-        assert_eq!(store.log_node(STORED_LEVEL, 0).unwrap(), node);
-        assert_eq!(std::fs::metadata(dir.path().join(journal::FILE)).unwrap().len(), 0);
-    }
-
     /// A store that fails outside any sync (an insert sled refused) after
     /// a sync's end woke one follower of the next round to lead it: that
     /// follower wakes the others as it returns the error, and none waits
@@ -2443,8 +2061,6 @@ mod tests {
         // Leaked: a follower that never woke would hold it for ever.
         let store: &'static SledStore = Box::leak(Box::new(store));
         let t1 = store.insert("g", &events_after(&e0, 1)).unwrap();
-        // Not durable, so a read does not wait for it: wait for the applier.
-        store.applier.caught_up(None);
         let e1 = store.get("g", 1).unwrap().unwrap();
         let t2 = store.insert("g", &events_after(&e1, 1)).unwrap();
         // A sync is running (as if led by another thread) that covers neither.
@@ -2509,7 +2125,8 @@ mod tests {
         };
         let leaf_of = |dir: &Path, index: u64| {
             let db = open_sled(dir).unwrap();
-            db.open_tree(LOG_TREE).unwrap().get(leaf_key(index)).unwrap().map(|v| v.to_vec())
+            let chunk = db.open_tree(LOG_TREE).unwrap().get(chunk::leaves_key(index / PER_CHUNK)).unwrap().unwrap();
+            chunk::Leaves::decode(&chunk).unwrap().get((index % PER_CHUNK) as usize).cloned()
         };
         // g1, signed, removed behind arbiter's back: its insert looks cut
         // short, and the journal holds only g0, which sled holds.
@@ -2517,7 +2134,7 @@ mod tests {
         let (e1, b1) = sealed(Some(&e0.link()));
         store.append("g", &e1, &b1).unwrap();
         sign(&store);
-        store.tree("g").unwrap().remove(key(1)).unwrap();
+        keep_only(&store, "g", 0, 1);
         let dir_path = closed_durably(store);
         let mut stale = Vec::new();
         journal::encode("g", std::iter::once(b0.as_slice()), &mut stale);
@@ -2534,9 +2151,11 @@ mod tests {
         let (h0, hb0) = sealed(None);
         store.append("h", &h0, &hb0).unwrap();
         sign(&store);
-        store.tree("h").unwrap().remove(key(0)).unwrap();
-        store.log.remove(position_key("h", 0)).unwrap();
-        store.log.remove(leaf_key(1)).unwrap();
+        store.tree("h").unwrap().remove(chunk::events_key(0)).unwrap();
+        let leaves = chunk::Leaves::decode(&store.log.get(chunk::leaves_key(0)).unwrap().unwrap()).unwrap();
+        let mut first = chunk::Leaves::default();
+        first.push(leaves.get(0).unwrap().clone());
+        store.log.insert(chunk::leaves_key(0), first.encode()).unwrap();
         let dir_path = closed_durably(store);
         let (_, g1) = sealed(Some(&e0.link()));
         let mut records = Vec::new();
@@ -2611,38 +2230,6 @@ mod tests {
         SledStore::open(dir.path()).expect("no flush keeps the store open");
     }
 
-    /// The applier finds a seq already stored where the kept head says the
-    /// game ends (only a bug, or a write behind arbiter's back, makes one):
-    /// it writes nothing over it, and the store fails.
-    #[test]
-    fn the_applier_never_writes_over_a_stored_seq_and_fails_the_store() {
-        // A seq already in a game's tree (written behind the store's back)
-        // where the kept head says the game ends: one event, then a batch.
-        for batch in [false, true] {
-            let (_dir, store, (e0, _)) = with_first_event();
-            let (e1, b1) = sealed(Some(&e0.link()));
-            let (e2, b2) = sealed(Some(&e1.link()));
-            let tree = store.tree("g").unwrap();
-            let taken = if batch { 2 } else { 1 };
-            tree.insert(key(taken), b"behind".as_slice()).unwrap();
-            // Journaled, so acknowledged; the applier refuses it.
-            let _ = match batch {
-                false => store.append("g", &e1, &b1),
-                true => store.append_batch("g", &[(e1.clone(), b1), (e2.clone(), b2.clone())]),
-            };
-            store.applier.caught_up(None);
-            let failed = store.failed().expect("the store failed");
-            assert!(failed.contains(&format!("g seq {taken} is already stored")), "{failed}");
-            assert_eq!(tree.get(key(taken)).unwrap().unwrap().as_ref(), b"behind");
-            assert_eq!(tree.len(), 2, "nothing of the insert written");
-            assert_eq!(store.log_size().unwrap(), 1, "the log ends where the applier stopped");
-            assert_eq!(store.log_leaf(1).unwrap(), None);
-            let (e3, b3) = sealed(Some(&e2.link()));
-            let err = store.append("g", &e3, &b3).unwrap_err().to_string();
-            assert!(err.contains("an earlier write to this store failed"), "{err}");
-        }
-    }
-
     /// After a failed sync, sled holds in memory events that are not
     /// durable: the store shows none of them, stores nothing more, and its
     /// log ends where the last sync that succeeded left it.
@@ -2651,10 +2238,8 @@ mod tests {
         let (_dir, store, (e0, _)) = with_first_event();
         let (e1, b1) = sealed(Some(&e0.link()));
         let (e2, b2) = sealed(Some(&e1.link()));
-        // In sled's memory (once the applier has written it), then the
-        // sync fails.
+        // Inserted, then the sync fails.
         store.insert("g", &[(e1.clone(), b1), (e2.clone(), b2.clone())]).unwrap();
-        store.applier.caught_up(None);
         assert_eq!(store.head("g").unwrap().unwrap().seq, 2);
         store.fail(Failure { why: "fdatasync failed: No space left on device".into(), errno: Some(libc::ENOSPC) });
         assert_eq!(store.head("g").unwrap(), Some(e0.link()));
@@ -2777,16 +2362,24 @@ mod tests {
         let (e0, b0) = sealed(None);
         store.append("g", &e0, &b0).unwrap();
         // Tests that change sled's trees behind the store's back do so
-        // once the applier has written what was appended.
-        store.applier.caught_up(None);
+        // once sled holds what was appended (a sync of its own).
+        store.make_durable(store.ticket()).unwrap();
         (dir, store, (e0, b0))
     }
 
-    /// What `insert` writes for `batch` after the store's last event.
-    fn entries_of(store: &SledStore, batch: &[(Event, Vec<u8>)]) -> LogEntries {
-        store.applier.caught_up(None);
-        let mut grown = store.frontier.lock().unwrap().clone();
-        log_entries(&mut grown, "g", batch.iter().map(|(e, b)| (e.seq, leaf_hash(b))))
+    /// Keeps only the first `n` events of chunk `c` of `game` in sled, as
+    /// a change behind arbiter's back would (the store holds nothing
+    /// unsynced: see `with_first_event`).
+    fn keep_only(store: &SledStore, game: &str, c: u64, n: usize) {
+        assert!(store.unsynced.lock().unwrap().is_clean());
+        let tree = store.tree(game).unwrap();
+        let stored = chunk::Events::decode(tree.get(chunk::events_key(c)).unwrap().unwrap().to_vec()).unwrap();
+        let mut kept = chunk::Events::default();
+        for i in 0..n {
+            let (index, bytes) = stored.get(i).unwrap();
+            kept.push(index, bytes);
+        }
+        tree.insert(chunk::events_key(c), kept.bytes()).unwrap();
     }
 
     fn events_after(head: &Event, n: usize) -> Vec<(Event, Vec<u8>)> {
@@ -2804,181 +2397,6 @@ mod tests {
             .collect()
     }
 
-    /// A crash within an insert, before its event was stored: the insert
-    /// was never acknowledged, and the next open undoes it (its position
-    /// and leaf), so the store holds what it held
-    /// before and the next append takes the same seq.
-    #[test]
-    fn an_open_undoes_an_insert_cut_short_before_its_last_event() {
-        let (_dir, store, (e0, _)) = with_first_event();
-        // An insert's leaf and position, without its event.
-        let cut = events_after(&e0, 1);
-        let entries = entries_of(&store, &cut);
-        for (k, v) in &entries.before {
-            store.log.insert(k.as_slice(), v.as_slice()).unwrap();
-        }
-        let at = closed_durably(store);
-
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.head("g").unwrap(), Some(e0.link()));
-        assert_eq!(store.log_size().unwrap(), 1);
-        assert_eq!(store.log_leaf(1).unwrap(), None);
-        assert_eq!(store.log_position("g", 1).unwrap(), None);
-        assert_eq!(store.get("g", 1).unwrap(), None);
-        let other = events_after(&e0, 1);
-        store.append("g", &other[0].0, &other[0].1).unwrap();
-        assert_eq!(store.log_size().unwrap(), 2);
-        assert_eq!(store.log_leaf(1).unwrap(), Some(("g".to_string(), 1)));
-        store.close();
-        // The undo is durable: a second open finds the same.
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.head("g").unwrap(), Some(other[0].0.link()));
-        assert_eq!(store.log_size().unwrap(), 2);
-    }
-
-    /// A crash after an insert's last event but before the subtrees its
-    /// leaves complete: the next open writes them, and the log's root is
-    /// the one its events give.
-    #[test]
-    fn an_open_stores_the_subtrees_an_insert_cut_short_after_its_events_left_out() {
-        let (_dir, store, (e0, b0)) = with_first_event();
-        let mut all = vec![(e0.clone(), b0)];
-        let first = events_after(&e0, 14);
-        store.append_batch("g", &first).unwrap();
-        all.extend(first);
-        // Leaf 15, one event's insert: it completes subtree 0 at level 4.
-        let batch = events_after(&all[14].0, 1);
-        let entries = entries_of(&store, &batch);
-        assert_eq!(entries.after.len(), 1, "one stored subtree: {:?}", entries.after);
-        for (k, v) in &entries.before {
-            store.log.insert(k.as_slice(), v.as_slice()).unwrap();
-        }
-        let tree = store.tree("g").unwrap();
-        for (e, b) in &batch {
-            tree.insert(key(e.seq), b.as_slice()).unwrap();
-        }
-        drop(tree);
-        all.extend(batch);
-        let at = closed_durably(store);
-
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.log_size().unwrap(), 16);
-        let mut tree = MemoryTree::default();
-        for (_, b) in &all {
-            tree.push(leaf_hash(b));
-        }
-        assert_eq!(store.log_node(STORED_LEVEL, 0).unwrap(), tree.node(STORED_LEVEL, 0).unwrap());
-        assert_eq!(crate::tlog::merkle::root(&super::super::LogNodes(&store), 16).unwrap(), tree.root());
-        assert_eq!(store.frontier.lock().unwrap().root(), tree.root());
-    }
-
-    /// A layout-1 journal record (as the earlier arbiter wrote it).
-    fn layout_1_journal_record(game: &str, writes: &[(u8, Vec<u8>, Vec<u8>)]) -> Vec<u8> {
-        let mut record = Vec::new();
-        let mut put = |bytes: &[u8]| {
-            record.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-            record.extend_from_slice(bytes);
-        };
-        put(game.as_bytes());
-        for (to, k, v) in writes {
-            put(&[*to]);
-            put(k);
-            put(v);
-        }
-        record
-    }
-
-    /// A store the earlier arbiter wrote (layout 1: every subtree, a size
-    /// and a journal) opens: its journal's insert, cut short by a crash, is
-    /// completed; its journal and size are removed; the log's root is
-    /// unchanged; and appends go on.
-    #[test]
-    fn a_layout_1_store_is_changed_at_its_first_open_and_its_log_is_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        let (e0, b0) = sealed(None);
-        let mut all = vec![(e0.clone(), b0)];
-        all.extend(events_after(&e0, 39));
-        // Layout 1's writes for each event; the last event's written only to the journal.
-        {
-            let db = open_sled(dir.path()).unwrap();
-            let log = db.open_tree(LOG_TREE).unwrap();
-            let game = db.open_tree("game/g").unwrap();
-            let mut frontier = Frontier::default();
-            for (n, (e, b)) in all.iter().enumerate() {
-                let index = frontier.size();
-                let mut writes: Vec<(u8, Vec<u8>, Vec<u8>)> = frontier
-                    .push(leaf_hash(b))
-                    .into_iter()
-                    .map(|(level, i, h)| (TO_LOG, node_key(level, i).to_vec(), h.to_vec()))
-                    .collect();
-                let mut leaf = e.seq.to_be_bytes().to_vec();
-                leaf.extend_from_slice(b"g");
-                writes.push((TO_LOG, leaf_key(index).to_vec(), leaf));
-                writes.push((TO_LOG, position_key("g", e.seq), index.to_be_bytes().to_vec()));
-                writes.push((TO_LOG, LAYOUT_1_SIZE_KEY.to_vec(), frontier.size().to_be_bytes().to_vec()));
-                writes.push((TO_GAME, key(e.seq).to_vec(), b.clone()));
-                log.insert(LAYOUT_1_JOURNAL_KEY, layout_1_journal_record("g", &writes)).unwrap();
-                if n + 1 < all.len() {
-                    for (to, k, v) in writes {
-                        let tree = if to == TO_LOG { &log } else { &game };
-                        tree.insert(k, v).unwrap();
-                    }
-                }
-            }
-            db.flush().unwrap();
-            assert!(log.contains_key(node_key(0, 3)).unwrap());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-
-        let store = SledStore::open(dir.path()).unwrap();
-        assert_eq!(store.head("g").unwrap(), Some(all[39].0.link()));
-        assert_eq!(store.log_size().unwrap(), 40);
-        let mut tree = MemoryTree::default();
-        for (_, b) in &all {
-            tree.push(leaf_hash(b));
-        }
-        assert_eq!(crate::tlog::merkle::root(&super::super::LogNodes(&store), 40).unwrap(), tree.root());
-        assert_eq!(store.log.get(LAYOUT_KEY).unwrap().as_deref(), Some(LAYOUT));
-        for gone in [LAYOUT_1_SIZE_KEY, LAYOUT_1_JOURNAL_KEY] {
-            assert!(!store.log.contains_key(gone).unwrap(), "{gone:?} is still there");
-        }
-        // Left, unread (see `remove_layout_1_keys`).
-        assert!(store.log.contains_key(node_key(0, 3)).unwrap());
-        assert!(store.log.contains_key(node_key(STORED_LEVEL, 1)).unwrap());
-        let next = events_after(&all[39].0, 1);
-        store.append("g", &next[0].0, &next[0].1).unwrap();
-        assert_eq!(store.log_position("g", 40).unwrap(), Some(40));
-        let at = store.dir().to_path_buf();
-        store.close();
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.log_size().unwrap(), 41);
-    }
-
-    /// A batch (here a large one) is stored in one transaction, and opens whole.
-    #[test]
-    fn a_batch_is_stored_in_a_transaction_and_opens_whole() {
-        let (_dir, store, (e0, _)) = with_first_event();
-        // (A string is at most 1 KiB: the event is large by many of them.)
-        let note: Vec<String> = (0..12).map(|_| "x".repeat(1000)).collect();
-        let mut batch = Vec::new();
-        let mut head = e0.link();
-        while batch.iter().map(|(_, b): &(Event, Vec<u8>)| b.len()).sum::<usize>() <= 256 * 1024 {
-            let draft =
-                Draft { actor: "p1".into(), action: serde_json::json!({"type": "note", "text": note}), at: None };
-            let (event, bytes) = seal(&draft, Some(&head), chrono::Utc::now()).unwrap();
-            head = event.link();
-            batch.push((event, bytes));
-        }
-        store.append_batch("g", &batch).unwrap();
-        let at = store.dir().to_path_buf();
-        store.close();
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.head("g").unwrap(), Some(head));
-        assert_eq!(store.log_size().unwrap(), 1 + batch.len() as u64);
-        let leaves: Vec<_> = (0..store.log_size().unwrap()).map(|i| store.log_leaf(i).unwrap().unwrap().1).collect();
-        assert_eq!(leaves, (0..=batch.len() as u64).collect::<Vec<_>>());
-    }
-
     /// An event of the log's right edge removed behind arbiter's back: the
     /// store opens (its reads say what is missing), and appends are refused.
     #[test]
@@ -2986,8 +2404,8 @@ mod tests {
         let (_dir, store, (e0, _)) = with_first_event();
         let batch = events_after(&e0, 2);
         store.append_batch("g", &batch).unwrap();
-        store.applier.caught_up(None);
-        store.tree("g").unwrap().remove(key(2)).unwrap();
+        store.make_durable(store.ticket()).unwrap();
+        keep_only(&store, "g", 0, 2);
         let at = closed_durably(store);
 
         let store = SledStore::open(&at).unwrap();
@@ -2998,67 +2416,177 @@ mod tests {
         assert_eq!(store.head("g").unwrap(), Some(batch[0].0.link()));
     }
 
-    /// A crash within an undo (the position removed, not yet the leaf):
-    /// the next open finishes it.
-    #[test]
-    fn an_open_finishes_an_undo_cut_short() {
-        let (_dir, store, (e0, _)) = with_first_event();
-        let cut = events_after(&e0, 1);
-        let entries = entries_of(&store, &cut);
-        let (leaf_k, leaf_v) = &entries.before[0];
-        store.log.insert(leaf_k.as_slice(), leaf_v.as_slice()).unwrap();
-        let at = closed_durably(store);
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.log_size().unwrap(), 1);
-        assert_eq!(store.log_leaf(1).unwrap(), None);
-        store.append("g", &cut[0].0, &cut[0].1).unwrap();
-        assert_eq!(store.log_position("g", 1).unwrap(), Some(1));
-    }
+    /// Inserts, in the log's order: each a game and its events.
+    type Inserts = Vec<(&'static str, Vec<(Event, Vec<u8>)>)>;
 
-    /// A log tree with neither a layout nor a size (its first building cut
-    /// short, or a store from before the log) is built again, whole.
-    #[test]
-    fn a_log_whose_building_was_cut_short_is_built_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SledStore::open(dir.path()).unwrap();
-        let mut leaves = Vec::new();
-        for game in ["b", "a"] {
-            let (e0, b0) = sealed(None);
-            store.append(game, &e0, &b0).unwrap();
-            let batch = events_after(&e0, 20);
-            store.append_batch(game, &batch).unwrap();
-            leaves.push((game, std::iter::once((e0, b0)).chain(batch).collect::<Vec<_>>()));
-        }
-        // The log as a cut-short first building leaves it: game "a" only,
-        // and no layout.
-        store.applier.caught_up(None);
-        store.log.clear().unwrap();
-        let mut frontier = Frontier::default();
-        let a = &leaves[1].1;
-        let entries = log_entries(&mut frontier, "a", a.iter().map(|(e, b)| (e.seq, leaf_hash(b))));
-        for (k, v) in entries.before.into_iter().chain(entries.after) {
-            store.log.insert(k, v).unwrap();
-        }
-        let at = closed_durably(store);
-
-        let store = SledStore::open(&at).unwrap();
-        assert_eq!(store.log_size().unwrap(), 42);
-        let mut tree = MemoryTree::default();
-        for (_, events) in leaves.iter().rev() {
-            for (_, b) in events {
-                tree.push(leaf_hash(b));
+    /// Writes a store of an earlier layout into `dir` by hand, as its
+    /// inserts left it (`inserts` in the log's order, each a game and its
+    /// events): each event under its seq, each leaf under `l` and its index;
+    /// with `format` as its layout key (None: layout 1's size key instead),
+    /// or with no log at all (`log` false: a store from before arbiter kept one).
+    fn earlier_store(dir: &Path, inserts: &Inserts, log: bool, format: Option<&[u8]>) {
+        let db = open_sled(dir).unwrap();
+        let mut index = 0u64;
+        for (game, events) in inserts {
+            let tree = db.open_tree(format!("{TREE_PREFIX}{game}")).unwrap();
+            for (n, (e, b)) in events.iter().enumerate() {
+                if log {
+                    let marked = if n == 0 { e.seq } else { e.seq | (1 << 63) };
+                    let mut leaf = marked.to_be_bytes().to_vec();
+                    leaf.extend_from_slice(game.as_bytes());
+                    let mut k = vec![b'l'];
+                    k.extend_from_slice(&index.to_be_bytes());
+                    db.open_tree(LOG_TREE).unwrap().insert(k, leaf).unwrap();
+                }
+                tree.insert(e.seq.to_be_bytes(), b.as_slice()).unwrap();
+                index += 1;
             }
         }
-        assert_eq!(crate::tlog::merkle::root(&super::super::LogNodes(&store), 42).unwrap(), tree.root());
-        assert_eq!(store.log_leaf(21).unwrap(), Some(("b".to_string(), 0)));
+        if log {
+            let tree = db.open_tree(LOG_TREE).unwrap();
+            match format {
+                Some(f) => tree.insert(LAYOUT_KEY, f).unwrap(),
+                None => tree.insert(b"size", &index.to_be_bytes()).unwrap(),
+            };
+        }
+        db.flush().unwrap();
     }
 
-    /// A log of a layout this arbiter does not know is refused, unwritten.
+    /// The root of a log of `leaves` (each event's stored bytes, in order).
+    fn root_of<'a>(leaves: impl Iterator<Item = &'a Vec<u8>>) -> Hash {
+        let mut frontier = Frontier::default();
+        for bytes in leaves {
+            frontier.push(leaf_hash(bytes));
+        }
+        frontier.root()
+    }
+
+    fn log_root(store: &SledStore) -> Hash {
+        crate::tlog::merkle::root(&super::super::LogNodes(store), store.log_size().unwrap()).unwrap()
+    }
+
+    /// Two games, interleaved in the log: g's first event, 70 events of h
+    /// (past a chunk) one at a time, a batch of 3 to g, then h's next.
+    fn two_games() -> Inserts {
+        let g0 = sealed(None);
+        let h0 = sealed(None);
+        let mut inserts = vec![("g", vec![g0.clone()]), ("h", vec![h0.clone()])];
+        let mut h = h0.0.link();
+        for _ in 0..69 {
+            let e = sealed(Some(&h));
+            h = e.0.link();
+            inserts.push(("h", vec![e]));
+        }
+        inserts.push(("g", events_after(&g0.0, 3)));
+        inserts.push(("h", events_after_link(&h, 1)));
+        inserts
+    }
+
+    /// A layout-2 store opens as layout 3 with the same log (every leaf at
+    /// its index, the same root), every event where it was, and appends go
+    /// on; its newest insert, cut short before its event by a crash, is
+    /// left out, and put back from the journal at the same position; its
+    /// old keys are kept, never read. A layout-1 store (its size key, no
+    /// layout key) converts the same way.
+    #[test]
+    fn a_layout_2_store_is_converted_at_its_first_open_and_its_log_is_the_same() {
+        for format in [Some(&[2u8][..]), None] {
+            let dir = tempfile::tempdir().unwrap();
+            let inserts = two_games();
+            let all: Vec<&Vec<u8>> = inserts.iter().flat_map(|(_, events)| events.iter().map(|(_, b)| b)).collect();
+            earlier_store(dir.path(), &inserts, true, format);
+            // The newest insert's leaf, its event never stored, and the
+            // journal holding it (acknowledged before the crash).
+            let (last_game, last) = inserts.last().unwrap();
+            let (cut, cut_bytes) = &last[0];
+            {
+                let db = open_sled(dir.path()).unwrap();
+                db.open_tree(format!("{TREE_PREFIX}{last_game}")).unwrap().remove(cut.seq.to_be_bytes()).unwrap();
+                db.flush().unwrap();
+            }
+            let mut record = Vec::new();
+            journal::encode(last_game, std::iter::once(cut_bytes.as_slice()), &mut record);
+            std::fs::write(dir.path().join(journal::FILE), &record).unwrap();
+
+            let store = SledStore::open(dir.path()).unwrap();
+            assert_eq!(store.log.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
+            assert_eq!(store.log_size().unwrap(), all.len() as u64);
+            assert_eq!(log_root(&store), root_of(all.iter().copied()));
+            let mut index = 0;
+            for (game, events) in &inserts {
+                for (e, _) in events {
+                    assert_eq!(store.log_leaf(index).unwrap(), Some((game.to_string(), e.seq)));
+                    assert_eq!(store.log_position(game, e.seq).unwrap(), Some(index));
+                    index += 1;
+                }
+            }
+            for (game, head) in [("g", 3), ("h", 70)] {
+                let read: Vec<Event> = store.read(game, 0).unwrap().collect::<Result<_, _>>().unwrap();
+                assert_eq!(read.len() as u64, head + 1);
+            }
+            let (next, bytes) = sealed(Some(&store.head("g").unwrap().unwrap()));
+            store.append("g", &next, &bytes).unwrap();
+            let at = closed_durably(store);
+            let store = SledStore::open(&at).unwrap();
+            assert_eq!(store.head("g").unwrap().unwrap().seq, 4);
+            assert_eq!(store.log_size().unwrap(), all.len() as u64 + 1);
+            let db = &store.db;
+            let kept = db.open_tree(format!("{TREE_PREFIX}h")).unwrap().get(0u64.to_be_bytes()).unwrap();
+            assert!(kept.is_some(), "the old keys are kept");
+        }
+    }
+
+    /// A store written before arbiter kept a log converts with its log
+    /// built as it always was: every game in name order, each in seq order.
+    /// A conversion cut short (layout 3's keys partly written, no layout
+    /// key) is made again, to the same result.
+    #[test]
+    fn a_store_without_a_log_converts_in_name_order_and_a_conversion_cut_short_is_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let inserts = two_games();
+        earlier_store(dir.path(), &inserts, false, None);
+        {
+            // A conversion cut short: a chunk of h's, nothing else.
+            let db = open_sled(dir.path()).unwrap();
+            let mut partial = chunk::Events::default();
+            partial.push(99, b"{}");
+            db.open_tree(format!("{TREE_PREFIX}h")).unwrap().insert(chunk::events_key(0), partial.bytes()).unwrap();
+            db.flush().unwrap();
+        }
+        let by_game = |game: &'static str| {
+            inserts.iter().filter(move |(g, _)| *g == game).flat_map(|(_, e)| e.iter().map(|(_, b)| b))
+        };
+        let expected = root_of(by_game("g").chain(by_game("h")));
+        let store = SledStore::open(dir.path()).unwrap();
+        assert_eq!((store.log_size().unwrap(), log_root(&store)), (75, expected));
+        assert_eq!(store.log_leaf(4).unwrap(), Some(("h".to_string(), 0)));
+        assert_eq!(store.read("h", 0).unwrap().filter(|e| e.is_ok()).count(), 71);
+    }
+
+    /// An event the log names that is missing (not the newest insert cut
+    /// short) is not guessed at: the open fails, saying which, and the
+    /// store keeps its layout, with its old keys as they were.
+    #[test]
+    fn a_store_missing_an_event_its_log_names_is_not_converted() {
+        let dir = tempfile::tempdir().unwrap();
+        let inserts = two_games();
+        earlier_store(dir.path(), &inserts, true, Some(&[2]));
+        {
+            let db = open_sled(dir.path()).unwrap();
+            db.open_tree(format!("{TREE_PREFIX}h")).unwrap().remove(5u64.to_be_bytes()).unwrap();
+            db.flush().unwrap();
+        }
+        let Err(OpenError::Lost(why)) = SledStore::open(dir.path()) else { panic!("opened") };
+        assert!(why.contains("h seq 5, leaf 6 of its log, is missing"), "{why}");
+        let db = open_sled(dir.path()).unwrap();
+        assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[2]);
+    }
+
     #[test]
     fn a_log_of_a_newer_layout_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let store = SledStore::open(dir.path()).unwrap();
-        store.log.insert(LAYOUT_KEY, &[3u8][..]).unwrap();
+        store.log.insert(LAYOUT_KEY, &[LAYOUT[0] + 1][..]).unwrap();
         let at = closed_durably(store);
         let why = match SledStore::open(&at) {
             Err(OpenError::Lost(why)) => why,

@@ -91,9 +91,15 @@ impl Backend {
             Kind::Sled => {
                 let db = sled::Config::new().path(&b.location).segment_size(8 * 1024 * 1024).open().unwrap();
                 let tree = db.open_tree(format!("game/{game}")).unwrap();
-                let bytes = tree.get(seq.to_be_bytes()).unwrap().unwrap();
-                let tampered = change(std::str::from_utf8(&bytes).unwrap());
-                tree.insert(seq.to_be_bytes(), tampered.as_bytes()).unwrap();
+                let (c, i) = arbiter::store::chunk::place(seq);
+                let stored = tree.get(arbiter::store::chunk::events_key(c)).unwrap().unwrap().to_vec();
+                let mut entries = arbiter::store::chunk::Events::decode(stored).unwrap().entries();
+                entries[i].1 = change(std::str::from_utf8(&entries[i].1).unwrap()).into_bytes();
+                let mut tampered = arbiter::store::chunk::Events::default();
+                for (index, bytes) in &entries {
+                    tampered.push(*index, bytes);
+                }
+                tree.insert(arbiter::store::chunk::events_key(c), tampered.bytes()).unwrap();
                 db.flush().unwrap();
             }
             Kind::Postgres => {
