@@ -4,10 +4,16 @@
 //! conversion cut short (a crash, a full disk) is simply made again at the
 //! next open, from the same keys, to the same result.
 //!
-//! The layout key is written last, after sled's own sync of everything
-//! else: until then the store is of its old layout, and an arbiter before
-//! this one still opens it; from then on it is of layout 3, and an earlier
-//! arbiter refuses it ("written by a newer arbiter").
+//! The layout key is written first as `[3, N]` (being converted from
+//! layout N; 0: no log), and synced: from then on an earlier arbiter
+//! refuses the store ("written by a newer arbiter"), since its reads would
+//! stumble on layout 3's keys. It is written `[3]` last, after sled's own
+//! sync of everything else. An open that finds `[3, N]` converts again.
+//!
+//! The conversion comes before the open's check against the newest
+//! checkpoint (which reads layout 3): a store that lost signed events is
+//! converted, then reported. Its old keys are kept as they were. A verb
+//! that only reads converts a store it can write, like any open.
 //!
 //! The old keys stay where they are, never read again. Removing them
 //! would free sled's segments, which sled 0.34 then writes zeros over at
@@ -56,16 +62,28 @@ const TO_LOG: u8 = 1;
 /// Fails, with the store as it was but for layout 3's keys added, when an
 /// event its log names is missing (other than a newest insert cut short)
 /// or its events have a gap: nothing is guessed.
-pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>) -> Result<(), OpenError> {
+pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>, had_log: bool) -> Result<(), OpenError> {
     let io = |e: sled::Error| write_error(shown, &e);
-    let had_log = db.tree_names().iter().any(|n| n.as_ref() == LOG_TREE.as_bytes());
     let log = db.open_tree(LOG_TREE).map_err(io)?;
-    let layout_1 = had_log && layout.is_none() && log.contains_key(LAYOUT_1_SIZE_KEY).map_err(io)?;
+    // Which layout it was: from the marker of a conversion cut short, or
+    // as found. The marker is written (and synced) before any of layout
+    // 3's keys, so that an earlier arbiter refuses a store it would no
+    // longer read (its reads stumble on layout 3's keys).
+    let from = match layout {
+        Some([3, from]) => *from,
+        Some([2]) => 2,
+        None if had_log && log.contains_key(LAYOUT_1_SIZE_KEY).map_err(io)? => 1,
+        None => 0,
+        Some(other) => return Err(damaged(shown, format!("its log has an unknown layout {other:?}"))),
+    };
+    log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
+    db.flush().map_err(io)?;
+    let layout_1 = from == 1;
     if layout_1 {
         redo_layout_1_journal(db, &log).map_err(io)?.map_err(|why| damaged(shown, why))?;
     }
     let mut into = Converting::new(db, log.clone());
-    if layout == Some(&[2][..]) || layout_1 {
+    if from >= 1 {
         let first = leaf_key(0);
         let mut leaves = log.range(first..=leaf_key(u64::MAX)).peekable();
         while let Some(item) = leaves.next() {
