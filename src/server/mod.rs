@@ -341,8 +341,8 @@ impl Server {
 
 impl Server {
     /// A short store read made on an async thread (a token's lookup, a
-    /// game's head). sled's are memory reads (after, at most, a wait for
-    /// its applier to write what is acknowledged); a database's is a round
+    /// game's head). sled's are memory reads (what is not yet in sled is
+    /// read from the store's own memory); a database's is a round
     /// trip, so on a store that is one the worker is handed over to the
     /// runtime's other tasks while it waits (`block_in_place`, which only a
     /// multi-threaded runtime has: the server's).

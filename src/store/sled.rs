@@ -189,8 +189,8 @@ struct Commit {
     /// began, in the order of the log (`insert`; see `super::journal`).
     journal: Vec<u8>,
     /// Something was written since the last sync began that the journal
-    /// does not hold (a setting, a large batch, an open's repair): the
-    /// next sync is sled's own.
+    /// does not hold (a setting, a large batch, `Unsynced` past its
+    /// limit): the next sync is sled's own.
     sled_sync: bool,
 }
 
