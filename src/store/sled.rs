@@ -802,7 +802,7 @@ impl SledStore {
         let leading = Leading { store: self, round: commit.round };
         drop(commit);
         let began = Instant::now();
-        let synced = self.sync_through(&records, sled_sync, covers.ticket);
+        let synced = self.sync_through(&records, sled_sync);
         let took = began.elapsed();
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         let result = match synced {
@@ -849,14 +849,13 @@ impl SledStore {
         }
     }
 
-    /// One sync of the group commit, covering every ticket up to
-    /// `through`: `records` written to the journal and synced, one trip to
-    /// the disk; or, when `sled_sync` asks for it or the journal has grown
-    /// past `journal::LIMIT`, sled's own sync: every insert so far written
-    /// into sled (`write_back`: the tickets up to `through`, and any taken
-    /// since), then `sync_now`, after which the journal is cut to nothing.
-    fn sync_through(&self, records: &[u8], sled_sync: bool, through: u64) -> Result<(), Failure> {
-        let _ = through;
+    /// One sync of the group commit, covering every ticket taken before it
+    /// began: `records` written to the journal and synced, one trip to the
+    /// disk; or, when `sled_sync` asks for it or the journal has grown past
+    /// `journal::LIMIT`, sled's own sync: every insert so far written into
+    /// sled (`write_back`: those tickets, and any taken since), then
+    /// `sync_now`, after which the journal is cut to nothing.
+    fn sync_through(&self, records: &[u8], sled_sync: bool) -> Result<(), Failure> {
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
             self.write_back()?;
@@ -1053,12 +1052,7 @@ impl SledStore {
             return Ok(Some(chunk.clone()));
         }
         drop(unsynced);
-        let Some(v) = tree.get(chunk::events_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
-            return Ok(None);
-        };
-        let chunk = chunk::Events::decode(v.to_vec())
-            .map_err(|e| ReadError::Log(format!("{game}'s events from seq {} are damaged: {}", c * PER_CHUNK, e.0)))?;
-        Ok(Some(Arc::new(chunk)))
+        Ok(self.stored_events_chunk(game, tree, c)?.map(Arc::new))
     }
 
     /// Leaf chunk `c`, as `events_chunk` finds a game's.
@@ -1066,12 +1060,7 @@ impl SledStore {
         if let Some(chunk) = self.unsynced.lock().unwrap_or_else(|p| p.into_inner()).leaves.get(&c) {
             return Ok(Some(chunk.clone()));
         }
-        let Some(v) = self.log.get(chunk::leaves_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
-            return Ok(None);
-        };
-        let chunk = chunk::Leaves::decode(&v)
-            .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * PER_CHUNK, e.0)))?;
-        Ok(Some(Arc::new(chunk)))
+        Ok(self.stored_leaves_chunk(c)?.map(Arc::new))
     }
 
     /// Event `seq` of `game`: its index in the log and its stored bytes.
@@ -1540,7 +1529,8 @@ impl SledStore {
         Ok(ticket)
     }
 
-    /// Chunk `c` of `game` as sled holds it (the caller knows memory has none).
+    /// Chunk `c` of `game` as sled holds it (see `events_chunk` for what
+    /// memory holds).
     fn stored_events_chunk(&self, game: &str, tree: &sled::Tree, c: u64) -> Result<Option<chunk::Events>, ReadError> {
         let Some(v) = tree.get(chunk::events_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
             return Ok(None);
@@ -1550,7 +1540,7 @@ impl SledStore {
             .map_err(|e| ReadError::Log(format!("{game}'s events from seq {} are damaged: {}", c * PER_CHUNK, e.0)))
     }
 
-    /// Leaf chunk `c` as sled holds it (the caller knows memory has none).
+    /// Leaf chunk `c` as sled holds it (see `leaves_chunk`).
     fn stored_leaves_chunk(&self, c: u64) -> Result<Option<chunk::Leaves>, ReadError> {
         let Some(v) = self.log.get(chunk::leaves_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
             return Ok(None);

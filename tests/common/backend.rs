@@ -89,7 +89,21 @@ impl Backend {
     pub fn tamper(&mut self, game: &str, seq: u64, change: impl Fn(&str) -> String) {
         self.reopen_after(|b| match b.kind {
             Kind::Sled => {
-                let db = sled::Config::new().path(&b.location).segment_size(8 * 1024 * 1024).open().unwrap();
+                // sled lets go of its lock a moment after the store is
+                // dropped (its epochs, passed by the next thread): try again.
+                let open = || sled::Config::new().path(&b.location).segment_size(8 * 1024 * 1024).open();
+                let mut tries = 0;
+                let db = loop {
+                    match open() {
+                        Ok(db) => break db,
+                        Err(e) if tries == 200 => panic!("{e}"),
+                        Err(_) => {
+                            tries += 1;
+                            sled::pin().flush();
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                    }
+                };
                 let tree = db.open_tree(format!("game/{game}")).unwrap();
                 let (c, i) = arbiter::store::chunk::place(seq);
                 let stored = tree.get(arbiter::store::chunk::events_key(c)).unwrap().unwrap().to_vec();
