@@ -26,7 +26,7 @@ use crate::json::{canonical, parse_strict};
 use crate::kernel::{View, Violation};
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY, SNAPSHOT_SPARSE};
 use crate::rules::Table;
-use crate::store::{AppendError, ReadError, Store, StoredEvents};
+use crate::store::{AppendError, ReadError, Store, StoredEvents, Ticket};
 
 /// Why an operation on a record failed. The variants are what a caller
 /// does differently: fix the input, accept the refusal, re-read after a
@@ -577,6 +577,18 @@ impl<'s> Recorder<'s> {
         subs: &[Submission],
         expect: Option<u64>,
     ) -> Result<Vec<Appended>, (usize, RecordError)> {
+        let stored = self.store_batch(subs, expect)?;
+        let durable = self.source.store.wait_durable(stored.ticket);
+        self.acknowledge(stored, durable)
+    }
+
+    /// The first half of `append_batch`: checks and stores, and returns
+    /// before the events are durable (`Store::insert_batch`), for a caller
+    /// that waits for the disk without holding a thread (the server:
+    /// `Store::durable`), then hands the result to `acknowledge`. Later
+    /// appends through this recorder may be stored meanwhile: they follow
+    /// these, and no sync covers them without covering these.
+    pub fn store_batch(&mut self, subs: &[Submission], expect: Option<u64>) -> Result<Stored, (usize, RecordError)> {
         let mut done: Vec<Appended> = self
             .already_stored(subs, expect)
             .map_err(|e| (0, e))?
@@ -585,7 +597,7 @@ impl<'s> Recorder<'s> {
             .collect();
         let (k, rest) = (done.len(), &subs[done.len()..]);
         if rest.is_empty() {
-            return Ok(done);
+            return Ok(Stored { done, first: k, ticket: Ticket::DURABLE, snapshots: Vec::new() });
         }
         if let Some(why) = &self.unfolded {
             return Err((k, RecordError::Io(format!("{why}; load the game again"))));
@@ -602,36 +614,70 @@ impl<'s> Recorder<'s> {
         // that does not take the event gets it folded again (`refold`), a
         // cost paid only on that rare path. Several fold on a copy, which
         // replaces the state once they are stored.
-        let (sealed, views, snapshots) = match rest {
+        let (sealed, views, snapshots, ticket) = match rest {
             [sub] => {
                 let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head).map_err(|e| (k, e))?;
                 self.folder.push(&event, &self.source).map_err(|e| (k, refused(e)))?;
                 let view = self.table().view();
                 let sealed = vec![(event, bytes)];
-                if let Err(e) = self.source.store.append_batch(&self.source.game, &sealed) {
-                    self.refold();
-                    return Err((k, e.into()));
-                }
+                let ticket = match self.source.store.insert_batch(&self.source.game, &sealed) {
+                    Ok(ticket) => ticket,
+                    Err(e) => {
+                        self.refold();
+                        return Err((k, e.into()));
+                    }
+                };
                 let event = &sealed[0].0;
                 let snapshots = match self.snapshot_after(event.seq) {
                     true => vec![(event.seq, self.folder.snapshot(&event.hash))],
                     false => Vec::new(),
                 };
-                (sealed, vec![view], snapshots)
+                (sealed, vec![view], snapshots, ticket)
             }
             _ => {
                 let (sealed, views, folder, snapshots) =
                     self.seal_batch(rest, self.folder.clone(), true).map_err(|(i, e)| (k + i, e))?;
-                self.source.store.append_batch(&self.source.game, &sealed).map_err(|e| (k, e.into()))?;
+                let ticket = self.source.store.insert_batch(&self.source.game, &sealed).map_err(|e| (k, e.into()))?;
                 self.folder = folder;
-                (sealed, views, snapshots)
+                (sealed, views, snapshots, ticket)
             }
         };
-        self.keep_snapshots(&snapshots);
         self.head = sealed.last().expect("a batch").0.link();
         done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| Appended { event, duplicate: false, view }));
-        Ok(done)
+        Ok(Stored { done, first: k, ticket, snapshots })
     }
+
+    /// The second half of `append_batch`: `durable` is what the store said
+    /// of `stored.ticket`. Once durable, the appends are acknowledged and
+    /// their snapshots kept. If not, the store has failed (a sync that
+    /// fails fails it), this recorder's fold is past what is durable, and
+    /// it appends nothing more: the game is loaded again.
+    pub fn acknowledge(
+        &mut self,
+        stored: Stored,
+        durable: Result<(), AppendError>,
+    ) -> Result<Vec<Appended>, (usize, RecordError)> {
+        if let Err(e) = durable {
+            self.unfolded = Some(format!("an append was stored but not made durable ({e})"));
+            return Err((stored.first, e.into()));
+        }
+        self.keep_snapshots(&stored.snapshots);
+        Ok(stored.done)
+    }
+}
+
+/// Appends stored by `Recorder::store_batch`, not yet acknowledged: only
+/// `Recorder::acknowledge`, once the store says they are durable, returns
+/// them to the caller.
+#[must_use = "stored appends are acknowledged only once durable (`Recorder::acknowledge`)"]
+pub struct Stored {
+    done: Vec<Appended>,
+    /// The index in the batch of the first event newly stored (those
+    /// before were already stored: a retry).
+    first: usize,
+    /// What the store waits on to make them durable.
+    pub ticket: Ticket,
+    snapshots: Vec<(u64, Vec<u8>)>,
 }
 
 /// What a successful verification found.

@@ -19,10 +19,11 @@ use tokio::sync::broadcast;
 use super::body::{json_body, query_num, raw_body};
 use super::{ApiError, Shared, Subscription, blocking};
 use crate::access::Grant;
-use crate::event::Event;
+use crate::event::{Event, Link};
 use crate::limits::{MAX_BATCH_EVENTS, MAX_FOLLOWED_GAMES, MAX_PAGE_EVENTS, MAX_REQUEST_BYTES, MAX_STREAM_EVENTS};
 use crate::ops;
-use crate::record::{RecordError, Recorder, Submission, canonical_bytes};
+use crate::record::{Appended, RecordError, Recorder, Submission, canonical_bytes};
+use crate::store::Store;
 
 /// `POST /api/games/{game}/events`: one action, at the seq the table expects.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -137,64 +138,31 @@ fn may_append(grant: &Option<Grant>, game: &str, subs: &[Submission]) -> Result<
 /// events go to the game's live subscribers once stored, still under the
 /// lock (so in seq order), as bytes made once: the append never waits on
 /// a subscriber.
+///
+/// Once it holds the lock, the append runs as a task of its own: if the
+/// client goes away (hyper then drops this handler's future), the append
+/// still finishes (or not) under the lock, made durable before the lock is
+/// let go, so a retry with the same expect_seq finds it stored and durable.
 async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Result<Vec<(Value, bool)>, ApiError> {
-    let _permit = s.permit()?;
+    let permit = s.permit()?;
     let slot = s.slot(game)?;
-    let mut folded = slot.recorder.clone().lock_owned().await;
-    let store = s.store();
-    let name = game.to_string();
-    let fanout = slot.fanout.clone();
-    // The lock moves into the worker: if the client goes away, the append
-    // still finishes (or not) under the lock, and a retry with the same
-    // expect_seq finds it.
-    let (result, head, fanned, folded) = blocking(move || {
-        if folded.is_none() {
-            match Recorder::load(store, &name) {
-                Ok(r) => *folded = Some(r),
-                Err(e) => return (Err(e), None, None, folded),
-            }
-        }
-        let mut result = append_all(folded.as_mut().expect("loaded"), &subs, expect);
-        // Another server on the same database may have appended since this
-        // game was folded here (its fold is behind the store): on a
-        // conflict, or a refusal made on that fold, fold it again from the
-        // store and try once more. (A read of the head before every append
-        // would cost a query each; this costs one only on a refusal.)
-        if store.shared()
-            && match &result {
-                Err(RecordError::Conflict { .. }) => true,
-                Err(RecordError::Refused(_)) => {
-                    let folded_at = folded.as_ref().map(|r| r.head().clone());
-                    store.head(&name).ok().flatten() != folded_at
-                }
-                _ => false,
-            }
-        {
-            result = Recorder::load(store, &name).and_then(|r| append_all(folded.insert(r), &subs, expect));
-        }
-        let recorder = folded.as_mut().expect("loaded");
-        let head = recorder.head().clone();
-        let fanned = match &result {
-            // The frames are made here, off the async threads, once for all.
-            Ok((_, stored)) if !stored.is_empty() && fanout.receiver_count() > 0 => Some(Fanned::events(&name, stored)),
-            Ok(_) => None,
-            // The store failed under us: fold again from the store next time.
-            Err(RecordError::Io(_) | RecordError::Broken { .. }) => {
-                *folded = None;
-                None
-            }
-            Err(_) => None,
+    let folded = slot.recorder.clone().lock_owned().await;
+    let (store, game) = (s.store(), game.to_string());
+    let appending = tokio::spawn(async move {
+        let _permit = permit;
+        let (result, head, fanned, folded) = match store.shared() {
+            true => append_on_a_worker(store, &game, subs, expect, folded, slot.fanout.clone()).await?,
+            false => append_here(store, &game, subs, expect, folded, &slot.fanout).await?,
         };
-        (result.map(|(done, _)| done), Some(head), fanned, folded)
-    })
-    .await?;
-    // Sent from this task, which answers the append in the same poll: the
-    // subscribers it wakes run after the answer is on its way, not before.
-    // Still under the lock, so in seq order; Err only if no one listens.
-    if let Some(fanned) = fanned {
-        let _ = slot.fanout.send(fanned);
-    }
-    drop(folded);
+        // Sent under the lock, so in seq order; the subscribers it wakes
+        // run once this task yields. Err only if no one listens.
+        if let Some(fanned) = fanned {
+            let _ = slot.fanout.send(fanned);
+        }
+        drop(folded);
+        Ok::<_, ApiError>((result, head))
+    });
+    let (result, head) = appending.await.map_err(|e| ApiError::internal(format!("an append failed: {e}")))??;
     result.map_err(|e| {
         let conflict = matches!(e, RecordError::Conflict { .. });
         let mut err = ApiError::from(e);
@@ -205,16 +173,105 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
     })
 }
 
-/// Appends `subs` at `expect` as one durable write (`Recorder::append_batch`:
-/// all or nothing, one sync); a leading run already stored there (a retry)
-/// comes back as duplicates. Also returns the events newly stored.
-#[allow(clippy::type_complexity)]
-fn append_all(
-    recorder: &mut Recorder,
-    subs: &[Submission],
+/// A game's folded state, under its lock (`Slot::recorder`).
+type Folded = tokio::sync::OwnedMutexGuard<Option<Recorder<'static>>>;
+
+/// What an append did: each event's answer (or why not), the game's head
+/// after it, the frames for its subscribers, and the game's lock.
+type Done = (Result<Vec<(Value, bool)>, RecordError>, Option<Link>, Option<Fanned>, Folded);
+
+/// An append on a store only this process writes (sled): checking and
+/// storing are memory work (what is not yet in sled is in the store's
+/// memory), done here on the async thread; the wait for the disk is
+/// awaited (`Store::durable`), and a thread is taken only to lead a sync.
+/// (Every append on the blocking pool was two hops and a wake-up of one
+/// of many threads: at 64 tables, more CPU than the append itself.)
+async fn append_here(
+    store: &'static dyn Store,
+    game: &str,
+    subs: Vec<Submission>,
     expect: u64,
-) -> Result<(Vec<(Value, bool)>, Vec<Event>), RecordError> {
-    let done = recorder.append_batch(subs, Some(expect)).map_err(|(i, e)| match (subs.len() > 1, e) {
+    mut folded: Folded,
+    fanout: &broadcast::Sender<Fanned>,
+) -> Result<Done, ApiError> {
+    if folded.is_none() {
+        // The game's first append here folds it from the store (from its
+        // latest snapshot on): reads, off the async threads.
+        let name = game.to_string();
+        let (loaded, back) = blocking(move || (Recorder::load(store, &name), folded)).await?;
+        folded = back;
+        match loaded {
+            Ok(r) => *folded = Some(r),
+            Err(e) => return Ok((Err(e), None, None, folded)),
+        }
+    }
+    let recorder = folded.as_mut().expect("loaded");
+    let result = match recorder.store_batch(&subs, Some(expect)) {
+        Ok(stored) => {
+            let durable = store.durable(stored.ticket).await;
+            recorder.acknowledge(stored, durable)
+        }
+        Err(e) => Err(e),
+    };
+    Ok(finish(game, &subs, result, folded, fanout))
+}
+
+/// An append on a store other servers write too (PostgreSQL): on the
+/// blocking pool, since each store call is a round trip. The lock moves
+/// into the worker: if the client goes away, the append still finishes
+/// (or not) under the lock, and a retry with the same expect_seq finds it.
+async fn append_on_a_worker(
+    store: &'static dyn Store,
+    game: &str,
+    subs: Vec<Submission>,
+    expect: u64,
+    mut folded: Folded,
+    fanout: broadcast::Sender<Fanned>,
+) -> Result<Done, ApiError> {
+    let name = game.to_string();
+    blocking(move || {
+        if folded.is_none() {
+            match Recorder::load(store, &name) {
+                Ok(r) => *folded = Some(r),
+                Err(e) => return (Err(e), None, None, folded),
+            }
+        }
+        let mut result = folded.as_mut().expect("loaded").append_batch(&subs, Some(expect));
+        // Another server on the same database may have appended since this
+        // game was folded here (its fold is behind the store): on a
+        // conflict, or a refusal made on that fold, fold it again from the
+        // store and try once more. (A read of the head before every append
+        // would cost a query each; this costs one only on a refusal.)
+        if match &result {
+            Err((_, RecordError::Conflict { .. })) => true,
+            Err((_, RecordError::Refused(_))) => {
+                let folded_at = folded.as_ref().map(|r| r.head().clone());
+                store.head(&name).ok().flatten() != folded_at
+            }
+            _ => false,
+        } {
+            result = match Recorder::load(store, &name) {
+                Ok(r) => folded.insert(r).append_batch(&subs, Some(expect)),
+                Err(e) => Err((0, e)),
+            };
+        }
+        finish(&name, &subs, result, folded, &fanout)
+    })
+    .await
+}
+
+/// The answers of an append, its head and its subscribers' frames (made
+/// once for all, and only if someone listens); a store that failed under
+/// it has the game folded again from the store next time.
+fn finish(
+    game: &str,
+    subs: &[Submission],
+    result: Result<Vec<Appended>, (usize, RecordError)>,
+    mut folded: Folded,
+    fanout: &broadcast::Sender<Fanned>,
+) -> Done {
+    let head = folded.as_ref().map(|r| r.head().clone());
+    let result = result.map_err(|(i, e)| match (subs.len() > 1, e) {
         // Say which event of the batch was refused (and that none was stored).
         (true, RecordError::Input(m)) => RecordError::Input(format!("batch event {}: {m}; nothing was stored", i + 1)),
         (true, RecordError::Refused(mut v)) => {
@@ -222,9 +279,20 @@ fn append_all(
             RecordError::Refused(v)
         }
         (_, e) => e,
-    })?;
-    let stored = done.iter().filter(|d| !d.duplicate).map(|d| d.event.clone()).collect();
-    Ok((done.iter().map(|d| (ops::appended(d, &d.view), d.duplicate)).collect(), stored))
+    });
+    let fanned = match &result {
+        Ok(done) => {
+            let stored: Vec<Event> = done.iter().filter(|d| !d.duplicate).map(|d| d.event.clone()).collect();
+            (!stored.is_empty() && fanout.receiver_count() > 0).then(|| Fanned::events(game, &stored))
+        }
+        Err(RecordError::Io(_) | RecordError::Broken { .. }) => {
+            *folded = None;
+            None
+        }
+        Err(_) => None,
+    };
+    let answers = result.map(|done| done.iter().map(|d| (ops::appended(d, &d.view), d.duplicate)).collect());
+    (answers, head, fanned, folded)
 }
 
 /// `GET /api/games/{game}/events?from=N&limit=M`: a page of events.

@@ -358,14 +358,15 @@ impl Server {
 
 /// Runs a blocking store operation off the async threads.
 ///
-/// Appends go through here too, and that hop is kept on purpose: an append
-/// blocks until the group commit covers it (a flush and an fdatasync, a
-/// millisecond or more), and the runtime has as many threads as cores. Run
-/// on them (measured with `benches/serve.rs`), 64 tables at once had at
-/// most two appends in flight, so each sync covered about one append
-/// (0.78 syncs per append) and appends/s fell 4x; `block_in_place`
-/// measured no better than this hop. On the blocking pool every waiting
-/// append joins the next sync (about 0.05 syncs per append at 64 tables).
+/// An append to sled does not come here (`events::append_here`): it is
+/// checked and stored on the async thread (memory work), and it waits for
+/// the group commit as a future (`Store::durable`), so a waiting append
+/// holds no thread and joins the next sync. Blocking on the async threads
+/// instead (measured with `benches/serve.rs`) left at most two appends in
+/// flight at 64 tables (0.78 syncs per append, 4x fewer appends/s); every
+/// append hopping to this pool cost two hops and a wake-up of one of many
+/// threads, more CPU than the append itself. On PostgreSQL each store call
+/// is a round trip, so appends there still come here.
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("a worker failed: {e}")))
 }

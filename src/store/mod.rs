@@ -147,6 +147,30 @@ pub trait Store: Send + Sync {
     /// `append`.
     fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError>;
 
+    /// The first half of `append_batch`, for a caller that waits for the
+    /// disk without holding a thread (the server, on tokio): checks and
+    /// stores `events` as `append_batch` does, readable at once, but
+    /// returns before they are durable. They are acknowledged only once
+    /// `wait_durable` or `durable` returns Ok for what this returns. A
+    /// backend whose append is one round trip (PostgreSQL's commit) makes
+    /// them durable here, as this default does.
+    fn insert_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<Ticket, AppendError> {
+        self.append_batch(game, events).map(|()| Ticket::DURABLE)
+    }
+
+    /// The second half of `append_batch`: returns once `ticket` is
+    /// durable (sled's group commit; this thread may lead its sync).
+    fn wait_durable(&self, _ticket: Ticket) -> Result<(), AppendError> {
+        Ok(())
+    }
+
+    /// `wait_durable` without holding the caller's thread: a future the
+    /// server awaits on its async threads. Needs a tokio runtime (sled's
+    /// leader syncs on its blocking pool).
+    fn durable(&'static self, _ticket: Ticket) -> Durable {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// A setting beside the games (the server's hashed tokens and read
     /// access). Settings are not events: they are not hashed or chained,
     /// and they are not part of any export.
@@ -320,6 +344,29 @@ pub(crate) fn check_follows(game: &str, events: &[(Event, Vec<u8>)], head: Optio
     }
     Ok(prev.expect("at least one event"))
 }
+
+/// Events stored by `Store::insert_batch`, not yet acknowledged: the
+/// group commit's ticket that makes them durable, if the backend has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "stored events are acknowledged only once durable (`Store::wait_durable`)"]
+pub struct Ticket(Option<u64>);
+
+impl Ticket {
+    /// Durable already (a backend with no group commit of its own).
+    pub const DURABLE: Ticket = Ticket(None);
+
+    pub(crate) fn of(ticket: u64) -> Ticket {
+        Ticket(Some(ticket))
+    }
+
+    /// The ticket to wait for; None when durable already.
+    pub(crate) fn to_wait_for(self) -> Option<u64> {
+        self.0
+    }
+}
+
+/// The future of `Store::durable`.
+pub type Durable = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), AppendError>> + Send>>;
 
 /// What one durable write did: how long it took (sled's flush and
 /// fdatasync, PostgreSQL's commit), and how many events it made durable
