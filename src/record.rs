@@ -597,7 +597,11 @@ impl<'s> Recorder<'s> {
             .collect();
         let (k, rest) = (done.len(), &subs[done.len()..]);
         if rest.is_empty() {
-            return Ok(Stored { done, first: k, ticket: Ticket::DURABLE, snapshots: Vec::new() });
+            // A retry of appends already stored: they may be stored by an
+            // insert still waiting for its sync, so the answer waits for
+            // every insert made so far (at no cost once they are durable).
+            let ticket = self.source.store.newest_ticket();
+            return Ok(Stored { done, first: k, ticket, snapshots: Vec::new() });
         }
         if let Some(why) = &self.unfolded {
             return Err((k, RecordError::Io(format!("{why}; load the game again"))));

@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
-use arbiter::store::AppendError;
+use arbiter::store::{AppendError, Store};
 use common::backend::{Backend, Kind};
 use common::*;
 use serde_json::json;
@@ -315,3 +315,26 @@ on_both_backends!(
     a_record_that_is_no_longer_legal_fails_verification,
     a_batch_is_one_durable_write_all_or_nothing,
 );
+
+/// A retry of an append that is stored but not yet durable (its appender
+/// still waits for the sync, as the server's may) is answered only once
+/// the append it repeats is durable: the retry's ticket covers it.
+#[test]
+fn a_retry_of_an_append_not_yet_durable_waits_for_its_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = arbiter::store::SledStore::open(dir.path()).unwrap();
+    create(&store, "g", &header(), "organiser", None).unwrap();
+    let mut r = Recorder::load(&store, "g").unwrap();
+    let action = || sub("p1", combat("p2", "A", "D"));
+    let stored = r.store_batch(&[action()], Some(1)).map_err(|(_, e)| e).unwrap();
+    let durable = store.log_size().unwrap();
+    let retry = r.store_batch(&[action()], Some(1)).map_err(|(_, e)| e).unwrap();
+    assert_ne!(retry.ticket, arbiter::store::Ticket::DURABLE, "the event it repeats is not durable yet");
+    let ticket = retry.ticket;
+    let again = r.acknowledge(retry, store.wait_durable(ticket)).map_err(|(_, e)| e).unwrap();
+    assert!(again[0].duplicate);
+    assert_eq!(store.log_size().unwrap(), durable + 1, "answered once the event it repeats is durable");
+    let ticket = stored.ticket;
+    let first = r.acknowledge(stored, store.wait_durable(ticket)).map_err(|(_, e)| e).unwrap();
+    assert_eq!(first[0].event, again[0].event);
+}

@@ -181,11 +181,14 @@ type Folded = tokio::sync::OwnedMutexGuard<Option<Recorder<'static>>>;
 type Done = (Result<Vec<(Value, bool)>, RecordError>, Option<Link>, Option<Fanned>, Folded);
 
 /// An append on a store only this process writes (sled): checking and
-/// storing are memory work (what is not yet in sled is in the store's
-/// memory), done here on the async thread; the wait for the disk is
-/// awaited (`Store::durable`), and a thread is taken only to lead a sync.
-/// (Every append on the blocking pool was two hops and a wake-up of one
-/// of many threads: at 64 tables, more CPU than the append itself.)
+/// storing are done here on the async thread, and the wait for the disk
+/// is awaited (`Store::durable`: no thread is held while it waits). They
+/// are mostly memory work: what sled does not yet hold is in the store's
+/// memory, and sled's reads (a chunk to add to, a ruling's hash check)
+/// mostly come from its cache; a judge's rewind folds again from the
+/// latest snapshot, at most `limits::SNAPSHOT_EVERY` events. (Every append
+/// on the blocking pool was two hops and a wake-up of one of many
+/// threads: at 64 tables, more CPU than the append itself.)
 async fn append_here(
     store: &'static dyn Store,
     game: &str,

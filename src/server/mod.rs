@@ -63,8 +63,12 @@ pub struct Server {
     pub store: &'static dyn Store,
     /// One slot per game touched since start.
     slots: Mutex<HashMap<String, Arc<Slot>>>,
-    /// Permits for appends held at once (back-pressure).
+    /// Permits for appends held at once (back-pressure). An append's task
+    /// holds one until it is done, so all of them free means none is under
+    /// way (what shutdown waits for).
     pending: Arc<Semaphore>,
+    /// How many permits `pending` has.
+    most_pending: u32,
     /// Set when shutdown begins.
     closing: watch::Sender<bool>,
     /// The organiser's log key and the newest checkpoint.
@@ -140,6 +144,7 @@ impl Server {
             store,
             slots: Mutex::new(HashMap::new()),
             pending: Arc::new(Semaphore::new(pending)),
+            most_pending: pending.min(u32::MAX as usize) as u32,
             closing: watch::channel(false).0,
             keeper,
             subscribers: AtomicUsize::new(0),
@@ -471,11 +476,14 @@ pub async fn serve_with(
             .await;
     let mut stopped = Stopped::default();
     if drained.is_err() {
-        // Cut: a handler dropped here was not answered. An append already
-        // in its worker still finishes (stored durably, or not at all).
+        // Cut: a handler dropped here was not answered.
         stopped.cut = connections.len();
         connections.shutdown().await;
     }
+    // An append under way (a task of its own, `events::run`) still
+    // finishes, stored durably or not at all, before the last checkpoint
+    // and before the runtime, which would drop it, ends.
+    let _ = tokio::time::timeout(limits.shutdown_deadline, server.pending.acquire_many(server.most_pending)).await;
     ticking.abort();
     // The last checkpoint covers every append acknowledged before shutdown.
     let last = server.clone();

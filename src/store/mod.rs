@@ -158,6 +158,13 @@ pub trait Store: Send + Sync {
         self.append_batch(game, events).map(|()| Ticket::DURABLE)
     }
 
+    /// A ticket that covers every insert made so far: for a caller that
+    /// answers with events already stored (a retry), which an insert still
+    /// waiting for its sync may have stored.
+    fn newest_ticket(&self) -> Ticket {
+        Ticket::DURABLE
+    }
+
     /// The second half of `append_batch`: returns once `ticket` is
     /// durable (sled's group commit; this thread may lead its sync).
     fn wait_durable(&self, _ticket: Ticket) -> Result<(), AppendError> {
