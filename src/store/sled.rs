@@ -1319,7 +1319,11 @@ impl SledStore {
 /// never pages anything out, and a replay of 1,000,000 events held the
 /// whole game (231 MB peak; 93 MB with 8 touches, no slower; 32 touches,
 /// or a cache of 16 MB, changed neither). Asked again, a chunk already in
-/// the cache costs a lookup, once per 64 events.
+/// the cache costs a lookup, once per 64 events. What a scan still holds
+/// does not depend on the capacity (2 MiB gave the same peak): sled's LRU
+/// never evicts the last page of any of its 256 shards, and a node holds
+/// up to 16 chunks, so about 256 nodes of chunks stay (about 43 MB at
+/// 1,000,000 events; the README's benchmarks say how it was found).
 const SCAN_TOUCHES: usize = 8;
 
 /// Asks sled for chunk `c` of `tree` `SCAN_TOUCHES` times (see there).
