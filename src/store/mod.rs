@@ -172,8 +172,8 @@ pub trait Store: Send + Sync {
     }
 
     /// `wait_durable` without holding the caller's thread: a future the
-    /// server awaits on its async threads. Needs a tokio runtime (sled's
-    /// leader syncs on its blocking pool).
+    /// server awaits on its async threads (any executor will do: sled's
+    /// leader hands its sync to a thread of the store's own).
     fn durable(&'static self, _ticket: Ticket) -> Durable {
         Box::pin(std::future::ready(Ok(())))
     }
