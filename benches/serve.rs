@@ -245,7 +245,7 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
 /// the body. The tables' clients are tasks on one thread of their own, as
 /// a load generator such as wrk drives its connections from an event loop:
 /// with a general client (ureq) on a thread per table, the clients took
-/// about a third of the process's CPU at 64 tables (two writes and a probe
+/// about a quarter of the process's CPU at 64 tables (two writes and a probe
 /// of the connection per request, and a thread woken per answer), which
 /// measured the load generator more than the server.
 async fn exchange(stream: &tokio::net::TcpStream, request: &[u8]) -> (u16, Vec<u8>) {

@@ -284,10 +284,12 @@ fn finish(
         (_, e) => e,
     });
     let fanned = match &result {
-        Ok(done) => {
+        // The events are copied only for a game someone follows.
+        Ok(done) if fanout.receiver_count() > 0 => {
             let stored: Vec<Event> = done.iter().filter(|d| !d.duplicate).map(|d| d.event.clone()).collect();
-            (!stored.is_empty() && fanout.receiver_count() > 0).then(|| Fanned::events(game, &stored))
+            (!stored.is_empty()).then(|| Fanned::events(game, &stored))
         }
+        Ok(_) => None,
         Err(RecordError::Io(_) | RecordError::Broken { .. }) => {
             *folded = None;
             None

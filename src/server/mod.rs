@@ -364,7 +364,7 @@ impl Server {
 /// Runs a blocking store operation off the async threads.
 ///
 /// An append to sled does not come here (`events::append_here`): it is
-/// checked and stored on the async thread (memory work), and it waits for
+/// checked and stored on the async thread (mostly memory work), and it waits for
 /// the group commit as a future (`Store::durable`), so a waiting append
 /// holds no thread and joins the next sync. Blocking on the async threads
 /// instead (measured with `benches/serve.rs`) left at most two appends in
