@@ -75,7 +75,7 @@ fn tamper(dir: &Path, seq: u64, change: impl FnOnce(Vec<u8>) -> Option<Vec<u8>>)
 fn rewrite(dir: &Path, seq: u64, put_back: bool, change: impl FnOnce(Vec<u8>) -> Option<Vec<u8>>) -> Vec<u8> {
     let db = sled::Config::new().path(dir).segment_size(8 * 1024 * 1024).open().unwrap();
     let tree = db.open_tree(format!("game/{GAME}")).unwrap();
-    let (c, i) = chunk::place(seq);
+    let (c, i) = chunk::event_place(seq);
     let stored = tree.get(arbiter::store::chunk::events_key(c)).unwrap().map_or_else(Vec::new, |b| b.to_vec());
     let mut entries = chunk::Events::decode(stored).unwrap().entries();
     // A removed event is put back from the bytes the caller kept.

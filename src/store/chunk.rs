@@ -1,4 +1,4 @@
-//! Layout 3's values: many events, or many leaves of the log, to one sled
+//! Layout 4's values: many events, or many leaves of the log, to one sled
 //! key (see `super::sled`, `LAYOUT`).
 //!
 //! Why: sled's costs follow its keys. With one key per event (and two more
@@ -6,11 +6,12 @@
 //! the same events cost 64 to a key (`benches/serve.rs`, last line of the
 //! 64-table rows), and sled's open held 37 MB per million keys.
 //!
-//! A game's chunk `c` holds its events `c * PER_CHUNK ..` in seq order,
+//! A game's chunk `c` holds its events `c * EVENTS_PER_CHUNK ..` in seq order,
 //! each with its place in the log: the seq is the chunk's first plus the
 //! entry's place in it, so no seq is stored. A leaf chunk `c` holds the
-//! log's leaves `c * PER_CHUNK ..`: each leaf's game, seq and hash, so that
-//! a subtree of up to `PER_CHUNK` leaves is computed from one chunk.
+//! log's leaves `c * LEAVES_PER_CHUNK ..`: each leaf's game, seq and hash,
+//! so that a subtree of up to `LEAVES_PER_CHUNK` leaves is computed from
+//! one chunk.
 //!
 //! Every decode checks lengths: a value changed behind arbiter's back is
 //! `Damaged`, never a panic or a read past its end.
@@ -18,35 +19,61 @@
 use crate::limits::{MAX_EVENT_BYTES, MAX_GAME_NAME_BYTES};
 use crate::tlog::merkle::Hash;
 
-/// Events (or leaves) to one key. 64 events of at most `MAX_EVENT_BYTES`
-/// make at most 1 MiB + 768 bytes: below sled's blob threshold (a quarter
-/// of a segment, see `super::sled::SEGMENT_SIZE`), so a chunk stays in
-/// sled's own file, which its sync covers.
-pub const PER_CHUNK: u64 = 64;
+/// Events to one key. sled keeps about one leaf node in memory for each
+/// of the 256 shards of its cache whatever the cache's capacity (see
+/// `super::sled::SCAN_TOUCHES`), and a leaf node holds up to 17 keys: the
+/// events to a key bound what a scan holds. 8 events of at most
+/// `MAX_EVENT_BYTES` make at most 128 KiB + 96 bytes; a node of them
+/// stays near sled's blob threshold (a quarter of a segment, see
+/// `super::sled::SEGMENT_SIZE`), so a chunk stays in sled's own file,
+/// which its sync covers. (Layout 3 put 64 to a key: a whole verify of
+/// 1,000,000 events then held about 43 MB of sled's nodes.)
+pub const EVENTS_PER_CHUNK: u64 = 8;
 
-/// The chunk that holds `n` (a seq, or a leaf's index), and its place in it.
-pub fn place(n: u64) -> (u64, usize) {
-    (n / PER_CHUNK, (n % PER_CHUNK) as usize)
+/// Leaves of the log to one key: a subtree of up to 64 leaves is computed
+/// from one chunk (`super::sled::STORED_LEVEL`). A leaf is at most 297
+/// bytes, and only proofs read them, one chunk at a time.
+pub const LEAVES_PER_CHUNK: u64 = 64;
+
+/// The chunk that holds a game's event `seq`, and its place in it.
+pub fn event_place(seq: u64) -> (u64, usize) {
+    (seq / EVENTS_PER_CHUNK, (seq % EVENTS_PER_CHUNK) as usize)
 }
 
-/// The key of a game's chunk `c`, in its tree: 'c' then `c`, big-endian,
-/// so key order is seq order. Nine bytes, where layout 2 keyed each event
-/// by its seq alone (eight): a store converted from it keeps those keys,
-/// never read, beside these (see `super::sled::LAYOUT`).
+/// The chunk that holds the log's leaf `index`, and its place in it.
+pub fn leaf_place(index: u64) -> (u64, usize) {
+    (index / LEAVES_PER_CHUNK, (index % LEAVES_PER_CHUNK) as usize)
+}
+
+/// The first byte of an events chunk's key (layout 4). Layout 3 keyed its
+/// chunks of 64 by 'c' (`LAYOUT_3_EVENTS_KIND`); a converted store keeps
+/// them, never read, before these in key order (see `super::sled::LAYOUT`).
+pub const EVENTS_KIND: u8 = b'e';
+pub const LAYOUT_3_EVENTS_KIND: u8 = b'c';
+
+/// Layout 3's events to a key.
+pub const LAYOUT_3_EVENTS_PER_CHUNK: u64 = 64;
+
+/// The key of a game's chunk `c`, in its tree: `EVENTS_KIND` then `c`,
+/// big-endian, so key order is seq order. Nine bytes, where layout 2 keyed
+/// each event by its seq alone (eight).
 pub fn events_key(c: u64) -> [u8; 9] {
-    let mut k = [b'c'; 9];
-    k[1..].copy_from_slice(&c.to_be_bytes());
-    k
+    kind_key(EVENTS_KIND, c)
 }
 
 /// The key of leaf chunk `c`, in the `log` tree: 'L' then `c`, big-endian.
 pub fn leaves_key(c: u64) -> [u8; 9] {
-    let mut k = [b'L'; 9];
+    kind_key(b'L', c)
+}
+
+/// `kind` then `c`, big-endian.
+pub fn kind_key(kind: u8, c: u64) -> [u8; 9] {
+    let mut k = [kind; 9];
     k[1..].copy_from_slice(&c.to_be_bytes());
     k
 }
 
-/// The chunk number in a key of `events_key`'s or `leaves_key`'s form.
+/// The chunk number in a key of `kind_key`'s form.
 pub fn number(key: &[u8], kind: u8) -> Option<u64> {
     match key {
         [k, rest @ ..] if *k == kind && rest.len() == 8 => Some(u64::from_be_bytes(rest.try_into().ok()?)),
@@ -72,6 +99,16 @@ const EVENT_HEAD: usize = 8 + 4;
 impl Events {
     /// Decodes a stored chunk, checking every length.
     pub fn decode(bytes: Vec<u8>) -> Result<Events, Damaged> {
+        Events::decode_up_to(bytes, EVENTS_PER_CHUNK)
+    }
+
+    /// Decodes a chunk of layout 3 (up to `LAYOUT_3_EVENTS_PER_CHUNK`
+    /// events), to convert it.
+    pub fn decode_layout_3(bytes: Vec<u8>) -> Result<Events, Damaged> {
+        Events::decode_up_to(bytes, LAYOUT_3_EVENTS_PER_CHUNK)
+    }
+
+    fn decode_up_to(bytes: Vec<u8>, most: u64) -> Result<Events, Damaged> {
         let mut starts = Vec::new();
         let mut at = 0;
         while at < bytes.len() {
@@ -83,8 +120,8 @@ impl Events {
             if bytes.len() < at + EVENT_HEAD + len {
                 return Err(Damaged("an event's bytes are cut short".into()));
             }
-            if starts.len() as u64 == PER_CHUNK {
-                return Err(Damaged(format!("more than {PER_CHUNK} events")));
+            if starts.len() as u64 == most {
+                return Err(Damaged(format!("more than {most} events")));
             }
             starts.push(at as u32);
             at += EVENT_HEAD + len;
@@ -101,7 +138,7 @@ impl Events {
     }
 
     pub fn is_full(&self) -> bool {
-        self.starts.len() as u64 == PER_CHUNK
+        self.starts.len() as u64 == EVENTS_PER_CHUNK
     }
 
     /// Entry `i`: the event's index in the log, and its stored bytes.
@@ -112,7 +149,7 @@ impl Events {
         Some((index, &self.bytes[at + EVENT_HEAD..at + EVENT_HEAD + len]))
     }
 
-    /// Adds the next event (the caller keeps seq order and `PER_CHUNK`).
+    /// Adds the next event (the caller keeps seq order and `EVENTS_PER_CHUNK`).
     pub fn push(&mut self, index: u64, event: &[u8]) {
         debug_assert!(!self.is_full(), "a full chunk takes no more events");
         self.starts.push(self.bytes.len() as u32);
@@ -168,8 +205,8 @@ impl Leaves {
                 .ok()
                 .filter(|g| !g.is_empty() && g.len() <= MAX_GAME_NAME_BYTES)
                 .ok_or_else(|| Damaged("a leaf's game name is damaged".into()))?;
-            if leaves.len() as u64 == PER_CHUNK {
-                return Err(Damaged(format!("more than {PER_CHUNK} leaves")));
+            if leaves.len() as u64 == LEAVES_PER_CHUNK {
+                return Err(Damaged(format!("more than {LEAVES_PER_CHUNK} leaves")));
             }
             leaves.push(Leaf {
                 game: game.to_string(),
@@ -203,7 +240,7 @@ impl Leaves {
     }
 
     pub fn is_full(&self) -> bool {
-        self.leaves.len() as u64 == PER_CHUNK
+        self.leaves.len() as u64 == LEAVES_PER_CHUNK
     }
 
     pub fn get(&self, i: usize) -> Option<&Leaf> {
@@ -214,7 +251,7 @@ impl Leaves {
         self.leaves.iter().map(|l| &l.hash)
     }
 
-    /// Adds the next leaf (the caller keeps `PER_CHUNK`).
+    /// Adds the next leaf (the caller keeps `LEAVES_PER_CHUNK`).
     pub fn push(&mut self, leaf: Leaf) {
         debug_assert!(!self.is_full(), "a full chunk takes no more leaves");
         debug_assert!(leaf.game.len() <= MAX_GAME_NAME_BYTES && leaf.seq & CONTINUES == 0);
@@ -263,7 +300,7 @@ mod tests {
     #[test]
     fn a_chunk_holds_at_most_per_chunk_entries() {
         let mut chunk = Events::default();
-        for i in 0..PER_CHUNK {
+        for i in 0..EVENTS_PER_CHUNK {
             chunk.push(i, b"{}");
         }
         assert!(chunk.is_full());
@@ -273,6 +310,7 @@ mod tests {
         more.extend_from_slice(&2u32.to_be_bytes());
         more.extend_from_slice(b"{}");
         assert!(Events::decode(more).is_err());
-        assert_eq!(place(130), (2, 2));
+        assert_eq!(event_place(130), (16, 2));
+        assert_eq!(leaf_place(130), (2, 2));
     }
 }

@@ -1,7 +1,7 @@
 //! The embedded default store, on sled 0.34.
 //!
-//! Layout 3 (see `LAYOUT`): one sled tree per game, named `game/<name>`,
-//! holding its events 64 to a key (`super::chunk::Events`: each event's
+//! Layout 4 (see `LAYOUT`): one sled tree per game, named `game/<name>`,
+//! holding its events 8 to a key (`super::chunk::Events`: each event's
 //! exact canonical JSON bytes, the bytes that were hashed, with its place
 //! in the log); the `log` tree holding the log's leaves 64 to a key and
 //! its larger subtrees. A game exists when its tree holds event 0.
@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use sled::Transactional;
 
-use super::chunk::{self, PER_CHUNK, place};
+use super::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
 
 mod convert;
 use super::dir::{self, Before, Opening};
@@ -67,10 +67,11 @@ const SETTINGS_TREE: &str = "settings";
 const LOG_TREE: &str = "log";
 
 /// sled stores a node larger than segment_size / 4 as a separate blob file,
-/// which it never syncs. 8 MiB segments put that threshold at 2 MiB, above
-/// any node arbiter builds: a chunk is at most about 1 MiB
-/// (`chunk::PER_CHUNK`), and sled splits a node above 16 entries; so every
-/// event lives in `db`.
+/// which it never syncs. 8 MiB segments put that threshold at 2 MiB: a
+/// chunk is at most 128 KiB + 96 bytes (`chunk::EVENTS_PER_CHUNK`) and sled
+/// splits a node above 16 entries, so a node of 17 chunks passes it only
+/// if nearly every event in it is close to `MAX_EVENT_BYTES` (15 KiB on
+/// average). Such a node is a blob, which `sync_blobs` makes durable.
 const SEGMENT_SIZE: usize = 8 * 1024 * 1024;
 
 /// sled's flush on a timer (its default): its thread also cleans sled's
@@ -83,8 +84,13 @@ const FLUSH_EVERY_MS: Option<u64> = Some(500);
 const FLUSH_EVERY_MS: Option<u64> = None;
 
 /// sled's page cache (its default is 1 GiB): a long read, such as replaying
-/// a 100,000-event game, keeps at most this much of the store in memory.
-const CACHE_BYTES: u64 = 32 * 1024 * 1024;
+/// a 1,000,000-event game, keeps about this much of the store in memory,
+/// plus about one leaf node per shard of the cache (see `SCAN_TOUCHES`).
+/// 8 MiB holds the pages a server's appends and views use (each game's
+/// last chunk, the log's last leaf chunk, the index nodes above them) for
+/// hundreds of games; with 32 MiB a whole verify of 1,000,000 events
+/// peaked at 64 MB, with 8 MiB at 44 MB, with 4 or 1 MiB no lower.
+const CACHE_BYTES: u64 = 8 * 1024 * 1024;
 
 pub struct SledStore {
     db: sled::Db,
@@ -1071,8 +1077,8 @@ impl SledStore {
     }
 
     /// Syncs every file in `blobs/` and the directory itself, if it holds
-    /// any. arbiter never builds a node large enough to become a blob (see
-    /// `SEGMENT_SIZE`), so this is a guard, and a cheap one: the directory
+    /// any. Only a node of chunks of events near the largest becomes a blob
+    /// (see `SEGMENT_SIZE`), so this is seldom needed, and cheap: the directory
     /// is listed again only when its mtime is not the one a listing could
     /// trust (`BlobsSeen`). Listing it at every sync (an open, a stat, two
     /// reads of it and a close) cost a twentieth of a durable append.
@@ -1184,7 +1190,7 @@ impl SledStore {
 
     /// Event `seq` of `game`: its index in the log and its stored bytes.
     fn stored_event(&self, game: &str, tree: &sled::Tree, seq: u64) -> Result<Option<(u64, Vec<u8>)>, ReadError> {
-        let (c, i) = place(seq);
+        let (c, i) = chunk::event_place(seq);
         let Some(chunk) = self.events_chunk(game, tree, c)? else { return Ok(None) };
         Ok(chunk.get(i).map(|(index, bytes)| (index, bytes.to_vec())))
     }
@@ -1204,7 +1210,7 @@ impl SledStore {
                 // Chunk keys sort after layout 2's, which a converted
                 // store keeps (see `LAYOUT`).
                 let last = tree.last().map_err(|e| ReadError::Io(e.to_string()))?;
-                let Some(c) = last.and_then(|(k, _)| chunk::number(&k, b'c')) else { return Ok(None) };
+                let Some(c) = last.and_then(|(k, _)| chunk::number(&k, chunk::EVENTS_KIND)) else { return Ok(None) };
                 match self.events_chunk(game, tree, c)? {
                     Some(chunk) => (c, chunk),
                     None => return Ok(None),
@@ -1216,7 +1222,7 @@ impl SledStore {
             for i in (0..chunk.len()).rev() {
                 let (index, bytes) = chunk.get(i).expect("within the chunk");
                 if durable.is_none_or(|d| index < d) {
-                    return Ok(Some((c * PER_CHUNK + i as u64, bytes.to_vec())));
+                    return Ok(Some((c * EVENTS_PER_CHUNK + i as u64, bytes.to_vec())));
                 }
             }
             let Some(before) = c.checked_sub(1) else { return Ok(None) };
@@ -1250,7 +1256,7 @@ impl SledStore {
             if ended {
                 return None;
             }
-            let (c, i) = place(next);
+            let (c, i) = chunk::event_place(next);
             if i == 0 || chunk.is_none() {
                 chunk = match self.events_chunk(&game, &tree, c) {
                     Ok(found) => found,
@@ -1302,7 +1308,7 @@ impl SledStore {
                             why: crate::event::EventError::Malformed(format!(
                                 "it is missing, and {} events from seq {} are stored after it",
                                 after.len(),
-                                (c + 1) * PER_CHUNK
+                                (c + 1) * EVENTS_PER_CHUNK
                             )),
                         })),
                         Err(e) => Some(Err(e)),
@@ -1316,15 +1322,17 @@ impl SledStore {
 /// How many more times a scan asks sled for each chunk it reads. sled 0.34
 /// applies reads to its cache's LRU 64 at a time in each of 256 shards, and
 /// pages nothing out of a shard before: a scan that reads each chunk once
-/// never pages anything out, and a replay of 1,000,000 events held the
-/// whole game (231 MB peak; 93 MB with 8 touches, no slower; 32 touches,
-/// or a cache of 16 MB, changed neither). Asked again, a chunk already in
-/// the cache costs a lookup, once per 64 events. What a scan still holds
-/// does not depend on the capacity (2 MiB gave the same peak): sled's LRU
-/// never evicts the last page of any of its 256 shards, and a node holds
-/// up to 16 chunks, so about 256 nodes of chunks stay (about 43 MB at
-/// 1,000,000 events; the README's benchmarks say how it was found).
-const SCAN_TOUCHES: usize = 8;
+/// pages out little, and a replay of 1,000,000 events held the whole game
+/// (layout 3: 231 MB peak; 93 MB with 8 touches). Asked again, a chunk
+/// already in the cache costs a lookup. sled's LRU also never evicts the
+/// last page of any of its 256 shards, and a leaf node holds up to 17
+/// keys, so about 256 nodes of chunks stay whatever the capacity: with 64
+/// events to a key (layout 3) about 43 MB at 1,000,000 events, which is
+/// why layout 4 puts 8 to a key. On layout 4, a whole verify of 1,000,000
+/// events in the bench's process peaked at 65, 48, 46 and 45 MB with 0, 2,
+/// 4 and 8 touches, at 19,228, 19,957, 20,706 and 22,188 instructions per
+/// event (callgrind, 50,000 events; layout 3 with 8 touches: 19,359).
+const SCAN_TOUCHES: usize = 2;
 
 /// Asks sled for chunk `c` of `tree` `SCAN_TOUCHES` times (see there).
 fn touch(tree: &sled::Tree, c: u64) {
@@ -1446,7 +1454,7 @@ impl Store for SledStore {
         if self.failure().is_some() && index >= self.durable_size.load(Ordering::SeqCst) {
             return Ok(None);
         }
-        let (c, i) = place(index);
+        let (c, i) = chunk::leaf_place(index);
         let Some(chunk) = self.leaves_chunk(c)? else { return Ok(None) };
         Ok(chunk.get(i).map(|leaf| (leaf.game.clone(), leaf.seq)))
     }
@@ -1619,25 +1627,25 @@ impl SledStore {
         // not in memory (and not new): the rest go to new chunks.
         let first_seq = events[0].0.seq;
         let first_index = unsynced.frontier.size();
-        let (game_chunk, _) = place(first_seq);
-        let (leaf_chunk, _) = place(first_index);
+        let (game_chunk, _) = chunk::event_place(first_seq);
+        let (leaf_chunk, _) = chunk::leaf_place(first_index);
         let loaded_events = match unsynced.games.get(game).is_some_and(|g| g.chunks.contains_key(&game_chunk)) {
             true => None,
-            false if first_seq.is_multiple_of(PER_CHUNK) => Some(chunk::Events::default()),
+            false if first_seq.is_multiple_of(EVENTS_PER_CHUNK) => Some(chunk::Events::default()),
             false => {
                 let chunk = self.stored_events_chunk(game, &tree, game_chunk).map_err(io)?;
                 Some(chunk.ok_or_else(|| {
-                    AppendError::Io(format!("{game}'s events from seq {} are missing", game_chunk * PER_CHUNK))
+                    AppendError::Io(format!("{game}'s events from seq {} are missing", game_chunk * EVENTS_PER_CHUNK))
                 })?)
             }
         };
         let loaded_leaves = match unsynced.leaves.contains_key(&leaf_chunk) {
             true => None,
-            false if first_index.is_multiple_of(PER_CHUNK) => Some(chunk::Leaves::default()),
+            false if first_index.is_multiple_of(LEAVES_PER_CHUNK) => Some(chunk::Leaves::default()),
             false => {
                 let chunk = self.stored_leaves_chunk(leaf_chunk).map_err(io)?;
                 Some(chunk.ok_or_else(|| {
-                    AppendError::Io(format!("the log's leaves from {} are missing", leaf_chunk * PER_CHUNK))
+                    AppendError::Io(format!("the log's leaves from {} are missing", leaf_chunk * LEAVES_PER_CHUNK))
                 })?)
             }
         };
@@ -1660,9 +1668,9 @@ impl SledStore {
                     nodes.insert((level, i), node);
                 }
             }
-            let (c, _) = place(event.seq);
+            let (c, _) = chunk::event_place(event.seq);
             Arc::make_mut(kept.chunks.entry(c).or_default()).push(index, bytes);
-            let (c, _) = place(index);
+            let (c, _) = chunk::leaf_place(index);
             let leaf = chunk::Leaf { game: game.to_string(), seq: event.seq, continues: n > 0, hash: *hash };
             Arc::make_mut(leaves.entry(c).or_default()).push(leaf);
         }
@@ -1677,9 +1685,9 @@ impl SledStore {
         let Some(v) = tree.get(chunk::events_key(c)).map_err(|e| ReadError::Io(e.to_string()))? else {
             return Ok(None);
         };
-        chunk::Events::decode(v.to_vec())
-            .map(Some)
-            .map_err(|e| ReadError::Log(format!("{game}'s events from seq {} are damaged: {}", c * PER_CHUNK, e.0)))
+        chunk::Events::decode(v.to_vec()).map(Some).map_err(|e| {
+            ReadError::Log(format!("{game}'s events from seq {} are damaged: {}", c * EVENTS_PER_CHUNK, e.0))
+        })
     }
 
     /// Leaf chunk `c` as sled holds it (see `leaves_chunk`).
@@ -1689,7 +1697,7 @@ impl SledStore {
         };
         chunk::Leaves::decode(&v)
             .map(Some)
-            .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * PER_CHUNK, e.0)))
+            .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * LEAVES_PER_CHUNK, e.0)))
     }
 
     /// What the journal's records add to what sled holds, checked whole
@@ -1819,11 +1827,11 @@ impl SledStore {
 
     /// The hash of the complete subtree `index` at `level`, below
     /// `STORED_LEVEL`: computed from its leaves' hashes, which one leaf
-    /// chunk holds (2^level divides `PER_CHUNK`).
+    /// chunk holds (2^level divides `LEAVES_PER_CHUNK`).
     fn computed_node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
         let broken = || ReadError::Log(format!("subtree {index} at level {level} is missing or damaged"));
         let first = index.checked_shl(level.into()).ok_or_else(broken)?;
-        let (c, i) = place(first);
+        let (c, i) = chunk::leaf_place(first);
         let chunk = self.leaves_chunk(c)?.ok_or_else(broken)?;
         let mut hashes: Vec<Hash> = chunk.hashes().skip(i).take(1 << level).copied().collect();
         if hashes.len() != 1 << level {
@@ -1844,11 +1852,11 @@ fn stored_size(log: &sled::Tree) -> Result<u64, ReadError> {
     let (k, v) = item.map_err(|e| ReadError::Io(e.to_string()))?;
     let c = chunk::number(&k, b'L').ok_or_else(|| ReadError::Log("a leaf chunk's key is damaged".into()))?;
     let leaves = chunk::Leaves::decode(&v)
-        .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * PER_CHUNK, e.0)))?;
+        .map_err(|e| ReadError::Log(format!("the log's leaves from {} are damaged: {}", c * LEAVES_PER_CHUNK, e.0)))?;
     if leaves.is_empty() {
-        return Err(ReadError::Log(format!("the log's leaves from {} are empty", c * PER_CHUNK)));
+        return Err(ReadError::Log(format!("the log's leaves from {} are empty", c * LEAVES_PER_CHUNK)));
     }
-    Ok(c * PER_CHUNK + leaves.len() as u64)
+    Ok(c * LEAVES_PER_CHUNK + leaves.len() as u64)
 }
 
 /// The journal's record of an insert of `events` to `game`, or none for a
@@ -1874,8 +1882,8 @@ fn node_key(level: u8, index: u64) -> [u8; 10] {
 
 /// The log's layout, kept under `LAYOUT_KEY` in the `log` tree.
 ///
-/// Layout 3: a game's events 64 to a key (`chunk::Events`, key the chunk's
-/// number, so key order is seq order), each with its index in the log, so
+/// Layout 4: a game's events 8 to a key (`chunk::Events`, key 'e' and the
+/// chunk's number, so key order is seq order), each with its index in the log, so
 /// an event's place in the log needs no key of its own; the log's leaves
 /// 64 to a key (`chunk::Leaves`, key 'L' and the chunk's number), each with
 /// its hash, so a subtree of up to 64 leaves is computed from one chunk;
@@ -1884,14 +1892,17 @@ fn node_key(level: u8, index: u64) -> [u8; 10] {
 /// leaves. A chunk not yet full is written as it is at each sled sync and
 /// again, longer, at the next (see `Unsynced`).
 ///
-/// Layout 2 (arbiter before this one) kept three keys per event: the event
+/// Layout 3 (arbiter before this one) was the same with a game's events 64
+/// to a key ('c' and the chunk's number): a scan then held about 43 MB of
+/// sled's nodes at 1,000,000 events whatever its cache (`SCAN_TOUCHES`).
+/// Layout 2 kept three keys per event: the event
 /// under its seq, its leaf and its position; layout 1 seven. sled's costs
 /// follow its keys: at 64 tables, sled alone wrote layout 3's chunks at
 /// 1.37x-1.41x the group-commit ceiling where layout 2's keys reached
 /// 0.47x-0.50x (`benches/serve.rs`), and sled's open held 37 MB per
 /// million keys.
 const LAYOUT_KEY: &[u8] = b"format";
-const LAYOUT: &[u8] = &[3];
+const LAYOUT: &[u8] = &[4];
 
 /// Subtrees at this level and above are stored; those below (at most 32
 /// leaves) are computed from one leaf chunk.
@@ -2305,8 +2316,9 @@ mod tests {
         };
         let leaf_of = |dir: &Path, index: u64| {
             let db = open_sled(dir).unwrap();
-            let chunk = db.open_tree(LOG_TREE).unwrap().get(chunk::leaves_key(index / PER_CHUNK)).unwrap().unwrap();
-            chunk::Leaves::decode(&chunk).unwrap().get((index % PER_CHUNK) as usize).cloned()
+            let chunk =
+                db.open_tree(LOG_TREE).unwrap().get(chunk::leaves_key(index / LEAVES_PER_CHUNK)).unwrap().unwrap();
+            chunk::Leaves::decode(&chunk).unwrap().get((index % LEAVES_PER_CHUNK) as usize).cloned()
         };
         // g1, signed, removed behind arbiter's back: its insert looks cut
         // short, and the journal holds only g0, which sled holds.
@@ -2727,6 +2739,26 @@ mod tests {
         crate::tlog::merkle::root(&super::super::LogNodes(store), store.log_size().unwrap()).unwrap()
     }
 
+    /// `store` is of this layout and holds `inserts` as they were made:
+    /// the same log (size, root, every leaf at its index) and every event
+    /// where it was, byte for byte.
+    fn assert_converted(store: &SledStore, inserts: &Inserts) {
+        let all: Vec<&Vec<u8>> = inserts.iter().flat_map(|(_, events)| events.iter().map(|(_, b)| b)).collect();
+        assert_eq!(store.log.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
+        assert_eq!(store.log_size().unwrap(), all.len() as u64);
+        assert_eq!(log_root(store), root_of(all.iter().copied()));
+        let mut index = 0;
+        for (game, events) in inserts {
+            for (e, b) in events {
+                assert_eq!(store.log_leaf(index).unwrap(), Some((game.to_string(), e.seq)));
+                assert_eq!(store.log_position(game, e.seq).unwrap(), Some(index));
+                let read = store.read_stored(game, e.seq).unwrap().next().unwrap().unwrap();
+                assert_eq!(read, (e.seq, b.clone()));
+                index += 1;
+            }
+        }
+    }
+
     /// Two games, interleaved in the log: g's first event, 70 events of h
     /// (past a chunk) one at a time, a batch of 3 to g, then h's next.
     fn two_games() -> Inserts {
@@ -2744,7 +2776,7 @@ mod tests {
         inserts
     }
 
-    /// A layout-2 store opens as layout 3 with the same log (every leaf at
+    /// A layout-2 store opens as layout 4 with the same log (every leaf at
     /// its index, the same root), every event where it was, and appends go
     /// on; its newest insert, cut short before its event by a crash, is
     /// left out, and put back from the journal at the same position; its
@@ -2771,17 +2803,7 @@ mod tests {
             std::fs::write(dir.path().join(journal::FILE), &record).unwrap();
 
             let store = SledStore::open(dir.path()).unwrap();
-            assert_eq!(store.log.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
-            assert_eq!(store.log_size().unwrap(), all.len() as u64);
-            assert_eq!(log_root(&store), root_of(all.iter().copied()));
-            let mut index = 0;
-            for (game, events) in &inserts {
-                for (e, _) in events {
-                    assert_eq!(store.log_leaf(index).unwrap(), Some((game.to_string(), e.seq)));
-                    assert_eq!(store.log_position(game, e.seq).unwrap(), Some(index));
-                    index += 1;
-                }
-            }
+            assert_converted(&store, &inserts);
             for (game, head) in [("g", 3), ("h", 70)] {
                 let read: Vec<Event> = store.read(game, 0).unwrap().collect::<Result<_, _>>().unwrap();
                 assert_eq!(read.len() as u64, head + 1);
@@ -2800,8 +2822,8 @@ mod tests {
 
     /// A store written before arbiter kept a log converts with its log
     /// built as it always was: every game in name order, each in seq order.
-    /// A conversion cut short (layout 3's keys partly written, no layout
-    /// key) is made again, to the same result.
+    /// A conversion cut short (layout 4's keys partly written, the marker
+    /// of a conversion from no log) is made again, to the same result.
     #[test]
     fn a_store_without_a_log_converts_in_name_order_and_a_conversion_cut_short_is_made_again() {
         let dir = tempfile::tempdir().unwrap();
@@ -2844,8 +2866,143 @@ mod tests {
         assert!(why.contains("h seq 5, leaf 6 of its log, is missing"), "{why}");
         let db = open_sled(dir.path()).unwrap();
         // Marked as being converted from layout 2: an earlier arbiter refuses it.
-        assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[3, 2]);
+        assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[4, 2]);
         assert!(db.open_tree(format!("{TREE_PREFIX}h")).unwrap().get(6u64.to_be_bytes()).unwrap().is_some());
+    }
+
+    /// Writes `inserts` through a store of this layout, then turns each
+    /// game's events into layout 3's by hand: 64 to a key under 'c', no
+    /// 'e' keys, and the layout key `[3]` (layout 3's log is layout 4's).
+    fn layout_3_store(dir: &Path, inserts: &Inserts) {
+        let store = SledStore::open(dir).unwrap();
+        for (game, events) in inserts {
+            store.append_batch(game, events).unwrap();
+        }
+        let at = closed_durably(store);
+        let db = open_sled(&at).unwrap();
+        for name in db.tree_names() {
+            if !name.starts_with(TREE_PREFIX.as_bytes()) {
+                continue;
+            }
+            let tree = db.open_tree(&name).unwrap();
+            let ours = chunk::events_key(0)..=chunk::events_key(u64::MAX);
+            let mut entries = Vec::new();
+            for item in tree.range(ours.clone()) {
+                let (k, v) = item.unwrap();
+                entries.extend(chunk::Events::decode(v.to_vec()).unwrap().entries());
+                tree.remove(k).unwrap();
+            }
+            for (c, of_64) in entries.chunks(64).enumerate() {
+                // Layout 3's chunk, as `chunk::Events` wrote it (which now
+                // takes at most 8).
+                let mut old = Vec::new();
+                for (index, bytes) in of_64 {
+                    old.extend_from_slice(&index.to_be_bytes());
+                    old.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+                    old.extend_from_slice(bytes);
+                }
+                tree.insert(chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, c as u64), old).unwrap();
+            }
+            assert_eq!(tree.range(ours).count(), 0);
+        }
+        db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[3][..]).unwrap();
+        db.flush().unwrap();
+    }
+
+    /// Layout 3's chunks of `game` in the store at `dir`, as (chunk, events).
+    fn layout_3_chunks(db: &sled::Db, game: &str) -> Vec<(u64, usize)> {
+        let kind = chunk::LAYOUT_3_EVENTS_KIND;
+        let tree = db.open_tree(format!("{TREE_PREFIX}{game}")).unwrap();
+        tree.range(chunk::kind_key(kind, 0)..=chunk::kind_key(kind, u64::MAX))
+            .map(|item| {
+                let (k, v) = item.unwrap();
+                (chunk::number(&k, kind).unwrap(), chunk::Events::decode_layout_3(v.to_vec()).unwrap().len())
+            })
+            .collect()
+    }
+
+    /// A layout-3 store opens as layout 4 with the same log and every
+    /// event where it was (its bytes, its seq, its place in the log), its
+    /// events now 8 to a key; appends go on; layout 3's keys are kept,
+    /// never read. A conversion cut short (the marker `[4, 3]`, some of
+    /// layout 4's keys written, one of them wrong) is made again, to the
+    /// same result.
+    #[test]
+    fn a_layout_3_store_is_converted_to_chunks_of_8_and_its_log_is_the_same() {
+        for cut_short in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let inserts = two_games();
+            layout_3_store(dir.path(), &inserts);
+            {
+                let db = open_sled(dir.path()).unwrap();
+                assert_eq!(layout_3_chunks(&db, "h"), vec![(0, 64), (1, 7)]);
+                if cut_short {
+                    let mut wrong = chunk::Events::default();
+                    wrong.push(99, b"{}");
+                    db.open_tree(format!("{TREE_PREFIX}h"))
+                        .unwrap()
+                        .insert(chunk::events_key(0), wrong.bytes())
+                        .unwrap();
+                    db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[4, 3][..]).unwrap();
+                    db.flush().unwrap();
+                }
+            }
+            let store = SledStore::open(dir.path()).unwrap();
+            assert_converted(&store, &inserts);
+            let h = store.tree("h").unwrap();
+            let sizes: Vec<usize> = h
+                .range(chunk::events_key(0)..=chunk::events_key(u64::MAX))
+                .map(|item| chunk::Events::decode(item.unwrap().1.to_vec()).unwrap().len())
+                .collect();
+            assert_eq!(sizes, [vec![8; 8], vec![7]].concat(), "h's 71 events, 8 to a key");
+            drop(h);
+            let (next, bytes) = sealed(Some(&store.head("h").unwrap().unwrap()));
+            store.append("h", &next, &bytes).unwrap();
+            let at = closed_durably(store);
+            let store = SledStore::open(&at).unwrap();
+            assert_eq!(store.head("h").unwrap().unwrap().seq, 71);
+            assert_eq!(store.read("h", 0).unwrap().collect::<Result<Vec<_>, _>>().unwrap().len(), 72);
+            assert_eq!(layout_3_chunks(&store.db, "h"), vec![(0, 64), (1, 7)], "the old keys are kept");
+        }
+    }
+
+    /// A layout-3 chunk that fails its own lengths, or a gap in a game's
+    /// chunks, is not guessed at: the open says which game and seq, and
+    /// the store is left as it was, still layout 3 (which an earlier
+    /// arbiter opens), with none of layout 4's keys.
+    #[test]
+    fn a_damaged_layout_3_store_is_left_as_it_was() {
+        for damage in ["cut", "gap"] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut inserts = two_games();
+            inserts.push(("h", events_after_link(&inserts.last().unwrap().1[0].0.link(), 60)));
+            layout_3_store(dir.path(), &inserts);
+            {
+                let db = open_sled(dir.path()).unwrap();
+                let h = db.open_tree(format!("{TREE_PREFIX}h")).unwrap();
+                let key = chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, 1);
+                match damage {
+                    "cut" => {
+                        let v = h.get(key).unwrap().unwrap();
+                        h.insert(key, &v[..v.len() - 1]).unwrap();
+                    }
+                    _ => {
+                        h.remove(key).unwrap();
+                    }
+                }
+                db.flush().unwrap();
+            }
+            let Err(OpenError::Lost(why)) = SledStore::open(dir.path()) else { panic!("opened ({damage})") };
+            let said = match damage {
+                "cut" => "h's events from seq 64 are damaged",
+                _ => "h's events from seq 64 are missing",
+            };
+            assert!(why.contains(said) && why.contains("cannot be converted"), "{why}");
+            let db = open_sled(dir.path()).unwrap();
+            assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[3]);
+            let h = db.open_tree(format!("{TREE_PREFIX}h")).unwrap();
+            assert_eq!(h.range(chunk::events_key(0)..=chunk::events_key(u64::MAX)).count(), 0);
+        }
     }
 
     /// A read that began before appends filled its chunk and began the

@@ -105,7 +105,7 @@ impl Backend {
                     }
                 };
                 let tree = db.open_tree(format!("game/{game}")).unwrap();
-                let (c, i) = arbiter::store::chunk::place(seq);
+                let (c, i) = arbiter::store::chunk::event_place(seq);
                 let stored = tree.get(arbiter::store::chunk::events_key(c)).unwrap().unwrap().to_vec();
                 let mut entries = arbiter::store::chunk::Events::decode(stored).unwrap().entries();
                 entries[i].1 = change(std::str::from_utf8(&entries[i].1).unwrap()).into_bytes();

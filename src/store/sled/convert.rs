@@ -1,17 +1,19 @@
-//! A store of an earlier layout is converted to layout 3 at its first open
-//! by this arbiter (`SledStore::open`), in place: layout 3's keys are
+//! A store of an earlier layout is converted to layout 4 at its first open
+//! by this arbiter (`SledStore::open`), in place: layout 4's keys are
 //! added beside the old ones, and nothing is removed or changed, so a
 //! conversion cut short (a crash, a full disk) is simply made again at the
 //! next open, from the same keys, to the same result.
 //!
-//! The layout key is written first as `[3, N]` (being converted from
+//! The layout key is written first as `[4, N]` (being converted from
 //! layout N; 0: no log), and synced: from then on an earlier arbiter
 //! refuses the store ("written by a newer arbiter"), since its reads would
-//! stumble on layout 3's keys. It is written `[3]` last, after sled's own
-//! sync of everything else. An open that finds `[3, N]` converts again.
+//! stumble on layout 4's keys. It is written `[4]` last, after sled's own
+//! sync of everything else. An open that finds `[4, N]` converts again
+//! (and one that finds `[3, N]`, a conversion to layout 3 cut short by an
+//! earlier arbiter, converts from layout N to layout 4).
 //!
 //! The conversion comes before the open's check against the newest
-//! checkpoint (which reads layout 3): a store that lost signed events is
+//! checkpoint (which reads layout 4): a store that lost signed events is
 //! converted, then reported. Its old keys are kept as they were. A verb
 //! that only reads converts a store it can write, like any open.
 //!
@@ -19,9 +21,16 @@
 //! would free sled's segments, which sled 0.34 then writes zeros over at
 //! every open (measured when layout 1's keys were removed: 150 MB written
 //! by every open of a 113,000-event store). `arbiter copy` to a new
-//! directory makes a store of layout 3's keys alone.
+//! directory makes a store of layout 4's keys alone.
 //!
 //! What each earlier layout gives the conversion:
+//! - layout 3: the same log (its leaf chunks and subtrees are layout 4's),
+//!   and each game's events 64 to a key ('c' and the chunk's number):
+//!   they are written again 8 to a key (`chunk::EVENTS_PER_CHUNK`), each
+//!   with its index in the log, byte for byte. Every chunk is read and
+//!   checked before the marker is written: a chunk that fails its own
+//!   lengths, or a gap, leaves the store as it was (layout 3, which an
+//!   earlier arbiter still opens), and the open says which game and seq.
 //! - layout 2: each event under its seq (8 bytes) in its game's tree, and
 //!   the log's leaves in order (`l` and the index: seq, with bit 63 set when
 //!   the leaf continues an insert, then the game). Its newest insert may
@@ -39,7 +48,7 @@ use std::collections::HashMap;
 
 use super::{LAYOUT, LAYOUT_KEY, LOG_TREE, STORED_LEVEL, TREE_PREFIX, damaged, node_key, write_error};
 use crate::store::OpenError;
-use crate::store::chunk::{self, PER_CHUNK};
+use crate::store::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
 use crate::tlog::merkle::{Frontier, leaf_hash};
 
 /// Events converted between two writes of sled batches: bounds the memory
@@ -59,23 +68,33 @@ const TO_GAME: u8 = 0;
 const TO_LOG: u8 = 1;
 
 /// Converts the store in `db`, of `layout` (None: layout 1, or no log).
-/// Fails, with the store as it was but for layout 3's keys added, when an
+/// Fails, with the store as it was but for layout 4's keys added, when an
 /// event its log names is missing (other than a newest insert cut short)
-/// or its events have a gap: nothing is guessed.
+/// or its events have a gap: nothing is guessed. (From layout 3, such a
+/// store is found before anything is written.)
 pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>, had_log: bool) -> Result<(), OpenError> {
     let io = |e: sled::Error| write_error(shown, &e);
     let log = db.open_tree(LOG_TREE).map_err(io)?;
-    // Which layout it was: from the marker of a conversion cut short, or
-    // as found. The marker is written (and synced) before any of layout
-    // 3's keys, so that an earlier arbiter refuses a store it would no
-    // longer read (its reads stumble on layout 3's keys).
+    // Which layout it was: from the marker of a conversion cut short (to
+    // layout 4, or to layout 3 by an earlier arbiter), or as found. The
+    // marker is written (and synced) before any of layout 4's keys, so
+    // that an earlier arbiter refuses a store it would no longer read (its
+    // reads stumble on layout 4's keys).
     let from = match layout {
-        Some([3, from]) => *from,
+        Some([4, from]) if *from <= 3 => *from,
+        Some([3, from]) if *from <= 2 => *from,
+        Some([3]) => 3,
         Some([2]) => 2,
         None if had_log && log.contains_key(LAYOUT_1_SIZE_KEY).map_err(io)? => 1,
         None => 0,
         Some(other) => return Err(damaged(shown, format!("its log has an unknown layout {other:?}"))),
     };
+    if from == 3 {
+        let games = layout_3_games(db, shown)?;
+        log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
+        db.flush().map_err(io)?;
+        return rechunk(db, &log, &games).map_err(io);
+    }
     log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
     db.flush().map_err(io)?;
     let layout_1 = from == 1;
@@ -124,7 +143,7 @@ pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>, had_log
             let tree = db.open_tree(format!("{TREE_PREFIX}{game}")).map_err(io)?;
             for item in tree.iter() {
                 let (k, bytes) = item.map_err(io)?;
-                // Layout 3's own keys (nine bytes), from a conversion cut short, are not events.
+                // Layout 3's and 4's own keys (nine bytes), from a conversion cut short, are not events.
                 let Ok(seq) = <[u8; 8]>::try_from(k.as_ref()).map(u64::from_be_bytes) else { continue };
                 into.push(&game, seq, false, &bytes).map_err(|why| damaged(shown, why))?;
             }
@@ -133,7 +152,90 @@ pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>, had_log
     into.finish().map_err(io)
 }
 
-/// Layout 3's keys, as a conversion builds them: each game's chunk not
+/// Each game's tree and its layout-3 chunks, all read and checked: every
+/// chunk decodes, their numbers run from 0 with no gap, and each but the
+/// last is full (layout 3 wrote a chunk whole, and the next only once it
+/// was full). Reads only: a store that fails is left as it was.
+fn layout_3_games(db: &sled::Db, shown: &str) -> Result<Vec<(sled::Tree, u64)>, OpenError> {
+    let io = |e: sled::Error| write_error(shown, &e);
+    let mut games = Vec::new();
+    for name in db.tree_names() {
+        let Some(game) = std::str::from_utf8(&name).ok().and_then(|n| n.strip_prefix(TREE_PREFIX)) else { continue };
+        let tree = db.open_tree(&name).map_err(io)?;
+        let mut events = 0u64;
+        let mut last_full = true;
+        for item in layout_3_chunks(&tree) {
+            let (c, value) = item.map_err(io)?;
+            let damaged_at =
+                |why: &str| damaged(shown, format!("{game}'s events from seq {events} {why}: it cannot be converted"));
+            if c != events / chunk::LAYOUT_3_EVENTS_PER_CHUNK || !last_full {
+                return Err(damaged_at("are missing"));
+            }
+            let stored = chunk::Events::decode_layout_3(value.to_vec())
+                .map_err(|e| damaged_at(&format!("are damaged ({})", e.0)))?;
+            last_full = stored.len() as u64 == chunk::LAYOUT_3_EVENTS_PER_CHUNK;
+            events += stored.len() as u64;
+        }
+        games.push((tree, events));
+    }
+    Ok(games)
+}
+
+/// Layout 3's events chunks of a game's tree, in seq order: each with its
+/// number. Each is asked for again `LAYOUT_3_TOUCHES` times, as layout 3's
+/// scans did (see `super::SCAN_TOUCHES`): else sled's cache pages out
+/// almost nothing, and converting 1,000,000 events peaked at 375 MB.
+fn layout_3_chunks(tree: &sled::Tree) -> impl Iterator<Item = sled::Result<(u64, sled::IVec)>> {
+    let kind = chunk::LAYOUT_3_EVENTS_KIND;
+    let touched = tree.clone();
+    tree.range(chunk::kind_key(kind, 0)..=chunk::kind_key(kind, u64::MAX)).map(move |item| {
+        let (k, v) = item?;
+        for _ in 0..LAYOUT_3_TOUCHES {
+            touched.get(&k)?;
+        }
+        Ok((chunk::number(&k, kind).expect("a key of the range"), v))
+    })
+}
+
+/// See `layout_3_chunks`.
+const LAYOUT_3_TOUCHES: usize = 8;
+
+/// Writes each game's events (checked by `layout_3_games`) again, 8 to a
+/// key, then syncs sled, writes the layout key, and syncs again. The log's
+/// leaves and subtrees are layout 4's already.
+fn rechunk(db: &sled::Db, log: &sled::Tree, games: &[(sled::Tree, u64)]) -> sled::Result<()> {
+    for (tree, _) in games {
+        let mut batch = sled::Batch::default();
+        let mut into = chunk::Events::default();
+        let mut seq = 0u64;
+        for item in layout_3_chunks(tree) {
+            let (_, value) = item?;
+            let stored = chunk::Events::decode_layout_3(value.to_vec()).expect("checked by layout_3_games");
+            for i in 0..stored.len() {
+                let (index, bytes) = stored.get(i).expect("within the chunk");
+                into.push(index, bytes);
+                seq += 1;
+                if into.is_full() {
+                    batch.insert(chunk::events_key((seq - 1) / EVENTS_PER_CHUNK).to_vec(), into.bytes());
+                    into = chunk::Events::default();
+                }
+            }
+            if seq.is_multiple_of(BATCH_EVENTS) {
+                tree.apply_batch(std::mem::take(&mut batch))?;
+            }
+        }
+        if !into.is_empty() {
+            batch.insert(chunk::events_key((seq - 1) / EVENTS_PER_CHUNK).to_vec(), into.bytes());
+        }
+        tree.apply_batch(batch)?;
+    }
+    db.flush()?;
+    log.insert(LAYOUT_KEY, LAYOUT)?;
+    db.flush()?;
+    Ok(())
+}
+
+/// Layout 4's keys, as a conversion builds them: each game's chunk not
 /// yet full, the leaf chunk not yet full, the log's frontier, and the
 /// writes not yet given to sled.
 struct Converting<'a> {
@@ -189,12 +291,12 @@ impl<'a> Converting<'a> {
         kept.next += 1;
         if kept.chunk.is_full() {
             let full = std::mem::take(&mut kept.chunk);
-            kept.batch.insert(chunk::events_key(seq / PER_CHUNK).to_vec(), full.bytes());
+            kept.batch.insert(chunk::events_key(seq / EVENTS_PER_CHUNK).to_vec(), full.bytes());
         }
         self.leaves.push(chunk::Leaf { game: game.to_string(), seq, continues, hash });
         if self.leaves.is_full() {
             let full = std::mem::take(&mut self.leaves);
-            self.log_batch.insert(chunk::leaves_key(index / PER_CHUNK).to_vec(), full.encode());
+            self.log_batch.insert(chunk::leaves_key(index / LEAVES_PER_CHUNK).to_vec(), full.encode());
         }
         if self.frontier.size().is_multiple_of(BATCH_EVENTS) {
             self.apply().map_err(|e| e.to_string())?;
@@ -211,16 +313,16 @@ impl<'a> Converting<'a> {
     }
 
     /// Writes the chunks not yet full, syncs sled, then writes the layout
-    /// key and syncs again: the store is of layout 3 from then on.
+    /// key and syncs again: the store is of layout 4 from then on.
     fn finish(mut self) -> sled::Result<()> {
         for kept in self.games.values_mut() {
             if !kept.chunk.is_empty() {
-                let c = (kept.next - 1) / PER_CHUNK;
+                let c = (kept.next - 1) / EVENTS_PER_CHUNK;
                 kept.batch.insert(chunk::events_key(c).to_vec(), kept.chunk.bytes());
             }
         }
         if !self.leaves.is_empty() {
-            let c = (self.frontier.size() - 1) / PER_CHUNK;
+            let c = (self.frontier.size() - 1) / LEAVES_PER_CHUNK;
             self.log_batch.insert(chunk::leaves_key(c).to_vec(), self.leaves.encode());
         }
         self.apply()?;
