@@ -8,8 +8,9 @@ pub const FORMAT_VERSION: u64 = 1;
 
 /// Largest canonical event, in bytes. A table action is a few hundred bytes;
 /// 16 KiB leaves room for long rulings while keeping a sled leaf (at most
-/// 17 entries) far below the blob threshold set in `store::sled`, so every
-/// event lives in the log file that arbiter syncs.
+/// 17 chunks of 8 events) below the blob threshold set in `store::sled`
+/// unless nearly every event in it is this large (see `SEGMENT_SIZE` there:
+/// such a node is a blob, which arbiter syncs too).
 pub const MAX_EVENT_BYTES: usize = 16 * 1024;
 
 /// Longest string anywhere in an event, in bytes.

@@ -532,7 +532,7 @@ impl SledStore {
         }
         // An earlier layout is converted here, once (`convert`).
         if !new && layout.as_deref() != Some(LAYOUT) {
-            convert::convert(&db, &shown, layout.as_deref(), log_tree.is_some())?;
+            convert::convert(&db, dir, &shown, layout.as_deref(), log_tree.is_some())?;
         }
         let log_tree = match log_tree {
             Some(t) => t,
@@ -1093,18 +1093,7 @@ impl SledStore {
             return Ok(());
         }
         seen.listings += 1;
-        let mut any = false;
-        if let Ok(entries) = std::fs::read_dir(&blobs) {
-            for entry in entries.flatten() {
-                any = true;
-                File::open(entry.path())
-                    .and_then(|f| f.sync_data())
-                    .map_err(|e| Failure::io("sync of blob failed", &e))?;
-            }
-        }
-        if any {
-            File::open(&blobs).and_then(|f| f.sync_all()).map_err(|e| Failure::io("sync of blobs dir failed", &e))?;
-        }
+        sync_blob_files(&blobs).map_err(|e| Failure::io("sync of sled's blobs failed", &e))?;
         seen.trusted = mtime.filter(|m| BlobsSeen::old_enough(*m, std::time::SystemTime::now()));
         Ok(())
     }
@@ -1155,6 +1144,22 @@ fn write_error(shown: &str, e: &sled::Error) -> OpenError {
         }
         _ => OpenError::Io { dir: shown.to_string(), why: e.to_string() },
     }
+}
+
+/// Syncs every file in sled's `blobs` directory, and the directory itself
+/// if it holds any: sled never syncs them.
+fn sync_blob_files(blobs: &Path) -> std::io::Result<()> {
+    let mut any = false;
+    if let Ok(entries) = std::fs::read_dir(blobs) {
+        for entry in entries.flatten() {
+            any = true;
+            File::open(entry.path())?.sync_data()?;
+        }
+    }
+    if any {
+        File::open(blobs)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Writes and syncs one byte in a file of `dir`, then removes it: what the
@@ -2826,27 +2831,35 @@ mod tests {
     /// of a conversion from no log) is made again, to the same result.
     #[test]
     fn a_store_without_a_log_converts_in_name_order_and_a_conversion_cut_short_is_made_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let inserts = two_games();
-        earlier_store(dir.path(), &inserts, false, None);
-        {
-            // A conversion cut short: a chunk of h's, nothing else.
-            let db = open_sled(dir.path()).unwrap();
-            let mut partial = chunk::Events::default();
-            partial.push(99, b"{}");
-            db.open_tree(format!("{TREE_PREFIX}h")).unwrap().insert(chunk::events_key(0), partial.bytes()).unwrap();
-            // Its marker: being converted from no log.
-            db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[LAYOUT[0], 0][..]).unwrap();
-            db.flush().unwrap();
+        // Cut short by this arbiter (to layout 4), or by an earlier one (to
+        // layout 3, whose stray chunk is then a 'c' key).
+        for (marker, kind) in [(LAYOUT[0], chunk::EVENTS_KIND), (3, chunk::LAYOUT_3_EVENTS_KIND)] {
+            let dir = tempfile::tempdir().unwrap();
+            let inserts = two_games();
+            earlier_store(dir.path(), &inserts, false, None);
+            {
+                // A conversion cut short: a chunk of h's, nothing else.
+                let db = open_sled(dir.path()).unwrap();
+                let mut partial = chunk::Events::default();
+                partial.push(99, b"{}");
+                db.open_tree(format!("{TREE_PREFIX}h"))
+                    .unwrap()
+                    .insert(chunk::kind_key(kind, 0), partial.bytes())
+                    .unwrap();
+                // Its marker: being converted from no log.
+                db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[marker, 0][..]).unwrap();
+                db.flush().unwrap();
+            }
+            let by_game = |game: &'static str| {
+                inserts.iter().filter(move |(g, _)| *g == game).flat_map(|(_, e)| e.iter().map(|(_, b)| b))
+            };
+            let expected = root_of(by_game("g").chain(by_game("h")));
+            let store = SledStore::open(dir.path()).unwrap();
+            assert_eq!(store.log.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
+            assert_eq!((store.log_size().unwrap(), log_root(&store)), (75, expected));
+            assert_eq!(store.log_leaf(4).unwrap(), Some(("h".to_string(), 0)));
+            assert_eq!(store.read("h", 0).unwrap().filter(|e| e.is_ok()).count(), 71);
         }
-        let by_game = |game: &'static str| {
-            inserts.iter().filter(move |(g, _)| *g == game).flat_map(|(_, e)| e.iter().map(|(_, b)| b))
-        };
-        let expected = root_of(by_game("g").chain(by_game("h")));
-        let store = SledStore::open(dir.path()).unwrap();
-        assert_eq!((store.log_size().unwrap(), log_root(&store)), (75, expected));
-        assert_eq!(store.log_leaf(4).unwrap(), Some(("h".to_string(), 0)));
-        assert_eq!(store.read("h", 0).unwrap().filter(|e| e.is_ok()).count(), 71);
     }
 
     /// An event the log names that is missing (not the newest insert cut
@@ -2959,10 +2972,17 @@ mod tests {
             let (next, bytes) = sealed(Some(&store.head("h").unwrap().unwrap()));
             store.append("h", &next, &bytes).unwrap();
             let at = closed_durably(store);
+            {
+                // Kept, and never read: garbage in one changes nothing.
+                let db = open_sled(&at).unwrap();
+                assert_eq!(layout_3_chunks(&db, "h"), vec![(0, 64), (1, 7)], "the old keys are kept");
+                let old = chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, 0);
+                db.open_tree(format!("{TREE_PREFIX}h")).unwrap().insert(old, &b"garbage"[..]).unwrap();
+                db.flush().unwrap();
+            }
             let store = SledStore::open(&at).unwrap();
             assert_eq!(store.head("h").unwrap().unwrap().seq, 71);
             assert_eq!(store.read("h", 0).unwrap().collect::<Result<Vec<_>, _>>().unwrap().len(), 72);
-            assert_eq!(layout_3_chunks(&store.db, "h"), vec![(0, 64), (1, 7)], "the old keys are kept");
         }
     }
 
@@ -2972,36 +2992,46 @@ mod tests {
     /// arbiter opens), with none of layout 4's keys.
     #[test]
     fn a_damaged_layout_3_store_is_left_as_it_was() {
-        for damage in ["cut", "gap"] {
+        // What each damage to h's chunk 1 (of 64, 64 and 3 events) is called.
+        for (damage, said) in [
+            ("cut", "h's events from seq 64 are damaged"),
+            ("gap", "h's events from seq 64 are missing"),
+            ("short", "h's events from seq 127 are missing"),
+        ] {
             let dir = tempfile::tempdir().unwrap();
             let mut inserts = two_games();
             inserts.push(("h", events_after_link(&inserts.last().unwrap().1[0].0.link(), 60)));
             layout_3_store(dir.path(), &inserts);
-            {
+            // Every game's keys, as damaged (`g`'s tree is checked first).
+            let keys = |db: &sled::Db| -> Vec<(sled::IVec, sled::IVec)> {
+                ["g", "h"]
+                    .iter()
+                    .flat_map(|g| db.open_tree(format!("{TREE_PREFIX}{g}")).unwrap().iter().map(Result::unwrap))
+                    .collect()
+            };
+            let damaged = {
                 let db = open_sled(dir.path()).unwrap();
                 let h = db.open_tree(format!("{TREE_PREFIX}h")).unwrap();
                 let key = chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, 1);
+                let v = h.get(key).unwrap().unwrap();
                 match damage {
-                    "cut" => {
-                        let v = h.get(key).unwrap().unwrap();
-                        h.insert(key, &v[..v.len() - 1]).unwrap();
-                    }
+                    "cut" => h.insert(key, &v[..v.len() - 1]).unwrap(),
+                    "gap" => h.remove(key).unwrap(),
+                    // 63 events, with a chunk after it.
                     _ => {
-                        h.remove(key).unwrap();
+                        let entries = chunk::Events::decode_layout_3(v.to_vec()).unwrap().entries();
+                        let last = entries.last().unwrap();
+                        h.insert(key, &v[..v.len() - (8 + 4 + last.1.len())]).unwrap()
                     }
-                }
+                };
                 db.flush().unwrap();
-            }
-            let Err(OpenError::Lost(why)) = SledStore::open(dir.path()) else { panic!("opened ({damage})") };
-            let said = match damage {
-                "cut" => "h's events from seq 64 are damaged",
-                _ => "h's events from seq 64 are missing",
+                keys(&db)
             };
-            assert!(why.contains(said) && why.contains("cannot be converted"), "{why}");
+            let Err(OpenError::Lost(why)) = SledStore::open(dir.path()) else { panic!("opened ({damage})") };
+            assert!(why.contains(said) && why.contains("cannot be converted"), "{damage}: {why}");
             let db = open_sled(dir.path()).unwrap();
             assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[3]);
-            let h = db.open_tree(format!("{TREE_PREFIX}h")).unwrap();
-            assert_eq!(h.range(chunk::events_key(0)..=chunk::events_key(u64::MAX)).count(), 0);
+            assert_eq!(keys(&db), damaged, "{damage}: every game's keys as they were, none of layout 4's");
         }
     }
 
@@ -3011,17 +3041,18 @@ mod tests {
     #[test]
     fn a_read_goes_on_through_appends_made_while_it_reads() {
         let (_dir, store, (e0, _)) = with_first_event();
-        let batch = events_after(&e0, 9);
+        // Chunk 0 half full when the read begins.
+        let batch = events_after(&e0, EVENTS_PER_CHUNK as usize / 2 - 1);
         store.append_batch("g", &batch).unwrap();
         let mut read = store.read("g", 0).unwrap();
         assert_eq!(read.next().unwrap().unwrap().seq, 0);
-        let more = events_after(&batch[8].0, 70);
+        let more = events_after(&batch.last().unwrap().0, 70);
         for (e, b) in &more {
             store.append("g", e, b).unwrap();
         }
         let rest: Vec<Event> = read.collect::<Result<_, _>>().unwrap();
-        assert!(rest.len() >= 9, "{}", rest.len());
-        assert_eq!(rest[0].seq, 1);
+        let seqs: Vec<u64> = rest.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=(batch.len() + more.len()) as u64).collect::<Vec<_>>());
     }
 
     #[test]

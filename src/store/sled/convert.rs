@@ -45,8 +45,9 @@
 //!   as that log was built.
 
 use std::collections::HashMap;
+use std::path::Path;
 
-use super::{LAYOUT, LAYOUT_KEY, LOG_TREE, STORED_LEVEL, TREE_PREFIX, damaged, node_key, write_error};
+use super::{LAYOUT, LAYOUT_KEY, LOG_TREE, STORED_LEVEL, TREE_PREFIX, damaged, node_key, sync_blob_files, write_error};
 use crate::store::OpenError;
 use crate::store::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
 use crate::tlog::merkle::{Frontier, leaf_hash};
@@ -72,7 +73,13 @@ const TO_LOG: u8 = 1;
 /// event its log names is missing (other than a newest insert cut short)
 /// or its events have a gap: nothing is guessed. (From layout 3, such a
 /// store is found before anything is written.)
-pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>, had_log: bool) -> Result<(), OpenError> {
+pub(super) fn convert(
+    db: &sled::Db,
+    dir: &Path,
+    shown: &str,
+    layout: Option<&[u8]>,
+    had_log: bool,
+) -> Result<(), OpenError> {
     let io = |e: sled::Error| write_error(shown, &e);
     let log = db.open_tree(LOG_TREE).map_err(io)?;
     // Which layout it was: from the marker of a conversion cut short (to
@@ -92,16 +99,16 @@ pub(super) fn convert(db: &sled::Db, shown: &str, layout: Option<&[u8]>, had_log
     if from == 3 {
         let games = layout_3_games(db, shown)?;
         log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
-        db.flush().map_err(io)?;
-        return rechunk(db, &log, &games).map_err(io);
+        sync(db, dir).map_err(io)?;
+        return rechunk(db, dir, &log, &games).map_err(io);
     }
     log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
-    db.flush().map_err(io)?;
+    sync(db, dir).map_err(io)?;
     let layout_1 = from == 1;
     if layout_1 {
         redo_layout_1_journal(db, &log).map_err(io)?.map_err(|why| damaged(shown, why))?;
     }
-    let mut into = Converting::new(db, log.clone());
+    let mut into = Converting::new(db, dir, log.clone());
     if from >= 1 {
         let first = leaf_key(0);
         let mut leaves = log.range(first..=leaf_key(u64::MAX)).peekable();
@@ -163,17 +170,17 @@ fn layout_3_games(db: &sled::Db, shown: &str) -> Result<Vec<(sled::Tree, u64)>, 
         let Some(game) = std::str::from_utf8(&name).ok().and_then(|n| n.strip_prefix(TREE_PREFIX)) else { continue };
         let tree = db.open_tree(&name).map_err(io)?;
         let mut events = 0u64;
-        let mut last_full = true;
         for item in layout_3_chunks(&tree) {
             let (c, value) = item.map_err(io)?;
             let damaged_at =
                 |why: &str| damaged(shown, format!("{game}'s events from seq {events} {why}: it cannot be converted"));
-            if c != events / chunk::LAYOUT_3_EVENTS_PER_CHUNK || !last_full {
+            // Chunk c begins at seq c * 64: else a chunk before it is
+            // missing, or one is short of events.
+            if c.checked_mul(chunk::LAYOUT_3_EVENTS_PER_CHUNK) != Some(events) {
                 return Err(damaged_at("are missing"));
             }
             let stored = chunk::Events::decode_layout_3(value.to_vec())
                 .map_err(|e| damaged_at(&format!("are damaged ({})", e.0)))?;
-            last_full = stored.len() as u64 == chunk::LAYOUT_3_EVENTS_PER_CHUNK;
             events += stored.len() as u64;
         }
         games.push((tree, events));
@@ -203,7 +210,7 @@ const LAYOUT_3_TOUCHES: usize = 8;
 /// Writes each game's events (checked by `layout_3_games`) again, 8 to a
 /// key, then syncs sled, writes the layout key, and syncs again. The log's
 /// leaves and subtrees are layout 4's already.
-fn rechunk(db: &sled::Db, log: &sled::Tree, games: &[(sled::Tree, u64)]) -> sled::Result<()> {
+fn rechunk(db: &sled::Db, dir: &Path, log: &sled::Tree, games: &[(sled::Tree, u64)]) -> sled::Result<()> {
     for (tree, _) in games {
         let mut batch = sled::Batch::default();
         let mut into = chunk::Events::default();
@@ -229,9 +236,20 @@ fn rechunk(db: &sled::Db, log: &sled::Tree, games: &[(sled::Tree, u64)]) -> sled
         }
         tree.apply_batch(batch)?;
     }
-    db.flush()?;
+    sync(db, dir)?;
     log.insert(LAYOUT_KEY, LAYOUT)?;
+    sync(db, dir)
+}
+
+/// sled's flush, then what it leaves out (see `SledStore::sync_now`): its
+/// flush ends in `sync_file_range`, which does not promise durability
+/// against power loss, so its log file is fdatasynced; and it never syncs
+/// its blobs. Else the layout key written last could be durable before
+/// the keys it stands for.
+fn sync(db: &sled::Db, dir: &Path) -> sled::Result<()> {
     db.flush()?;
+    std::fs::File::open(dir.join("db"))?.sync_data()?;
+    sync_blob_files(&dir.join("blobs"))?;
     Ok(())
 }
 
@@ -240,6 +258,7 @@ fn rechunk(db: &sled::Db, log: &sled::Tree, games: &[(sled::Tree, u64)]) -> sled
 /// writes not yet given to sled.
 struct Converting<'a> {
     db: &'a sled::Db,
+    dir: &'a Path,
     log: sled::Tree,
     frontier: Frontier,
     games: HashMap<String, Game>,
@@ -257,9 +276,10 @@ struct Game {
 }
 
 impl<'a> Converting<'a> {
-    fn new(db: &'a sled::Db, log: sled::Tree) -> Converting<'a> {
+    fn new(db: &'a sled::Db, dir: &'a Path, log: sled::Tree) -> Converting<'a> {
         Converting {
             db,
+            dir,
             log,
             frontier: Frontier::default(),
             games: HashMap::new(),
@@ -326,10 +346,9 @@ impl<'a> Converting<'a> {
             self.log_batch.insert(chunk::leaves_key(c).to_vec(), self.leaves.encode());
         }
         self.apply()?;
-        self.db.flush()?;
+        sync(self.db, self.dir)?;
         self.log.insert(LAYOUT_KEY, LAYOUT)?;
-        self.db.flush()?;
-        Ok(())
+        sync(self.db, self.dir)
     }
 }
 
