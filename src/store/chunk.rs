@@ -24,14 +24,14 @@ use crate::tlog::merkle::Hash;
 /// `super::sled::SCAN_TOUCHES`), and a leaf node holds up to 17 keys: the
 /// events to a key bound what a scan holds. 8 events of at most
 /// `MAX_EVENT_BYTES` make at most 128 KiB + 96 bytes; a node of them
-/// stays near sled's blob threshold (a quarter of a segment, see
-/// `super::sled::SEGMENT_SIZE`), so a chunk stays in sled's own file,
-/// which its sync covers. (Layout 3 put 64 to a key: a whole verify of
-/// 1,000,000 events then held about 43 MB of sled's nodes.)
+/// stays below sled's blob threshold (a quarter of a segment, see
+/// `super::sled::SEGMENT_SIZE`) unless nearly every event in it is close
+/// to the largest. (Layout 3 put 64 to a key: a whole verify of 1,000,000
+/// events then held about 43 MB of sled's nodes.)
 pub const EVENTS_PER_CHUNK: u64 = 8;
 
 /// Leaves of the log to one key: a subtree of up to 64 leaves is computed
-/// from one chunk (`super::sled::STORED_LEVEL`). A leaf is at most 297
+/// from one chunk (`super::sled::STORED_LEVEL`). A leaf is at most 105
 /// bytes, and only proofs read them, one chunk at a time.
 pub const LEAVES_PER_CHUNK: u64 = 64;
 
@@ -51,6 +51,9 @@ pub fn leaf_place(index: u64) -> (u64, usize) {
 pub const EVENTS_KIND: u8 = b'e';
 pub const LAYOUT_3_EVENTS_KIND: u8 = b'c';
 
+/// The first byte of a leaf chunk's key, in the `log` tree.
+pub const LEAVES_KIND: u8 = b'L';
+
 /// Layout 3's events to a key.
 pub const LAYOUT_3_EVENTS_PER_CHUNK: u64 = 64;
 
@@ -63,7 +66,7 @@ pub fn events_key(c: u64) -> [u8; 9] {
 
 /// The key of leaf chunk `c`, in the `log` tree: 'L' then `c`, big-endian.
 pub fn leaves_key(c: u64) -> [u8; 9] {
-    kind_key(b'L', c)
+    kind_key(LEAVES_KIND, c)
 }
 
 /// `kind` then `c`, big-endian.

@@ -47,7 +47,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{LAYOUT, LAYOUT_KEY, LOG_TREE, STORED_LEVEL, TREE_PREFIX, damaged, node_key, sync_blob_files, write_error};
+use super::{
+    LAYOUT, LAYOUT_KEY, LOG_TREE, STORED_LEVEL, TREE_PREFIX, damaged, node_key, sync_blob_files, touch, write_error,
+};
 use crate::store::OpenError;
 use crate::store::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
 use crate::tlog::merkle::{Frontier, leaf_hash};
@@ -159,11 +161,12 @@ pub(super) fn convert(
     into.finish().map_err(io)
 }
 
-/// Each game's tree and its layout-3 chunks, all read and checked: every
-/// chunk decodes, their numbers run from 0 with no gap, and each but the
-/// last is full (layout 3 wrote a chunk whole, and the next only once it
-/// was full). Reads only: a store that fails is left as it was.
-fn layout_3_games(db: &sled::Db, shown: &str) -> Result<Vec<(sled::Tree, u64)>, OpenError> {
+/// Each game's tree, its layout-3 chunks all read and checked: every
+/// chunk decodes, and chunk c begins at seq c * 64 (so none is missing,
+/// and none before the last is short: layout 3 wrote a chunk whole, and
+/// the next only once it was full). Reads only: a store that fails is
+/// left as it was.
+fn layout_3_games(db: &sled::Db, shown: &str) -> Result<Vec<sled::Tree>, OpenError> {
     let io = |e: sled::Error| write_error(shown, &e);
     let mut games = Vec::new();
     for name in db.tree_names() {
@@ -183,7 +186,7 @@ fn layout_3_games(db: &sled::Db, shown: &str) -> Result<Vec<(sled::Tree, u64)>, 
                 .map_err(|e| damaged_at(&format!("are damaged ({})", e.0)))?;
             events += stored.len() as u64;
         }
-        games.push((tree, events));
+        games.push(tree);
     }
     Ok(games)
 }
@@ -192,14 +195,12 @@ fn layout_3_games(db: &sled::Db, shown: &str) -> Result<Vec<(sled::Tree, u64)>, 
 /// number. Each is asked for again `LAYOUT_3_TOUCHES` times, as layout 3's
 /// scans did (see `super::SCAN_TOUCHES`): else sled's cache pages out
 /// almost nothing, and converting 1,000,000 events peaked at 375 MB.
-fn layout_3_chunks(tree: &sled::Tree) -> impl Iterator<Item = sled::Result<(u64, sled::IVec)>> {
+pub(super) fn layout_3_chunks(tree: &sled::Tree) -> impl Iterator<Item = sled::Result<(u64, sled::IVec)>> {
     let kind = chunk::LAYOUT_3_EVENTS_KIND;
     let touched = tree.clone();
     tree.range(chunk::kind_key(kind, 0)..=chunk::kind_key(kind, u64::MAX)).map(move |item| {
         let (k, v) = item?;
-        for _ in 0..LAYOUT_3_TOUCHES {
-            touched.get(&k)?;
-        }
+        touch(&touched, &k, LAYOUT_3_TOUCHES);
         Ok((chunk::number(&k, kind).expect("a key of the range"), v))
     })
 }
@@ -210,8 +211,8 @@ const LAYOUT_3_TOUCHES: usize = 8;
 /// Writes each game's events (checked by `layout_3_games`) again, 8 to a
 /// key, then syncs sled, writes the layout key, and syncs again. The log's
 /// leaves and subtrees are layout 4's already.
-fn rechunk(db: &sled::Db, dir: &Path, log: &sled::Tree, games: &[(sled::Tree, u64)]) -> sled::Result<()> {
-    for (tree, _) in games {
+fn rechunk(db: &sled::Db, dir: &Path, log: &sled::Tree, games: &[sled::Tree]) -> sled::Result<()> {
+    for tree in games {
         let mut batch = sled::Batch::default();
         let mut into = chunk::Events::default();
         let mut seq = 0u64;
