@@ -374,11 +374,12 @@ fn ceiling(events: usize, per_sync: usize, bytes: usize) -> f64 {
 enum Keys {
     /// One key, the event: the issue's ceiling.
     EventOnly,
-    /// arbiter's layout (`src/store/sled.rs`): the event in its game's tree,
-    /// and in the log's tree its leaf (game and seq) and its position, and
-    /// every 16th event a stored subtree (32 bytes).
+    /// arbiter's keys before layout 3 (layouts 1 and 2): the event in its
+    /// game's tree, and in the log's tree its leaf (game and seq) and its
+    /// position, and every 16th event a stored subtree (32 bytes).
     Arbiters,
-    /// A layout arbiter does not have, measured to weigh one: each game's
+    /// Layout 3's keys (`src/store/sled.rs`; layout 4 keeps a game's events
+    /// 8 to a key, the leaves still 64): each game's
     /// events kept 64 to a key with their places in the log (written when
     /// the 64th arrives), the log's leaves 64 to a key with a stored
     /// subtree, and what is not yet in sled made durable by a journal (one
@@ -627,16 +628,17 @@ fn main() {
         }
     }
     // What sled alone reaches with arbiter's keys, 64 games in turn, beside
-    // the event alone: the most any path through arbiter's store could
-    // reach, rules, sealing and threads aside.
+    // the event alone: the most a path through those keys could reach,
+    // rules, sealing and threads aside.
     if !subscribers_only && only("tables=64", &["tables=1", "tables=64"]) {
         let one = sled_alone(64_000, 64, bytes, 64, Keys::EventOnly);
         let arbiters = sled_alone(64_000, 64, bytes, 64, Keys::Arbiters);
         let sixty_four = sled_alone(64_000, 64, bytes, 64, Keys::SixtyFourToAKey);
         println!(
             "sled alone, 64 games, once per 64 events: {one:.0}/s with the event only, {arbiters:.0}/s with \
-             arbiter's keys (event, leaf, position, a subtree per 16): {:.2}x; {sixty_four:.0}/s with events \
-             and leaves 64 to a key behind a journal (a layout arbiter does not have): {:.2}x",
+             arbiter's keys before layout 3 (event, leaf, position, a subtree per 16): {:.2}x; {sixty_four:.0}/s \
+             with events and leaves 64 to a key behind a journal (layout 3's keys; layout 4 keeps events 8 \
+             to a key): {:.2}x",
             arbiters / one,
             sixty_four / one
         );

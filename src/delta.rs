@@ -21,27 +21,35 @@ pub struct Change {
     pub after: Option<Value>,
 }
 
-/// Words that mark a field as the result a table plays for: who won, the
-/// points, scores and control.
-const RESULT: &[&str] = &["winner", "points", "scores", "influence_lost", "controller", "control", "award"];
+/// What a field's name says of a change under it: the result a table
+/// plays for (who won, the points, scores and control), the rest of a
+/// combat's outcome (what happened to each warrior or card, and
+/// penalties), or neither. (Containers such as a list of finished combats
+/// are not outcome words: every field of a finished combat lies under
+/// them.) A `match`, not a list searched: replay ranks every change of
+/// every event, and a search of two lists was 4% of its work (callgrind).
+fn word_rank(field: &[u8]) -> Option<u8> {
+    match field {
+        b"winner" | b"points" | b"scores" | b"influence_lost" | b"controller" | b"control" | b"award" => Some(0),
+        b"results" | b"status" | b"outcome" | b"dead" | b"trash" | b"discard" | b"penalties" => Some(1),
+        _ => None,
+    }
+}
 
-/// Words that mark a field as the rest of a combat's outcome: what happened
-/// to each warrior or card, and penalties. (Containers such as a list of
-/// finished combats are not outcome words: every field of a finished combat
-/// lies under them.)
-const OUTCOME: &[&str] = &["results", "status", "outcome", "dead", "trash", "discard", "penalties"];
-
-/// Fields that hold the seq of an event (an effect's seq, what a counter
-/// names, where a part of a breakdown began, the cards a question is
-/// about). Two records of one combat number their events differently from
-/// the first extra or missing event on, so these differ without the combat
-/// differing.
-const SEQ_FIELDS: &[&str] =
-    &["seq", "target", "counters", "scope", "sub_scope", "ended_by", "concerns", "counted", "cards"];
-
-/// Pairs whose first element is the seq of the event that made them,
-/// e.g. `"battle_tactic": [2, "Fight"]`.
-const SEQ_PAIRS: &[&str] = &["battle_tactic", "warzone", "award"];
+/// Whether a field holds the seq of an event: wholly (an effect's seq,
+/// what a counter names, where a part of a breakdown began, the cards a
+/// question is about), or as the first element of a pair that the event
+/// made (`"battle_tactic": [2, "Fight"]`). Two records of one combat number
+/// their events differently from the first extra or missing event on, so
+/// these differ without the combat differing.
+fn holds_seq(name: &[u8], index: Option<&[u8]>) -> bool {
+    match name {
+        b"seq" | b"target" | b"counters" | b"scope" | b"sub_scope" | b"ended_by" | b"concerns" | b"counted"
+        | b"cards" => true,
+        b"battle_tactic" | b"warzone" | b"award" => index == Some(b"0]"),
+        _ => false,
+    }
+}
 
 /// Every leaf that differs between `a` and `b`, the result first, then the
 /// rest of the outcome, then everything else.
@@ -77,12 +85,14 @@ pub trait Changes {
 }
 
 /// An `Option` serde writes as `null` when None: two values compared by
-/// their own [`Changes`], anything else written whole.
+/// their own [`Changes`]; `null` on one side only, a change of the whole
+/// value (a combat begun or ended).
 impl<T: Changes + Serialize> Changes for Option<T> {
     fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
         match (self, after) {
             (Some(a), Some(b)) => a.changes_into(b, path, differ),
-            _ => differ.written(path, self, after),
+            (None, None) => {}
+            _ => differ.whole(path, self, after),
         }
     }
 }
@@ -112,6 +122,23 @@ impl Differ {
         self.before.write(before).expect("a state serialises");
         self.after.write(after).expect("a state serialises");
         walk(path, Text::whole(&self.before), Text::whole(&self.after), &mut self.changes);
+    }
+
+    /// A value whose two sides the walk would not look into (`null` and an
+    /// object, say): one change of the whole value, each side built as a
+    /// `Value` directly. Writing both as text and parsing the object back
+    /// was a twentieth of a replay's work (callgrind), all of it at the
+    /// events that begin or end a combat.
+    pub fn whole<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
+        let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
+        let (before, after) = (value(before), value(after));
+        debug_assert!(
+            !(before.is_object() && after.is_object() || before.is_array() && after.is_array()),
+            "{path}: the walk would look into two objects or two arrays"
+        );
+        if before != after {
+            self.changes.push(Change { path: path.into(), before: Some(before), after: Some(after) });
+        }
     }
 
     /// Two leaves that differ (numbers, strings): their values, unwritten.
@@ -360,14 +387,12 @@ pub fn rank(path: &str) -> u8 {
     if is_renumbering_path(path) {
         return 2;
     }
-    let is = |words: &[&str], field: &[u8]| words.iter().any(|w| w.as_bytes() == field);
     let mut rank = 2;
     for field in fields(path) {
-        if is(RESULT, field) {
-            return 0;
-        }
-        if is(OUTCOME, field) {
-            rank = 1;
+        match word_rank(field) {
+            Some(0) => return 0,
+            Some(r) => rank = r,
+            None => {}
         }
     }
     rank
@@ -385,8 +410,7 @@ fn is_renumbering_path(path: &str) -> bool {
         Some(i) => (&last[..i], Some(&last[i + 1..])),
         None => (last, None),
     };
-    SEQ_FIELDS.iter().any(|f| f.as_bytes() == name)
-        || (SEQ_PAIRS.iter().any(|f| f.as_bytes() == name) && index == Some(b"0]"))
+    holds_seq(name, index)
 }
 
 /// A difference only in which seq an event has: both sides are numbers at a

@@ -54,6 +54,16 @@ pub fn canonical(value: &Value) -> Vec<u8> {
     out
 }
 
+/// Appends `canonical(value)` to `out`: a member of an object written
+/// member by member (an event's action, `event::canonical_without_hash`).
+pub fn write_canonical_to(out: &mut Vec<u8>, value: &Value) {
+    let start = out.len();
+    if write_canonical(out, value).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(&serde_jcs::to_vec(value).expect("canonical JSON of a strict value"));
+    }
+}
+
 /// A number this writer leaves to `serde_jcs`.
 struct NotInteger;
 
@@ -117,7 +127,7 @@ fn write_members<'a>(
 }
 
 /// A string as serde_json escapes it (the escaper `serde_jcs` uses as well).
-fn write_string(out: &mut Vec<u8>, s: &str) {
+pub fn write_string(out: &mut Vec<u8>, s: &str) {
     serde_json::to_writer(&mut *out, s).expect("writing to a Vec cannot fail");
 }
 
@@ -505,6 +515,23 @@ fn check_string(s: &str) -> Result<(), String> {
 /// code) against the same rules, walking it as the parser would.
 pub fn check_value(value: &Value) -> Result<(), JsonError> {
     check_within(value, 0).map_err(JsonError)
+}
+
+/// `check_value` for a value that is a member of an object being checked
+/// member by member (an event's action: depth 1), so that the nesting
+/// limit counts as it does for the whole.
+pub fn check_member(value: &Value) -> Result<(), JsonError> {
+    check_within(value, 1).map_err(JsonError)
+}
+
+/// `check_value` of a string, without building it as a `Value`.
+pub fn check_str(s: &str) -> Result<(), JsonError> {
+    check_string(s).map_err(JsonError)
+}
+
+/// `check_value` of an integer, without building it as a `Value`.
+pub fn check_u64(n: u64) -> Result<(), JsonError> {
+    check_within(&Value::from(n), 0).map_err(JsonError)
 }
 
 fn check_within(value: &Value, depth: usize) -> Result<(), String> {

@@ -562,6 +562,32 @@ proptest! {
         prop_assert_eq!(arbiter::json::canonical(&v), jcs(&v));
     }
 
+    /// The event writer (`seal`, and the store's check on the way in)
+    /// against the event built as a `Value` and written by serde_jcs: the
+    /// same bytes, and the same refusal with the same words.
+    #[test]
+    fn an_event_is_written_as_rfc8785_writes_its_value(
+        action in prop::collection::btree_map(key(), json_value(), 0..6),
+        // Mostly strings and numbers the rules take (so that most cases
+        // compare bytes), some that they refuse.
+        strings in prop::collection::vec(prop_oneof![
+            8 => "[0-9a-zA-Z:. \"\\\\/\u{e9}\u{2028}\u{e000}\u{10000}-]{0,12}",
+            1 => any::<String>(),
+            1 => "[\u{0}-\u{1f}a]{0,4}",
+        ], 4),
+        numbers in prop::collection::vec(prop_oneof![8 => 0..=(1u64 << 53), 1 => any::<u64>()], 2),
+    ) {
+        let [actor, at, prev, hash] = <[String; 4]>::try_from(strings).unwrap();
+        let action = Value::Object(action.into_iter().collect());
+        let event = arbiter::event::Event { v: numbers[0], seq: numbers[1], prev, at, actor, action, hash };
+        let value = serde_json::to_value(&event).unwrap();
+        match (arbiter::event::canonical_event(&event), arbiter::json::check_value(&value)) {
+            (Ok(bytes), Ok(())) => prop_assert_eq!(bytes, jcs(&value)),
+            (Err(arbiter::event::EventError::Malformed(why)), Err(e)) => prop_assert_eq!(why, e.0),
+            (got, checked) => prop_assert!(false, "the writer says {:?}, the check of the value {:?}", got, checked),
+        }
+    }
+
     #[test]
     fn hash_without_a_member_is_the_hash_of_the_object_without_it(
         members in prop::collection::btree_map(key(), json_value(), 0..6),

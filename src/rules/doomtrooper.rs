@@ -785,19 +785,23 @@ crate::changes_by_member!(Combat {
     effects: nested,
     ended_by: optional,
     equipment,
-    first_combat,
+    first_combat: nested,
     number: leaf,
     order,
     part,
     plays,
     repeats: leaf,
     scope: leaf,
-    second_combat: optional,
+    second_combat: optional_nested,
     step: leaf,
     sub_scope: leaf,
     warzone: optional,
     window: optional_nested,
 });
+
+// What a (sub-)combat determined fills in member by member as the combat
+// goes on: compared so, not written whole at each change.
+crate::changes_by_member!(Determined { points, results: optional, standing: optional, status: optional });
 
 /// The last finished combat is the same `Arc` from one state to the next
 /// until another combat ends: compared by address, not read.
@@ -929,12 +933,16 @@ impl State {
             Part::FirstCombat => "non-simultaneous breakdown, first combat, ",
             Part::SecondCombat => "non-simultaneous breakdown, second combat, ",
         };
-        let plural = if s.no.contains('-') { "steps" } else { "step" };
-        StepRef {
-            number: s.no.into(),
-            title: s.section.title().into(),
-            reference: format!("Doomtrooper {part}{plural} {} ({})", s.no, s.section.title()),
+        let plural = if s.no.contains('-') { "steps " } else { "step " };
+        let title = s.section.title();
+        // "Doomtrooper {part}{plural} {no} ({title})", joined by hand:
+        // replay asks for the step after every event, and `format!` cost
+        // twice as much.
+        let mut reference = String::with_capacity(32 + part.len() + s.no.len() + title.len());
+        for piece in ["Doomtrooper ", part, plural, s.no, " (", title, ")"] {
+            reference.push_str(piece);
         }
+        StepRef { number: s.no.into(), title: title.into(), reference }
     }
 
     /// Where the game is, who may act, what is legal.

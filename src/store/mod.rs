@@ -318,9 +318,7 @@ pub(crate) fn decode_parsed(seq: u64, bytes: &[u8]) -> Result<crate::event::Pars
 /// strict rules, and the hash is the hash of those bytes without it.
 pub(crate) fn check_incoming(events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
     for (event, bytes) in events {
-        let value = serde_json::to_value(event).map_err(|e| AppendError::Io(e.to_string()))?;
-        crate::json::check_value(&value).map_err(|e| EventError::Malformed(e.0))?;
-        if crate::json::canonical(&value) != *bytes {
+        if crate::event::canonical_event(event)? != *bytes {
             return Err(AppendError::Io("event and bytes disagree".into()));
         }
         event.check_envelope()?;
