@@ -363,7 +363,9 @@ fn phase_alone(phase: &str, n: u64) {
     let work = tempfile::tempdir().unwrap();
     // ARBITER_BENCH_KEEP=DIR keeps the store made for N events in DIR/N and
     // reuses it, so that a profiler run sees the phase and not the making.
-    let dir = match std::env::var_os("ARBITER_BENCH_KEEP") {
+    // Set but empty is not set: it would keep the store in ./N, wherever
+    // the bench was started (it once left one in the repository).
+    let dir = match std::env::var_os("ARBITER_BENCH_KEEP").filter(|keep| !keep.is_empty()) {
         Some(keep) => Path::new(&keep).join(n.to_string()),
         None => work.path().join("store"),
     };

@@ -550,6 +550,27 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Values the strict rules take: integers within +-(2^53 - 1), strings
+/// without control characters (quotes, backslashes, non-ASCII and
+/// characters past U+FFFF among them), keys as `key()` makes them but
+/// without control characters.
+fn strict_value() -> impl Strategy<Value = Value> {
+    const MOST: i64 = (1 << 53) - 1;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-MOST..=MOST).prop_map(Value::from),
+        "[ -~\u{e9}\u{2028}\u{e000}\u{fffd}\u{10000}\u{1f600}]{0,8}".prop_map(Value::from),
+    ];
+    let key = "[a-c\"\\\\/\u{e000}\u{ffff}\u{10000}\u{1f600}]{0,3}";
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+            prop::collection::btree_map(key, inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
 fn jcs(v: &Value) -> Vec<u8> {
     serde_jcs::to_vec(v).unwrap()
 }
@@ -567,9 +588,12 @@ proptest! {
     /// same bytes, and the same refusal with the same words.
     #[test]
     fn an_event_is_written_as_rfc8785_writes_its_value(
-        action in prop::collection::btree_map(key(), json_value(), 0..6),
-        // Mostly strings and numbers the rules take (so that most cases
-        // compare bytes), some that they refuse.
+        // Mostly actions the rules take (so that most cases compare bytes),
+        // some that they refuse.
+        action in prop_oneof![
+            9 => prop::collection::btree_map(key(), strict_value(), 0..6),
+            1 => prop::collection::btree_map(key(), json_value(), 0..6),
+        ],
         strings in prop::collection::vec(prop_oneof![
             8 => "[0-9a-zA-Z:. \"\\\\/\u{e9}\u{2028}\u{e000}\u{10000}-]{0,12}",
             1 => any::<String>(),
@@ -606,6 +630,49 @@ proptest! {
         } else {
             prop_assert_eq!(got, None);
         }
+    }
+}
+
+/// The nesting limit counts an event's action one level inside the event:
+/// for actions nested deeper and deeper, in arrays and in objects, the
+/// event writer (`canonical_event`) and `seal` take or refuse each as
+/// `check_value` does the event built as a `Value`, and both answers occur.
+#[test]
+fn an_event_is_refused_past_the_nesting_limit_as_its_value_is() {
+    let t0 = parse_time("2026-11-21T15:00:00Z").unwrap();
+    for in_object in [false, true] {
+        let (mut taken, mut refused) = (0, 0);
+        for depth in 0..arbiter::limits::MAX_DEPTH + 2 {
+            let mut inner = json!(1);
+            for _ in 0..depth {
+                inner = if in_object { json!({ "d": inner }) } else { json!([inner]) };
+            }
+            let action = json!({ "type": "note", "d": inner });
+            let draft = Draft { actor: "p1".into(), action, at: None };
+            let sealed = seal(&draft, None, t0);
+            let mut value = match &sealed {
+                Ok((event, _)) => serde_json::to_value(event).unwrap(),
+                Err(_) => {
+                    json!({"v": 1, "seq": 0, "prev": "0".repeat(64), "at": "2026-11-21T15:00:00.000Z", "actor": "p1", "action": draft.action})
+                }
+            };
+            value.as_object_mut().unwrap().remove("hash");
+            match (&sealed, arbiter::json::check_value(&value)) {
+                (Ok((event, bytes)), Ok(())) => {
+                    taken += 1;
+                    let whole = serde_json::to_value(event).unwrap();
+                    assert_eq!(*bytes, jcs(&whole), "depth {depth}");
+                    assert_eq!(arbiter::event::canonical_event(event).unwrap(), *bytes, "depth {depth}");
+                }
+                (Err(arbiter::event::EventError::Malformed(why)), Err(e)) => {
+                    refused += 1;
+                    assert_eq!(*why, e.0, "depth {depth}");
+                    assert!(why.contains("nesting"), "depth {depth}: {why}");
+                }
+                (got, checked) => panic!("depth {depth}: seal says {got:?}, the check of the value {checked:?}"),
+            }
+        }
+        assert!(taken > 0 && refused > 0, "taken {taken}, refused {refused}");
     }
 }
 
