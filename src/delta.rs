@@ -26,8 +26,9 @@ pub struct Change {
 /// combat's outcome (what happened to each warrior or card, and
 /// penalties), or neither. (Containers such as a list of finished combats
 /// are not outcome words: every field of a finished combat lies under
-/// them.) A `match`, not a list searched: replay ranks every change of
-/// every event, and a search of two lists was 4% of its work (callgrind).
+/// them.) A `match`, not lists searched: replay ranks every change of
+/// every event (callgrind, 5,000 events: 9.2M instructions in `rank`
+/// against 10.7M with the lists).
 fn word_rank(field: &[u8]) -> Option<u8> {
     match field {
         b"winner" | b"points" | b"scores" | b"influence_lost" | b"controller" | b"control" | b"award" => Some(0),
@@ -130,25 +131,26 @@ impl Differ {
     /// was a twentieth of a replay's work (callgrind), all of it at the
     /// events that begin or end a combat.
     pub fn whole<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
-        let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
-        let (before, after) = (value(before), value(after));
+        let (before, after) = (value_of(before), value_of(after));
         debug_assert!(
             !(before.is_object() && after.is_object() || before.is_array() && after.is_array()),
             "{path}: the walk would look into two objects or two arrays"
         );
-        if before != after {
-            self.changes.push(Change { path: path.into(), before: Some(before), after: Some(after) });
-        }
+        self.unless_equal(path, before, after);
     }
 
     /// Two leaves that differ (numbers, strings): their values, unwritten.
     pub fn leaf<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
-        let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
-        let (before, after) = (value(before), value(after));
+        let (before, after) = (value_of(before), value_of(after));
         debug_assert!(
             !before.is_object() && !before.is_array() && !after.is_object() && !after.is_array(),
             "{path} is not a leaf"
         );
+        self.unless_equal(path, before, after);
+    }
+
+    /// The change of the value at `path` from `before` to `after`, unless they are equal.
+    fn unless_equal(&mut self, path: &str, before: Value, after: Value) {
         if before != after {
             self.changes.push(Change { path: path.into(), before: Some(before), after: Some(after) });
         }
@@ -180,14 +182,13 @@ impl Differ {
     /// A member serde leaves out when it is None (`skip_serializing_if`):
     /// present on one side only, it is a change of the whole member.
     pub fn optional<T: Serialize>(&mut self, path: &str, before: &Option<T>, after: &Option<T>) {
-        let value = |v: &T| serde_json::to_value(v).expect("a state serialises");
         match (before, after) {
             (Some(a), Some(b)) => self.written(path, a, b),
             (None, None) => {}
             (a, b) => self.changes.push(Change {
                 path: path.into(),
-                before: a.as_ref().map(value),
-                after: b.as_ref().map(value),
+                before: a.as_ref().map(value_of),
+                after: b.as_ref().map(value_of),
             }),
         }
     }
@@ -202,6 +203,11 @@ impl Differ {
         p.push_str(name);
         p
     }
+}
+
+/// A part of a state as a `Value` (a state always serialises).
+fn value_of<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("a state serialises")
 }
 
 /// Implements [`Changes`] for a struct by its members, listed in key order

@@ -11,6 +11,7 @@
 //! Events carry no game name: a game name is a ref to a stream.
 
 use std::collections::BTreeSet;
+use std::io::Write;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::JsonSchema;
@@ -312,9 +313,9 @@ pub fn seal(draft: &Draft, prev: Option<&Link>, now: DateTime<Utc>) -> Result<(E
         action: draft.action.clone(),
         hash: String::new(),
     };
+    check_strict(&event, false)?;
     // Canonical once: hash the event without `hash`, then put the member in
     // its sorted place (after "at", before "prev").
-    check_strict(&event, false)?;
     let (unhashed, hash_at) = canonical_without_hash(&event);
     let hash = blake3::hash(&unhashed).to_hex().to_string();
     let bytes = with_hash(&unhashed, hash_at, &hash);
@@ -344,8 +345,7 @@ fn check_strict(event: &Event, with_hash: bool) -> Result<(), EventError> {
 }
 
 /// The canonical JSON (RFC 8785) of `event` without its `hash` member, and
-/// the offset where that member goes (after "at", before "prev"), for an
-/// event that passed `check_strict`. Written member by member, in key
+/// the offset where that member goes (after "at", before "prev"). Written member by member, in key
 /// order, straight from the event: building it as a `Value` first copied
 /// the action and allocated every member, and was most of sealing's work
 /// (perf, 64 tables). The bytes are those of `json::canonical` of the
@@ -364,7 +364,7 @@ fn canonical_without_hash(event: &Event) -> (Vec<u8>, usize) {
     let hash_at = out.len();
     out.extend_from_slice(b",\"prev\":");
     crate::json::write_string(&mut out, prev);
-    out.extend_from_slice(format!(",\"seq\":{seq},\"v\":{v}}}").as_bytes());
+    write!(out, ",\"seq\":{seq},\"v\":{v}}}").expect("writing to a Vec cannot fail");
     (out, hash_at)
 }
 
@@ -379,13 +379,18 @@ fn with_hash(unhashed: &[u8], hash_at: usize, hash: &str) -> Vec<u8> {
     bytes
 }
 
-/// The canonical JSON (RFC 8785) of `event`, its hash as it is, once the
-/// event passes the strict rules: what the store checks an incoming
-/// event's bytes against.
+/// The canonical bytes of an event (what is stored, hashed and exported):
+/// its RFC 8785 canonical JSON, its hash as it is.
+pub fn canonical_bytes(event: &Event) -> Vec<u8> {
+    let (unhashed, hash_at) = canonical_without_hash(event);
+    with_hash(&unhashed, hash_at, &event.hash)
+}
+
+/// `canonical_bytes` once the event passes the strict rules: what the
+/// store checks an incoming event's bytes against.
 pub fn canonical_event(event: &Event) -> Result<Vec<u8>, EventError> {
     check_strict(event, true)?;
-    let (unhashed, hash_at) = canonical_without_hash(event);
-    Ok(with_hash(&unhashed, hash_at, &event.hash))
+    Ok(canonical_bytes(event))
 }
 
 /// BLAKE3 of an event from its canonical bytes alone: the hash of the same

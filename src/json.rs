@@ -529,7 +529,8 @@ pub fn check_str(s: &str) -> Result<(), JsonError> {
     check_string(s).map_err(JsonError)
 }
 
-/// `check_value` of an integer, without building it as a `Value`.
+/// `check_value` of an integer: the same check, in the same words (a
+/// number as a `Value` allocates nothing).
 pub fn check_u64(n: u64) -> Result<(), JsonError> {
     check_within(&Value::from(n), 0).map_err(JsonError)
 }

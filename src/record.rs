@@ -22,7 +22,7 @@ use crate::event::{
     parse_stored, seal,
 };
 use crate::fold::{FoldError, Folder, Next, NoSnapshots, Source};
-use crate::json::{canonical, parse_strict};
+use crate::json::parse_strict;
 use crate::kernel::{View, Violation};
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY, SNAPSHOT_SPARSE};
 use crate::rules::Table;
@@ -1032,6 +1032,4 @@ pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Verif
 }
 
 /// The canonical bytes of an event (what is stored, hashed and exported).
-pub fn canonical_bytes(event: &Event) -> Vec<u8> {
-    canonical(&serde_json::to_value(event).expect("event serialises"))
-}
+pub use crate::event::canonical_bytes;

@@ -98,14 +98,13 @@ pub(super) fn convert(
         None => 0,
         Some(other) => return Err(damaged(shown, format!("its log has an unknown layout {other:?}"))),
     };
-    if from == 3 {
-        let games = layout_3_games(db, shown)?;
-        log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
-        sync(db, dir).map_err(io)?;
-        return rechunk(db, dir, &log, &games).map_err(io);
-    }
+    // Layout 3's chunks are all checked before the marker is written.
+    let layout_3 = if from == 3 { Some(layout_3_games(db, shown)?) } else { None };
     log.insert(LAYOUT_KEY, &[LAYOUT[0], from][..]).map_err(io)?;
     sync(db, dir).map_err(io)?;
+    if let Some(games) = layout_3 {
+        return rechunk(db, dir, &log, &games).map_err(io);
+    }
     let layout_1 = from == 1;
     if layout_1 {
         redo_layout_1_journal(db, &log).map_err(io)?.map_err(|why| damaged(shown, why))?;
