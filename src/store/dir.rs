@@ -242,7 +242,7 @@ pub fn copy_places() -> Vec<PathBuf> {
 }
 
 /// Copies the store at `dir` into a new directory under `parent`: sled's
-/// files, the journal and the checkpoints, never the log's private key. A shared lock
+/// files, the journal's files and the checkpoints, never the log's private key. A shared lock
 /// on `db` is held while copying: sled holds an exclusive one while a
 /// store is open, so no one writes the store while it is copied.
 pub fn copy(dir: &Path, parent: &Path) -> Result<Copy, String> {
@@ -272,7 +272,7 @@ pub fn copy(dir: &Path, parent: &Path) -> Result<Copy, String> {
                     copy_file(&blob.path(), &into.join(blob.file_name())).map_err(|e| shown(&blob.path(), e))?;
                 }
             }
-            "conf" | "db" | super::checkpoints::CHECKPOINT_FILE | super::journal::FILE => {
+            "conf" | "db" | super::checkpoints::CHECKPOINT_FILE | super::journal::FILE | super::journal::OLDER => {
                 copy_file(&from, &copy.path.join(&name)).map_err(|e| shown(&from, e))?;
             }
             _ if is_snapshot(&name) => {

@@ -9,13 +9,26 @@
 //! each event's exact bytes here, one `write` and one `fdatasync` for a
 //! whole group commit, and is acknowledged then; sled holds the same
 //! events in memory, and writes them at its next own sync
-//! (`SledStore::sync_through`: a setting, a large batch, the journal
-//! grown past `LIMIT`, the store's close or open). That sync covers
-//! everything inserted before it, so the journal is then emptied.
+//! (`SledStore::sync_through`: a setting, a large batch, the store's
+//! close or open). That sync covers everything inserted before it, so
+//! the journal is then emptied.
 //!
-//! After a crash, sled recovers a prefix of its inserts, and the journal
-//! holds every acknowledged event since sled's last own sync, in the
-//! order of the log. An open replays it (`SledStore::replay_journal`):
+//! A journal grown past `LIMIT` is not emptied that way, in the commit's
+//! round, where every waiting appender would wait for sled's sync too (at
+//! 64 tables through the API, those rounds were the p99): it is rotated
+//! (`Journal::rotate`). Its file is renamed `OLDER`, a new `FILE` takes
+//! the round's records, and the round ends as any other; sled's own sync
+//! then runs behind it (`SledStore::write_back_behind`), and once it has,
+//! `OLDER` is removed (`Journal::forget_older`). Until then both files
+//! hold acknowledged events sled may lack, `OLDER` the earlier ones. A
+//! journal that passes `LIMIT` again while `OLDER` is still there is
+//! emptied in the round, as before (`SledStore::sync_through`), with
+//! `OLDER`.
+//!
+//! After a crash, sled recovers a prefix of its inserts, and the two
+//! files hold every acknowledged event since sled's last own sync, in the
+//! order of the log (`OLDER`'s, then `FILE`'s). An open replays them
+//! (`SledStore::replay_journal`):
 //! an event sled holds with the same bytes is passed over, one it lacks is
 //! inserted as an append would be (it must follow its game's head), and
 //! anything else is damage. The positions in the log come out as they were,
@@ -34,7 +47,8 @@
 //! ```
 //!
 //! Records are only appended, a group commit's records in one write, and
-//! the file is cut to nothing once sled's own sync covers them. A crash in
+//! the file is cut to nothing (or, for `OLDER`, removed) once sled's own
+//! sync covers them. A crash in
 //! the middle of a write leaves a record cut short at the end: reading
 //! stops at the first record that is cut short or fails its hash, and
 //! what follows is not replayed (it was never acknowledged: an append is
@@ -50,10 +64,15 @@ use crate::limits::{MAX_EVENT_BYTES, MAX_GAME_NAME_BYTES};
 /// The journal's file in the store's directory.
 pub const FILE: &str = "journal";
 
-/// Past this many bytes, the next sync is sled's own, which empties the
-/// journal: an open after a crash replays at most this much (about 3,500
-/// events of the sample), and a sync of sled's costs about what a write
-/// here does, so one per this many bytes costs nothing that shows.
+/// The journal's file before its last rotation, while sled's own sync
+/// that covers it runs (`Journal::rotate`).
+pub const OLDER: &str = "journal.older";
+
+/// Past this many bytes, the journal is rotated and sled's own sync runs
+/// behind the commit: an open after a crash replays at most about twice
+/// this much (about 7,000 events of the sample), and a sync of sled's
+/// costs about what a write here does, so one per this many bytes costs
+/// nothing that shows.
 pub const LIMIT: u64 = 1024 * 1024;
 
 /// An insert of more events than this is not journaled: its sync, sled's
@@ -92,8 +111,9 @@ pub fn encode<'a>(game: &str, events: impl ExactSizeIterator<Item = &'a [u8]>, o
     out.extend_from_slice(hash.as_bytes());
 }
 
-/// A journal as read: its records (one insert each) in order, and how
-/// many bytes at its end were not a whole record (a write a crash cut short).
+/// A journal's file as read: its records (one insert each) in order, and
+/// how many bytes at its end were not a whole record (a write a crash cut
+/// short).
 #[derive(Debug, Default, PartialEq)]
 pub struct Read {
     pub records: Vec<Insert>,
@@ -108,7 +128,32 @@ impl Read {
     }
 }
 
-/// Reads the journal at `path` (none: empty).
+/// Both of a store's journal files as read, in the order their records
+/// were written: `OLDER` (left by a rotation whose sync of sled's had not
+/// ended), then `FILE`.
+#[derive(Debug, Default, PartialEq)]
+pub struct Files {
+    pub older: Read,
+    pub newer: Read,
+}
+
+impl Files {
+    /// Each file's path (for what an open says) and what it held, oldest first.
+    pub fn in_order<'a>(&'a self, dir: &Path) -> [(PathBuf, &'a Read); 2] {
+        [(dir.join(OLDER), &self.older), (dir.join(FILE), &self.newer)]
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.older.bytes() + self.newer.bytes()
+    }
+}
+
+/// Reads both journal files of the store at `dir`.
+pub fn read_files(dir: &Path) -> io::Result<Files> {
+    Ok(Files { older: read(&dir.join(OLDER))?, newer: read(&dir.join(FILE))? })
+}
+
+/// Reads the journal file at `path` (none: empty).
 pub fn read(path: &Path) -> io::Result<Read> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -153,13 +198,20 @@ fn record_at(bytes: &[u8], at: usize) -> Option<(Insert, usize)> {
     Some(((game.to_string(), events), at + 4 + len + HASH_BYTES))
 }
 
-/// The journal's file, opened for appending at the first write (a store
-/// only read never makes one).
+/// The journal's files: `FILE`, opened for appending at the first write
+/// (a store only read never makes one), and `OLDER` while a rotation's
+/// sync of sled's runs.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
+    older: PathBuf,
     file: Option<File>,
     len: u64,
+    /// How long `OLDER` is (0: there is none, or sled holds what it held).
+    older_len: u64,
+    /// How many rotations were made: a sync behind one forgets `OLDER`
+    /// only if no rotation came after it (`forget_older`).
+    rotations: u64,
     /// Whether the store has put the records the journal held at its open
     /// back into sled (or it held none): until then, nothing is appended to
     /// it and `clear` leaves it as it is, so an open that fails part way
@@ -168,13 +220,32 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// The journal of the store at `dir`, `len` bytes long now.
-    pub fn new(dir: &Path, len: u64) -> Journal {
-        Journal { path: dir.join(FILE), file: None, len, replayed: len == 0 }
+    /// The journal of the store at `dir`, as read at its open.
+    pub fn new(dir: &Path, read: &Files) -> Journal {
+        Journal {
+            path: dir.join(FILE),
+            older: dir.join(OLDER),
+            file: None,
+            len: read.newer.bytes(),
+            older_len: read.older.bytes(),
+            rotations: 0,
+            replayed: read.bytes() == 0,
+        }
     }
 
+    /// How long `FILE` is.
     pub fn bytes(&self) -> u64 {
         self.len
+    }
+
+    /// How long `OLDER` is: more than 0 while a sync behind a rotation runs.
+    pub fn older_bytes(&self) -> u64 {
+        self.older_len
+    }
+
+    /// How many rotations were made.
+    pub fn rotations(&self) -> u64 {
+        self.rotations
     }
 
     /// Whether what the journal held at the open is in sled now.
@@ -192,7 +263,8 @@ impl Journal {
             let made = !self.path.exists();
             let file = OpenOptions::new().create(true).append(true).open(&self.path)?;
             if made {
-                // The new file's name must be durable before anything in it is.
+                // The new file's name must be durable before anything in
+                // it is (and with it a rotation's rename).
                 let dir = self.path.parent().unwrap_or(Path::new("."));
                 File::open(dir)?.sync_all()?;
             }
@@ -211,15 +283,50 @@ impl Journal {
         Ok(())
     }
 
-    /// Cuts the journal to nothing, once sled's own sync covers every
-    /// record in it. Not synced: a cut that a crash undoes leaves records
-    /// that an open passes over (sled holds them).
+    /// Renames `FILE` to `OLDER` and syncs the directory, so that the
+    /// next `append` starts a new `FILE` (whose creation syncs it again).
+    /// Only with no `OLDER` (sled holds what the last rotation moved
+    /// there): one file waits for sled at a time. A crash before the
+    /// directory's sync leaves the records under one name or the other,
+    /// both read by an open.
+    pub fn rotate(&mut self) -> io::Result<()> {
+        assert!(self.replayed && self.older_len == 0, "a rotation while the older file is still needed");
+        self.file = None;
+        if self.len > 0 {
+            std::fs::rename(&self.path, &self.older)?;
+            File::open(self.path.parent().unwrap_or(Path::new(".")))?.sync_all()?;
+        }
+        self.older_len = self.len;
+        self.len = 0;
+        self.rotations += 1;
+        Ok(())
+    }
+
+    /// Cuts `FILE` to nothing, once sled's own sync covers every record in
+    /// it. Not synced: a cut that a crash undoes leaves records that an
+    /// open passes over (sled holds them).
     pub fn clear(&mut self) -> io::Result<()> {
         if self.len == 0 || !self.replayed {
             return Ok(());
         }
         self.file()?.set_len(0)?;
         self.len = 0;
+        Ok(())
+    }
+
+    /// Removes `OLDER`, once sled's own sync covers every record in it,
+    /// if no rotation came after the one `rotation` counts (whose file it
+    /// would be); a sync that covers both files passes `None`. Not
+    /// synced, as `clear`.
+    pub fn forget_older(&mut self, rotation: Option<u64>) -> io::Result<()> {
+        if self.older_len == 0 || !self.replayed || rotation.is_some_and(|r| r != self.rotations) {
+            return Ok(());
+        }
+        match std::fs::remove_file(&self.older) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        self.older_len = 0;
         Ok(())
     }
 }
@@ -242,7 +349,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE);
         assert_eq!(read(&path).unwrap(), Read::default());
-        let mut journal = Journal::new(dir.path(), 0);
+        let mut journal = Journal::new(dir.path(), &Files::default());
         journal.append(&journal_of(&[("g", b"{\"seq\":1}"), ("other", b"{\"seq\":7}")])).unwrap();
         journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
         let read = read(&path).unwrap();
@@ -280,7 +387,7 @@ mod tests {
     #[test]
     fn clear_empties_it_and_appends_start_again_at_its_beginning() {
         let dir = tempfile::tempdir().unwrap();
-        let mut journal = Journal::new(dir.path(), 0);
+        let mut journal = Journal::new(dir.path(), &Files::default());
         journal.append(&journal_of(&[("g", b"{\"seq\":1}")])).unwrap();
         journal.clear().unwrap();
         assert_eq!((journal.bytes(), std::fs::metadata(dir.path().join(FILE)).unwrap().len()), (0, 0));
@@ -289,6 +396,38 @@ mod tests {
             read(&dir.path().join(FILE)).unwrap().records,
             vec![("g".to_string(), vec![b"{\"seq\":2}".to_vec()])]
         );
+    }
+
+    /// A rotation renames the file to `OLDER` and the next append starts
+    /// a new one; both are read, oldest first. `OLDER` is forgotten only
+    /// by a sync that covers it: one behind its own rotation, or one that
+    /// covers both files, not one behind an earlier rotation.
+    #[test]
+    fn a_rotation_keeps_the_older_file_until_a_sync_covers_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::new(dir.path(), &Files::default());
+        journal.append(&journal_of(&[("g", b"{\"seq\":1}")])).unwrap();
+        journal.rotate().unwrap();
+        journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
+        let read = read_files(dir.path()).unwrap();
+        let seqs: Vec<&[u8]> =
+            read.in_order(dir.path()).iter().flat_map(|(_, r)| &r.records).map(|(_, e)| e[0].as_slice()).collect();
+        assert_eq!(seqs, [b"{\"seq\":1}".as_slice(), b"{\"seq\":2}".as_slice()]);
+        assert_eq!((journal.older_bytes(), journal.bytes()), (read.older.bytes(), read.newer.bytes()));
+        journal.forget_older(Some(0)).unwrap();
+        assert!(dir.path().join(OLDER).exists(), "a sync behind an earlier rotation");
+        journal.forget_older(Some(1)).unwrap();
+        assert!(!dir.path().join(OLDER).exists());
+        assert_eq!(journal.older_bytes(), 0);
+        journal.rotate().unwrap();
+        journal.forget_older(None).unwrap();
+        assert_eq!(read_files(dir.path()).unwrap(), Files::default());
+        // A journal read at an open with records is not written until replayed.
+        journal.append(&journal_of(&[("g", b"{\"seq\":3}")])).unwrap();
+        let mut reopened = Journal::new(dir.path(), &read_files(dir.path()).unwrap());
+        assert!(!reopened.replayed());
+        reopened.clear().unwrap();
+        assert!(reopened.bytes() > 0, "a journal not yet replayed is kept");
     }
 
     /// A batch is one record: cut short anywhere, none of its events is

@@ -14,13 +14,15 @@
 //! appenders it covers wait on a condvar and wake together
 //! (`sync_through`): the journal's records of the small inserts since the
 //! last sync, in one write and one `fdatasync` (`super::journal`); or,
-//! when something the journal does not hold was written or the journal is
-//! full, sled's own sync: every chunk changed since the last one written
-//! into sled in one transaction (`write_back`), then `flush()` and
-//! `fdatasync` on sled's log file, which also empties the journal. So sled
-//! only ever holds the store as of one of its own syncs, whole (a
-//! transaction is recovered all or none), and the journal every insert
-//! acknowledged since: an open puts back what the journal holds
+//! when something the journal does not hold was written, sled's own sync:
+//! every chunk changed since the last one written into sled in one
+//! transaction (`write_back`), then `flush()` and `fdatasync` on sled's
+//! log file, which also empties the journal. A full journal is rotated,
+//! and sled's own sync runs behind the round (`write_back_behind`), so
+//! the appenders of that round do not wait for it. So sled only ever
+//! holds the store as of one of its own syncs, whole (a transaction is
+//! recovered all or none), and the journal's files every insert
+//! acknowledged since: an open puts back what they hold
 //! (`replay_journal`), and has nothing to repair. sled's own flush ends in
 //! `sync_file_range`, which does not promise durability against power loss
 //! (it neither writes the file's metadata nor flushes the disk's cache);
@@ -138,6 +140,11 @@ pub struct SledStore {
     /// The journal (`super::journal`), written only by the group commit's
     /// leader. (Boxed, as `unsynced`.)
     journal: Box<Mutex<Journal>>,
+    /// Held across each of sled's own syncs (`write_back` and `sync_now`):
+    /// one at a time, since two write-backs at once could write a chunk
+    /// older than one already written and forget the newer. Taken after
+    /// `journal` when both are, never before. (Boxed, as `unsynced`.)
+    sled_syncing: Box<Mutex<()>>,
     /// Told of every sync that succeeds (`on_sync`): the server's metrics.
     /// The store itself keeps no figures but `syncs`. (Boxed, as `unsynced`.)
     sync_watcher: Box<Mutex<Option<SyncWatcher>>>,
@@ -171,7 +178,7 @@ impl Drop for SledStore {
     /// open, which replays it.
     fn drop(&mut self) {
         let journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        let journaled = journal.bytes() > 0 && journal.replayed();
+        let journaled = journal.bytes() + journal.older_bytes() > 0 && journal.replayed();
         drop(journal);
         if journaled && self.failure().is_none() {
             let _ = self.make_durable(self.ticket());
@@ -270,6 +277,17 @@ struct Round<'s> {
     sled_sync: bool,
 }
 
+/// The sync of sled's that a rotation of the journal leaves to run behind
+/// its round (`SledStore::write_back_behind`): the rotation it lets go of.
+/// Dropped without running, the journal's older file stays until the
+/// next sync of sled's (the next rotation's fallback, a setting, the
+/// store's close), and an open after a crash replays it: nothing is lost.
+#[must_use]
+#[derive(Debug, Clone, Copy)]
+struct Behind {
+    rotation: u64,
+}
+
 /// What was inserted since sled's last sync wrote it into sled
 /// (`SledStore::write_back`), kept in memory, where reads find it first;
 /// and the log's right edge. Each chunk an insert changes is here from
@@ -279,8 +297,9 @@ struct Round<'s> {
 /// at all.
 ///
 /// Its size is bounded by the journal's: an insert the journal does not
-/// take (a batch of more than `journal::MOST_EVENTS`), or a journal grown
-/// past `journal::LIMIT`, makes the next sync sled's own.
+/// take (a batch of more than `journal::MOST_EVENTS`) makes the next sync
+/// sled's own, and a journal grown past `journal::LIMIT` brings one behind
+/// its rotation (or, while one runs, in the next full round).
 #[derive(Default)]
 struct Unsynced {
     frontier: Frontier,
@@ -541,7 +560,7 @@ impl SledStore {
         let size = stored_size(&log_tree).map_err(|e| read_failure(&shown, e, |e| e.to_string()))?;
         // Read before anything is written: what the journal holds that sled
         // lost is put back below (`replay_journal`).
-        let journaled = journal::read(&dir.join(journal::FILE))
+        let journaled = journal::read_files(dir)
             .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot read its journal: {e}") })?;
         let mut store = SledStore {
             db,
@@ -555,7 +574,8 @@ impl SledStore {
             syncs: AtomicU64::new(0),
             blobs_seen: Box::default(),
             flusher: Box::default(),
-            journal: Box::new(Mutex::new(Journal::new(dir, journaled.bytes()))),
+            journal: Box::new(Mutex::new(Journal::new(dir, &journaled))),
+            sled_syncing: Box::default(),
             sync_watcher: Box::default(),
             failed: Mutex::new(None),
             log: log_tree,
@@ -573,7 +593,7 @@ impl SledStore {
         };
         // What the journal holds that sled lost, checked whole before
         // anything is written.
-        let adds = store.journal_adds(&shown, &journaled.records)?;
+        let adds = store.journal_adds(&shown, &journaled)?;
         // Checked before anything is written, so that a store that lost
         // what it signed is not written; unless a crash left a journal
         // that may explain what the check misses (`journal_may_explain`):
@@ -615,6 +635,7 @@ impl SledStore {
             journal.mark_replayed();
             journal
                 .clear()
+                .and_then(|()| journal.forget_older(None))
                 .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot empty its journal: {e}") })?;
         }
         Ok(store)
@@ -829,7 +850,7 @@ impl SledStore {
                 }
                 Turn::Lead(round) => {
                     drop(commit);
-                    return self.lead(round);
+                    return self.lead_here(round);
                 }
             }
         }
@@ -873,12 +894,12 @@ impl SledStore {
             let started = std::thread::Builder::new().name("arbiter-sync".into()).spawn(move || {
                 for round in rounds {
                     // A failure fails the store, which its followers see.
-                    let _ = self.lead(round);
+                    self.lead_on_syncer(round);
                 }
             });
             if started.is_err() {
                 drop(syncer);
-                return self.lead(round);
+                return self.lead_here(round);
             }
             *syncer = Some(to_sync);
         }
@@ -923,17 +944,19 @@ impl SledStore {
 
     /// Runs the sync of `round` with no lock held, records what it made
     /// durable, then ends the round (waking its followers; `Leading`).
-    fn lead(&self, round: Round<'_>) -> Result<(), AppendError> {
+    /// Returns the sync of sled's that a rotation of the journal left to
+    /// run behind the round, if it did (`Behind`).
+    fn lead(&self, round: Round<'_>) -> Result<Option<Behind>, AppendError> {
         let Round { mut leading, covers, records, sled_sync } = round;
         let began = Instant::now();
         let synced = self.sync_through(&records, sled_sync);
         let took = began.elapsed();
         let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
         let result = match synced {
-            Ok(()) => {
+            Ok(behind) => {
                 commit.durable = commit.durable.max(covers.ticket);
                 let before = self.durable_size.fetch_max(covers.size, Ordering::SeqCst);
-                Ok(covers.size.saturating_sub(before))
+                Ok((covers.size.saturating_sub(before), behind))
             }
             // Failed before the followers wake, so that they see it.
             Err(failure) => Err(self.failed_with(failure)),
@@ -941,12 +964,61 @@ impl SledStore {
         drop(commit);
         leading.finished = true;
         drop(leading);
-        let events = result?;
+        let (events, behind) = result?;
         let watcher = self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(watch) = watcher {
             watch(Synced { took, events });
         }
+        Ok(behind)
+    }
+
+    /// `lead`, then the sync of sled's it leaves to run behind the round,
+    /// here: the leader's own append, durable already, returns after it;
+    /// the other appenders of the round do not wait for it.
+    fn lead_here(&self, round: Round<'_>) -> Result<(), AppendError> {
+        if let Some(behind) = self.lead(round)? {
+            self.write_back_behind(behind);
+        }
         Ok(())
+    }
+
+    /// `lead` on the syncing thread (`hand_over`), whose next round must
+    /// not wait for a sync of sled's: that runs on a thread of its own.
+    fn lead_on_syncer(&'static self, round: Round<'static>) {
+        let Ok(Some(behind)) = self.lead(round) else { return };
+        let started =
+            std::thread::Builder::new().name("arbiter-write-back".into()).spawn(move || self.write_back_behind(behind));
+        if started.is_err() {
+            // No thread to be had: it runs here, once.
+            self.write_back_behind(behind);
+        }
+    }
+
+    /// The sync of sled's owed to a rotation of the journal (`Behind`):
+    /// every insert so far written into sled, then the journal's older
+    /// file removed; nothing, if a later sync of sled's (a round's, which
+    /// empties both files) has seen to it. It runs with no lock of the
+    /// commit held, so appends go on through the journal's new file
+    /// meanwhile. A failed sync fails the store (what the journal
+    /// acknowledged stays in its files, for the next open), and the next
+    /// append sees it.
+    fn write_back_behind(&self, behind: Behind) {
+        let owed = |journal: &Journal| journal.rotations() == behind.rotation && journal.older_bytes() > 0;
+        if self.failure().is_some() || !owed(&self.journal.lock().unwrap_or_else(|p| p.into_inner())) {
+            return;
+        }
+        let synced = {
+            let _one = self.sled_syncing.lock().unwrap_or_else(|p| p.into_inner());
+            self.write_back().and_then(|()| self.sync_now())
+        };
+        if let Err(failure) = synced {
+            return self.fail(failure);
+        }
+        // A file that cannot be removed is left, with nothing lost: sled
+        // holds what it held, and the next sync of sled's in a round (the
+        // journal full again, a setting, the close) tries again.
+        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = journal.forget_older(Some(behind.rotation));
     }
 
     /// sled's flush, on the store's flushing thread (`Flusher`), waited
@@ -976,19 +1048,39 @@ impl SledStore {
 
     /// One sync of the group commit, covering every ticket taken before it
     /// began: `records` written to the journal and synced, one trip to the
-    /// disk; or, when `sled_sync` asks for it or the journal has grown past
-    /// `journal::LIMIT`, sled's own sync: every insert so far written into
+    /// disk. When that would take the journal past `journal::LIMIT`, it is
+    /// rotated first (`Journal::rotate`), and the sync of sled's that will
+    /// let its older file go is returned, for the leader to run once the
+    /// round has ended (`Behind`). When `sled_sync` asks for it, or the
+    /// journal is full again before the last rotation's sync has ended,
+    /// the sync is sled's own, here: every insert so far written into
     /// sled (`write_back`: those tickets, and any taken since), then
-    /// `sync_now`, after which the journal is cut to nothing.
-    fn sync_through(&self, records: &[u8], sled_sync: bool) -> Result<(), Failure> {
+    /// `sync_now`, after which both of the journal's files are emptied.
+    fn sync_through(&self, records: &[u8], sled_sync: bool) -> Result<Option<Behind>, Failure> {
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        if sled_sync || journal.bytes() + records.len() as u64 > journal::LIMIT {
-            self.write_back()?;
-            self.sync_now()?;
-            return journal.clear().map_err(|e| Failure::io("the journal could not be emptied", &e));
+        let full = journal.bytes() + records.len() as u64 > journal::LIMIT;
+        if sled_sync || (full && journal.older_bytes() > 0) {
+            {
+                // Waits for a sync behind a rotation, if one runs.
+                let _one = self.sled_syncing.lock().unwrap_or_else(|p| p.into_inner());
+                self.write_back()?;
+                self.sync_now()?;
+            }
+            // Both files: the sync covers every insert made before it,
+            // and so every record the journal holds.
+            return journal
+                .clear()
+                .and_then(|()| journal.forget_older(None))
+                .map(|()| None)
+                .map_err(|e| Failure::io("the journal could not be emptied", &e));
+        }
+        let rotate = full && journal.bytes() > 0;
+        if rotate {
+            journal.rotate().map_err(|e| Failure::io("the journal could not be rotated", &e))?;
         }
         self.syncs.fetch_add(1, Ordering::Relaxed);
-        journal.append(records).map_err(|e| Failure::io("the journal's write failed", &e))
+        journal.append(records).map_err(|e| Failure::io("the journal's write failed", &e))?;
+        Ok(rotate.then(|| Behind { rotation: journal.rotations() }))
     }
 
     /// Writes every chunk and subtree inserted since the last write-back
@@ -1709,22 +1801,25 @@ impl SledStore {
 
     /// What the journal's records add to what sled holds, checked whole
     /// before anything is written (see `super::journal`): in the
-    /// journal's order, which is the log's, each insert's events that sled
+    /// journal's order (its older file's, then its file's), which is the
+    /// log's, each insert's events that sled
     /// lacks, each following its game's head (sled's, or the journal's
     /// event before it). An event sled holds with the same bytes is passed
     /// over. An event that is not whole, differs from the one stored at
     /// its seq, or does not follow its game's head is damage: the store
     /// does not open, and nothing is written.
-    fn journal_adds(&self, shown: &str, records: &[journal::Insert]) -> Result<Vec<Missing>, OpenError> {
-        if records.is_empty() {
-            return Ok(Vec::new());
-        }
-        let place = self.dir.join(journal::FILE).display().to_string();
+    fn journal_adds(&self, shown: &str, journaled: &journal::Files) -> Result<Vec<Missing>, OpenError> {
+        let files = journaled.in_order(&self.dir);
+        let records = files.iter().flat_map(|(place, read)| {
+            read.records
+                .iter()
+                .enumerate()
+                .map(move |(i, record)| (format!("{}, record {}", place.display(), i + 1), record))
+        });
         let mut heads: HashMap<&str, Option<Link>> = HashMap::new();
         let mut adds = Vec::new();
         let failure = |e| read_failure(shown, e, |e| e.to_string());
-        for (i, (game, events)) in records.iter().enumerate() {
-            let at = format!("{place}, record {}", i + 1);
+        for (at, (game, events)) in records {
             let bad = |why: String| damaged(shown, format!("{at}: game {game}: {why}"));
             let tree = match self.existing_tree(game) {
                 Ok(tree) => Some(tree),
@@ -2049,6 +2144,18 @@ mod tests {
             .unwrap()
     }
 
+    /// What a child said it acknowledged: each event's game, seq and
+    /// position in the log, from its lines `acknowledged GAME SEQ POSITION`.
+    fn acknowledged_in(stdout: &str) -> Vec<(String, u64, u64)> {
+        stdout
+            .lines()
+            .filter_map(|l| {
+                let mut words = l.strip_prefix("acknowledged ")?.split(' ');
+                Some((words.next()?.to_string(), words.next()?.parse().ok()?, words.next()?.parse().ok()?))
+            })
+            .collect()
+    }
+
     /// The variable that makes `journal_child_appends_then_aborts` run: the
     /// store's directory.
     const JOURNAL_CHILD: &str = "ARBITER_TEST_JOURNAL_CHILD";
@@ -2100,13 +2207,7 @@ mod tests {
         let out = run_child("journal_child_appends_then_aborts", JOURNAL_CHILD, dir.path());
         assert!(!out.status.success(), "the child aborts");
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let acknowledged: Vec<(String, u64, u64)> = stdout
-            .lines()
-            .filter_map(|l| {
-                let mut words = l.strip_prefix("acknowledged ")?.split(' ');
-                Some((words.next()?.to_string(), words.next()?.parse().ok()?, words.next()?.parse().ok()?))
-            })
-            .collect();
+        let acknowledged = acknowledged_in(&stdout);
         assert_eq!(acknowledged.len(), 23, "{stdout}");
         let journaled = journal::read(&journal_path).unwrap();
         assert_eq!(journaled.records.len(), 21, "an insert a record: the batch and 20 appends");
@@ -2219,35 +2320,242 @@ mod tests {
         assert!(store.setting("tick").unwrap().is_some());
     }
 
-    /// The journal is emptied whenever sled's own sync runs: once it would
-    /// grow past `journal::LIMIT`, and for a write it does not hold (a
-    /// setting). Until then each small append's sync writes it alone.
+    /// Past `journal::LIMIT` the journal is rotated: the round that passes
+    /// it writes its record into a new file, and sled's own sync runs
+    /// behind it (here, on the leader's thread once the round has ended),
+    /// then removes the older file. A write the journal does not hold (a
+    /// setting) is synced by sled's own sync in the round, which empties
+    /// the journal. Until then each small append's sync writes it alone.
     #[test]
-    fn sled_s_own_sync_empties_the_journal_past_its_limit_and_for_a_setting() {
+    fn past_its_limit_the_journal_rotates_and_a_setting_empties_it() {
         let (dir, store, (e0, _)) = with_first_event();
-        let journal_len = || std::fs::metadata(dir.path().join(journal::FILE)).map_or(0, |m| m.len());
+        let len_of = |name: &str| std::fs::metadata(dir.path().join(name)).map(|m| m.len()).ok();
         let mut head = e0.link();
         let mut lengths = Vec::new();
         // Batches of 64 events (one record each) until the journal has
-        // been emptied once.
+        // been rotated once.
         while lengths.len() < 2 || lengths.windows(2).all(|w| w[0] < w[1]) {
             let batch = events_after_link(&head, journal::MOST_EVENTS);
             store.append_batch("g", &batch).unwrap();
             head = batch.last().unwrap().0.link();
-            lengths.push(journal_len());
-            assert!(lengths.len() < 1000, "the journal never emptied: {} bytes after 1,000 batches", journal_len());
+            lengths.push(len_of(journal::FILE).unwrap());
+            assert!(lengths.len() < 1000, "the journal never rotated: {lengths:?}");
         }
         let before = lengths[lengths.len() - 2];
         assert!(before <= journal::LIMIT, "{lengths:?}");
-        assert!(before + lengths[0] > journal::LIMIT, "emptied before its limit: {lengths:?}");
-        assert_eq!(*lengths.last().unwrap(), 0, "sled's own sync emptied it, and wrote no record of its batch");
+        assert!(before + *lengths.last().unwrap() > journal::LIMIT, "rotated before its limit: {lengths:?}");
+        let newer = journal::read(&dir.path().join(journal::FILE)).unwrap();
+        assert_eq!(newer.records.len(), 1, "the new file holds the round's record alone: {lengths:?}");
+        assert_eq!(newer.records[0].1.last().unwrap(), &batch_bytes_of(&store, head.seq));
+        assert_eq!(len_of(journal::OLDER), None, "the sync behind the rotation removed the older file");
+        let journal = store.journal.lock().unwrap();
+        assert_eq!((journal.rotations(), journal.older_bytes()), (1, 0));
+        drop(journal);
+        assert!(store.unsynced.lock().unwrap().is_clean(), "the sync behind wrote everything into sled");
         let (e, b) = sealed(Some(&head));
         store.append("g", &e, &b).unwrap();
-        assert!(journal_len() > 0);
+        assert!(len_of(journal::FILE).unwrap() > *lengths.last().unwrap());
         store.put_setting("any", b"x").unwrap();
-        assert_eq!(journal_len(), 0, "a setting's sync is sled's own");
+        assert_eq!(len_of(journal::FILE), Some(0), "a setting's sync is sled's own");
         let events = store.read("g", 0).unwrap().count() as u64;
         assert_eq!(events, e.seq + 1);
+    }
+
+    /// A journal full again before the sync behind its last rotation has
+    /// removed the older file is not rotated a second time (two files at
+    /// most wait for sled): the round runs sled's own sync itself, which
+    /// empties both. A sync behind an earlier rotation, running late,
+    /// leaves a later rotation's older file alone.
+    #[test]
+    fn a_journal_full_while_its_older_file_waits_is_emptied_by_sled_s_own_sync() {
+        let (dir, store, (e0, _)) = with_first_event();
+        let older = dir.path().join(journal::OLDER);
+        let (e1, b1) = sealed(Some(&e0.link()));
+        store.append("g", &e1, &b1).unwrap();
+        // A rotation whose sync behind has not run (it is dropped).
+        store.journal.lock().unwrap().rotate().unwrap();
+        let held = std::fs::metadata(&older).unwrap().len();
+        assert!(held > 0);
+        let mut head = e1.link();
+        while store.journal.lock().unwrap().older_bytes() > 0 {
+            let batch = events_after_link(&head, journal::MOST_EVENTS);
+            store.append_batch("g", &batch).unwrap();
+            head = batch.last().unwrap().0.link();
+            assert!(std::fs::metadata(dir.path().join(journal::FILE)).unwrap().len() <= journal::LIMIT);
+        }
+        assert!(!older.exists());
+        assert_eq!(store.journal.lock().unwrap().bytes(), 0, "sled's own sync emptied the file too");
+        assert_eq!(store.journal.lock().unwrap().rotations(), 1, "and did not rotate it");
+
+        // Rotation 2's older file; a sync behind rotation 1 leaves it.
+        let (e, b) = sealed(Some(&head));
+        store.append("g", &e, &b).unwrap();
+        store.journal.lock().unwrap().rotate().unwrap();
+        store.write_back_behind(Behind { rotation: 1 });
+        assert!(older.exists(), "a late sync behind rotation 1 removed rotation 2's file");
+        store.write_back_behind(Behind { rotation: 2 });
+        assert!(!older.exists());
+        assert_eq!(store.read("g", 0).unwrap().count() as u64, e.seq + 1);
+    }
+
+    /// The variable that makes the rotation's children run: the store's
+    /// directory.
+    const ROTATION_CHILD: &str = "ARBITER_TEST_ROTATION_CHILD";
+
+    /// The child of `acknowledged_appends_survive_a_crash_across_a_rotation`
+    /// (`rotation_child(false)`).
+    #[test]
+    #[ignore = "run by its parent test, in a process of its own"]
+    fn rotation_child_holds_sled_s_sync_then_aborts() {
+        rotation_child(false);
+    }
+
+    /// The child of `acknowledged_appends_survive_a_crash_after_a_rotation_s_sync`
+    /// (`rotation_child(true)`).
+    #[test]
+    #[ignore = "run by its parent test, in a process of its own"]
+    fn rotation_child_lets_the_sync_run_then_aborts() {
+        rotation_child(true);
+    }
+
+    /// A child that appends across a rotation of the journal: a thread
+    /// holds sled's sync (so the sync behind the rotation waits, and with
+    /// it the rotation's leader), while one thread appends batches to "g"
+    /// and another appends to "h" one event at a time, each saying every
+    /// event acknowledged with its position in the log. With `release`,
+    /// the hold ends once the rotation is made, and the child waits for
+    /// the sync behind it to remove the older file. Then it aborts once
+    /// 200 more events are acknowledged (more than the 65 that each
+    /// thread's append in flight may say, and far fewer than would fill
+    /// the new file). A watchdog ends it with another status after 60 s.
+    fn rotation_child(release: bool) {
+        use std::io::Write;
+        let Ok(dir) = std::env::var(ROTATION_CHILD) else { return };
+        let store = SledStore::open(Path::new(&dir)).unwrap();
+        let acknowledged = AtomicU64::new(0);
+        let said = |game: &str, seq: u64| {
+            println!("acknowledged {game} {seq} {}", store.log_position(game, seq).unwrap().unwrap());
+            std::io::stdout().flush().unwrap();
+            acknowledged.fetch_add(1, Ordering::SeqCst);
+        };
+        let older = Path::new(&dir).join(journal::OLDER);
+        let (held, holding) = std::sync::mpsc::channel();
+        let (rotated, to_release) = std::sync::mpsc::channel::<()>();
+        let to_release = Mutex::new(to_release);
+        std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_secs(60));
+            std::process::exit(3);
+        });
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let hold = store.sled_syncing.lock().unwrap();
+                held.send(()).unwrap();
+                let _ = to_release.lock().unwrap().recv();
+                drop(hold);
+            });
+            holding.recv().unwrap();
+            scope.spawn(|| {
+                let (e0, b0) = sealed(None);
+                store.append("g", &e0, &b0).unwrap();
+                said("g", 0);
+                let mut head = e0.link();
+                loop {
+                    let batch = events_after_link(&head, journal::MOST_EVENTS);
+                    store.append_batch("g", &batch).unwrap();
+                    for (event, _) in &batch {
+                        said("g", event.seq);
+                    }
+                    head = batch.last().unwrap().0.link();
+                }
+            });
+            scope.spawn(|| {
+                let (h0, hb0) = sealed(None);
+                store.append("h", &h0, &hb0).unwrap();
+                said("h", 0);
+                let mut head = h0.link();
+                loop {
+                    let (event, bytes) = sealed(Some(&head));
+                    store.append("h", &event, &bytes).unwrap();
+                    said("h", event.seq);
+                    head = event.link();
+                }
+            });
+            while !older.exists() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if release {
+                rotated.send(()).unwrap();
+                while older.exists() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            let at = acknowledged.load(Ordering::SeqCst);
+            while acknowledged.load(Ordering::SeqCst) < at + 200 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::process::abort();
+        });
+    }
+
+    /// A process that dies while the sync behind a rotation has not run
+    /// loses no acknowledged append: sled holds none of them, the older
+    /// file holds those before the rotation and the new file those after,
+    /// and the open puts back both, in that order, at the positions they
+    /// had, then removes both.
+    #[test]
+    fn acknowledged_appends_survive_a_crash_across_a_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_child("rotation_child_holds_sled_s_sync_then_aborts", ROTATION_CHILD, dir.path());
+        let journaled = journal::read_files(dir.path()).unwrap();
+        assert!(journaled.older.bytes() > journal::LIMIT / 2, "{:?}", journaled.older.bytes());
+        assert!(!journaled.newer.records.is_empty(), "nothing was acknowledged after the rotation");
+        {
+            let db = open_sled(dir.path()).unwrap();
+            for game in ["g", "h"] {
+                let name = format!("{TREE_PREFIX}{game}");
+                let held = db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes())
+                    && !db.open_tree(&name).unwrap().is_empty();
+                assert!(!held, "sled held events of {game}, which no sync of its own wrote");
+            }
+        }
+        every_acknowledged_event_is_put_back(dir.path(), &out);
+    }
+
+    /// A process that dies after the sync behind a rotation removed the
+    /// older file loses no acknowledged append either: sled holds those
+    /// before the rotation (and perhaps some after), the new file the rest.
+    #[test]
+    fn acknowledged_appends_survive_a_crash_after_a_rotation_s_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_child("rotation_child_lets_the_sync_run_then_aborts", ROTATION_CHILD, dir.path());
+        let journaled = journal::read_files(dir.path()).unwrap();
+        assert_eq!(journaled.older, journal::Read::default(), "the sync behind removed the older file");
+        assert!(!journaled.newer.records.is_empty(), "nothing was acknowledged after the rotation");
+        every_acknowledged_event_is_put_back(dir.path(), &out);
+    }
+
+    /// After a child aborted (not another end: a panic, its watchdog), the
+    /// store opens with every event the child said acknowledged at the
+    /// position it said, both games whole, and the journal's files emptied.
+    fn every_acknowledged_event_is_put_back(dir: &Path, out: &std::process::Output) {
+        use std::os::unix::process::ExitStatusExt;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.signal(), Some(libc::SIGABRT), "the child aborts: {stdout}");
+        let acknowledged = acknowledged_in(&stdout);
+        let store = SledStore::open(dir).unwrap();
+        for (game, seq, position) in &acknowledged {
+            assert_eq!(store.log_position(game, *seq).unwrap(), Some(*position), "{game} {seq}");
+        }
+        for game in ["g", "h"] {
+            let newest = acknowledged.iter().filter(|(g, ..)| g == game).map(|(_, seq, _)| *seq).max().unwrap();
+            let head = store.head(game).unwrap().unwrap().seq;
+            assert!(head >= newest, "{game}: acknowledged {newest}, head {head}");
+            // `read` checks every link of the chain.
+            let read = store.read(game, 0).unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+            assert_eq!(read.len() as u64, head + 1);
+        }
+        assert_eq!(journal::read_files(dir).unwrap(), journal::Files::default(), "the open emptied both");
+        assert!(!dir.join(journal::OLDER).exists());
     }
 
     /// A store that fails outside any sync (an insert sled refused) after
@@ -2309,6 +2617,40 @@ mod tests {
             let kept = std::fs::read(dir.path().join(journal::FILE)).unwrap();
             assert_eq!(kept, records, "a failed open leaves the journal as it was");
         }
+    }
+
+    /// The same for the journal's older file (left by a rotation whose
+    /// sync of sled's had not run): the open names it, and keeps it.
+    #[test]
+    fn an_older_journal_file_that_contradicts_the_store_stops_the_open_and_is_kept() {
+        let (dir, store, (e0, _)) = with_first_event();
+        let (e1, b1) = sealed(Some(&e0.link()));
+        store.append("g", &e1, &b1).unwrap();
+        store.close();
+        let (_, other) = sealed(Some(&e0.link()));
+        let mut records = Vec::new();
+        journal::encode("g", std::iter::once(other.as_slice()), &mut records);
+        std::fs::write(dir.path().join(journal::OLDER), &records).unwrap();
+        let Err(e) = SledStore::open(dir.path()) else { panic!("opened") };
+        let said = e.to_string();
+        assert!(said.contains("journal.older, record 1: game g: seq 1 differs from the event stored there"), "{said}");
+        assert_eq!(std::fs::read(dir.path().join(journal::OLDER)).unwrap(), records);
+    }
+
+    /// A store dropped with only the journal's older file holding records
+    /// (its sync behind never ran) syncs sled's own and removes it: the
+    /// next open has nothing to put back, and holds the event.
+    #[test]
+    fn a_store_dropped_with_an_older_journal_file_syncs_and_removes_it() {
+        let (dir, store, (e0, _)) = with_first_event();
+        let (e1, b1) = sealed(Some(&e0.link()));
+        store.append("g", &e1, &b1).unwrap();
+        store.journal.lock().unwrap().rotate().unwrap();
+        assert!(dir.path().join(journal::OLDER).exists());
+        drop(store);
+        assert_eq!(journal::read_files(dir.path()).unwrap(), journal::Files::default());
+        let store = SledStore::open(dir.path()).unwrap();
+        assert_eq!(store.head("g").unwrap().unwrap().seq, 1);
     }
 
     /// A store that lost a signed event opens with nothing written, whatever
@@ -2662,6 +3004,11 @@ mod tests {
             kept.push(index, bytes);
         }
         tree.insert(chunk::events_key(c), kept.bytes()).unwrap();
+    }
+
+    /// The stored bytes of game "g"'s event `seq`.
+    fn batch_bytes_of(store: &SledStore, seq: u64) -> Vec<u8> {
+        crate::event::canonical_bytes(&store.get("g", seq).unwrap().unwrap())
     }
 
     fn events_after(head: &Event, n: usize) -> Vec<(Event, Vec<u8>)> {
