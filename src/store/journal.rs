@@ -314,6 +314,13 @@ impl Journal {
         Ok(())
     }
 
+    /// Empties both files (`clear`, `forget_older`), once sled's own sync
+    /// covers every record in them.
+    pub fn empty(&mut self) -> io::Result<()> {
+        self.clear()?;
+        self.forget_older(None)
+    }
+
     /// Removes `OLDER`, once sled's own sync covers every record in it,
     /// if no rotation came after the one `rotation` counts (whose file it
     /// would be); a sync that covers both files passes `None`. Not

@@ -634,8 +634,7 @@ impl SledStore {
             let mut journal = store.journal.lock().unwrap_or_else(|p| p.into_inner());
             journal.mark_replayed();
             journal
-                .clear()
-                .and_then(|()| journal.forget_older(None))
+                .empty()
                 .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot empty its journal: {e}") })?;
         }
         Ok(store)
@@ -1068,11 +1067,7 @@ impl SledStore {
             }
             // Both files: the sync covers every insert made before it,
             // and so every record the journal holds.
-            return journal
-                .clear()
-                .and_then(|()| journal.forget_older(None))
-                .map(|()| None)
-                .map_err(|e| Failure::io("the journal could not be emptied", &e));
+            return journal.empty().map(|()| None).map_err(|e| Failure::io("the journal could not be emptied", &e));
         }
         let rotate = full && journal.bytes() > 0;
         if rotate {
@@ -2205,10 +2200,8 @@ mod tests {
         let journal_path = dir.path().join(journal::FILE);
         assert_eq!(std::fs::metadata(&journal_path).unwrap().len(), 0, "a close empties the journal");
         let out = run_child("journal_child_appends_then_aborts", JOURNAL_CHILD, dir.path());
-        assert!(!out.status.success(), "the child aborts");
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let acknowledged = acknowledged_in(&stdout);
-        assert_eq!(acknowledged.len(), 23, "{stdout}");
+        assert_eq!(acknowledged_in(&stdout).len(), 23, "{stdout}");
         let journaled = journal::read(&journal_path).unwrap();
         assert_eq!(journaled.records.len(), 21, "an insert a record: the batch and 20 appends");
         assert_eq!(journaled.records[0].1.len(), 3);
@@ -2227,19 +2220,10 @@ mod tests {
             );
         }
 
-        let store = SledStore::open(dir.path()).unwrap();
+        let store = every_acknowledged_event_is_put_back(dir.path(), &out);
         assert_eq!(store.head("g").unwrap().unwrap().seq, 13);
         assert_eq!(store.head("h").unwrap().unwrap().seq, 10);
-        for game in ["g", "h"] {
-            // `read` checks every link of the chain.
-            let read: Vec<Event> = store.read(game, 0).unwrap().collect::<Result<_, _>>().unwrap();
-            assert_eq!(read.len() as u64, store.head(game).unwrap().unwrap().seq + 1);
-        }
-        for (game, seq, position) in &acknowledged {
-            assert_eq!(store.log_position(game, *seq).unwrap(), Some(*position), "{game} {seq}");
-        }
         assert_eq!(store.log_size().unwrap(), 25);
-        assert_eq!(std::fs::metadata(&journal_path).unwrap().len(), 0, "the open emptied the journal");
         let dir_path = closed_durably(store);
         let store = SledStore::open(&dir_path).unwrap();
         assert_eq!(store.head("g").unwrap().unwrap().seq, 13, "what was put back is sled's own now");
@@ -2346,7 +2330,8 @@ mod tests {
         assert!(before + *lengths.last().unwrap() > journal::LIMIT, "rotated before its limit: {lengths:?}");
         let newer = journal::read(&dir.path().join(journal::FILE)).unwrap();
         assert_eq!(newer.records.len(), 1, "the new file holds the round's record alone: {lengths:?}");
-        assert_eq!(newer.records[0].1.last().unwrap(), &batch_bytes_of(&store, head.seq));
+        let newest = crate::event::canonical_bytes(&store.get("g", head.seq).unwrap().unwrap());
+        assert_eq!(newer.records[0].1.last().unwrap(), &newest);
         assert_eq!(len_of(journal::OLDER), None, "the sync behind the rotation removed the older file");
         let journal = store.journal.lock().unwrap();
         assert_eq!((journal.rotations(), journal.older_bytes()), (1, 0));
@@ -2518,7 +2503,7 @@ mod tests {
                 assert!(!held, "sled held events of {game}, which no sync of its own wrote");
             }
         }
-        every_acknowledged_event_is_put_back(dir.path(), &out);
+        drop(every_acknowledged_event_is_put_back(dir.path(), &out));
     }
 
     /// A process that dies after the sync behind a rotation removed the
@@ -2531,13 +2516,14 @@ mod tests {
         let journaled = journal::read_files(dir.path()).unwrap();
         assert_eq!(journaled.older, journal::Read::default(), "the sync behind removed the older file");
         assert!(!journaled.newer.records.is_empty(), "nothing was acknowledged after the rotation");
-        every_acknowledged_event_is_put_back(dir.path(), &out);
+        drop(every_acknowledged_event_is_put_back(dir.path(), &out));
     }
 
     /// After a child aborted (not another end: a panic, its watchdog), the
     /// store opens with every event the child said acknowledged at the
     /// position it said, both games whole, and the journal's files emptied.
-    fn every_acknowledged_event_is_put_back(dir: &Path, out: &std::process::Output) {
+    /// Returns the store, open.
+    fn every_acknowledged_event_is_put_back(dir: &Path, out: &std::process::Output) -> SledStore {
         use std::os::unix::process::ExitStatusExt;
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.signal(), Some(libc::SIGABRT), "the child aborts: {stdout}");
@@ -2556,6 +2542,7 @@ mod tests {
         }
         assert_eq!(journal::read_files(dir).unwrap(), journal::Files::default(), "the open emptied both");
         assert!(!dir.join(journal::OLDER).exists());
+        store
     }
 
     /// A store that fails outside any sync (an insert sled refused) after
@@ -3004,11 +2991,6 @@ mod tests {
             kept.push(index, bytes);
         }
         tree.insert(chunk::events_key(c), kept.bytes()).unwrap();
-    }
-
-    /// The stored bytes of game "g"'s event `seq`.
-    fn batch_bytes_of(store: &SledStore, seq: u64) -> Vec<u8> {
-        crate::event::canonical_bytes(&store.get("g", seq).unwrap().unwrap())
     }
 
     fn events_after(head: &Event, n: usize) -> Vec<(Event, Vec<u8>)> {
