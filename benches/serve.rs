@@ -383,7 +383,8 @@ enum Keys {
     /// events kept 64 to a key with their places in the log (written when
     /// the 64th arrives), the log's leaves 64 to a key with a stored
     /// subtree, and what is not yet in sled made durable by a journal (one
-    /// write + fdatasync per sync, records hashed as arbiter's are); when
+    /// write over its space + fdatasync per sync, records hashed as
+    /// arbiter's are); when
     /// the journal passes 1 MiB, the keys not yet full are written as they
     /// are, then sled's own flush + fdatasync, then the journal is emptied.
     SixtyFourToAKey,
@@ -435,11 +436,20 @@ fn sixty_four_to_a_key(
     events: usize,
     per_sync: usize,
 ) -> f64 {
-    use std::io::Write;
+    use std::os::unix::fs::FileExt;
     const TO_A_KEY: usize = 64;
-    // Appending, as arbiter's journal is opened, so that emptying it with
-    // `set_len(0)` starts the next write at its beginning.
-    let mut journal = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("journal")).unwrap();
+    // As arbiter's journal is: made 1 MiB long with zeros first, then
+    // written over from its start, each write ending with four zeros;
+    // emptied by starting again at its start.
+    let journal = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(dir.join("journal"))
+        .unwrap();
+    journal.write_all_at(&vec![0; 1 << 20], 0).unwrap();
+    journal.sync_data().unwrap();
     let (mut records, mut journaled) = (Vec::new(), 0usize);
     // Each game's events not yet in a full key, each with its place in the
     // log (the layout keeps positions in the game's keys, not apart).
@@ -468,8 +478,9 @@ fn sixty_four_to_a_key(
             log_tree.insert([&b"n"[..], &[6], &(first >> 6).to_be_bytes()].concat(), &[0u8; 32]).unwrap();
         }
         if (i + 1) % per_sync == 0 || i + 1 == events {
-            journal.write_all(&records).unwrap();
-            journaled += records.len();
+            records.extend_from_slice(&[0; 4]);
+            journal.write_all_at(&records, journaled as u64).unwrap();
+            journaled += records.len() - 4;
             records.clear();
             journal.sync_data().unwrap();
             if journaled > 1 << 20 {
@@ -488,7 +499,6 @@ fn sixty_four_to_a_key(
                 }
                 db.flush().unwrap();
                 log.sync_data().unwrap();
-                journal.set_len(0).unwrap();
                 journaled = 0;
             }
         }

@@ -29,7 +29,7 @@ fn an_append_is_acknowledged_only_after_fdatasync() {
     let status = Command::new("strace")
         // The appending thread alone (no -f): the journal is written and
         // synced by the append's own thread, and the acknowledgement too.
-        .args(["-e", "trace=openat,fsync,fdatasync,sync_file_range,write", "-o"])
+        .args(["-e", "trace=openat,fsync,fdatasync,sync_file_range,write,pwrite64", "-o"])
         .arg(&log)
         .arg(env!("CARGO_BIN_EXE_arbiter"))
         .arg("--data")
@@ -50,15 +50,16 @@ fn an_append_is_acknowledged_only_after_fdatasync() {
         .iter()
         .position(|l| l.contains("write(1") && l.contains("appended"))
         .unwrap_or_else(|| panic!("no acknowledgement in:\n{trace}"));
-    // The journal's descriptor as opened to append to it (an open only
-    // reads it first): `openat(AT_FDCWD, ".../journal", O_WRONLY|O_CREAT|O_APPEND|O_CLOEXEC, 0666) = FD`.
+    // The journal's descriptor as opened to write to it (an open only
+    // reads it first): `openat(AT_FDCWD, ".../journal", O_RDWR|O_CREAT|O_CLOEXEC, 0666) = FD`.
+    // Its records are written over space the file has (`pwrite64`).
     let journal = format!("{}\"", d.join("journal").display());
     let fd = lines[..ack]
         .iter()
-        .rfind(|l| l.starts_with("openat(") && l.contains(&journal) && l.contains("O_APPEND"))
+        .rfind(|l| l.starts_with("openat(") && l.contains(&journal) && l.contains("O_RDWR"))
         .and_then(|l| l.rsplit("= ").next()?.trim().parse::<u32>().ok())
-        .unwrap_or_else(|| panic!("the journal was not opened to append before the acknowledgement:\n{trace}"));
-    let written = lines[..ack].iter().rposition(|l| l.starts_with(&format!("write({fd}, ")));
+        .unwrap_or_else(|| panic!("the journal was not opened to write before the acknowledgement:\n{trace}"));
+    let written = lines[..ack].iter().rposition(|l| l.starts_with(&format!("pwrite64({fd}, ")));
     let synced = lines[..ack].iter().rposition(|l| l.starts_with(&format!("fdatasync({fd})")) && l.ends_with("= 0"));
     assert!(written.is_some(), "no write to the journal before the acknowledgement:\n{trace}");
     assert!(synced.is_some(), "no fdatasync before the acknowledgement:\n{trace}");

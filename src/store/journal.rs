@@ -46,17 +46,30 @@
 //! 32      BLAKE3 of the body
 //! ```
 //!
-//! Records are only appended, a group commit's records in one write, and
-//! the file is cut to nothing (or, for `OLDER`, removed) once sled's own
-//! sync covers them. A crash in
-//! the middle of a write leaves a record cut short at the end: reading
-//! stops at the first record that is cut short or fails its hash, and
-//! what follows is not replayed (it was never acknowledged: an append is
-//! acknowledged only after its whole write was synced). A batch is one
-//! record, so it is replayed whole or not at all.
+//! and after the last record, `END` (four zeros: a body of length 0).
+//!
+//! Each process's first write to `FILE` cuts it to nothing and makes it
+//! `LIMIT` long with zeros, synced (`Journal::file`); records are then
+//! written over that space, a group commit's records and a new `END` in
+//! one write over the last `END`: an fdatasync then writes those blocks
+//! alone, where a write that makes the file longer also commits its new
+//! size (1.5x to 2.1x as many syncs per second here). Once sled's own
+//! sync covers its records, the file is emptied by an `END` at its start
+//! (`Journal::clear`), so it may hold records of this process past its
+//! `END`, each acknowledged and in sled: reading never goes past it, and
+//! should a crash undo that `END`, an open passes over them. A crash in
+//! the middle of a write leaves a record cut short, or the `END` before
+//! it (the write's later blocks may be on the disk, whole records that
+//! were never acknowledged, and sled may lack them): reading stops at
+//! the first record that is cut short or fails its hash, and what follows
+//! is not replayed. Nothing is written over that file's space until the
+//! next process's first write has cut it to nothing, so what a crash left
+//! past the end is never read as the journal. A batch is one record, so
+//! it is replayed whole or not at all.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::limits::{MAX_EVENT_BYTES, MAX_GAME_NAME_BYTES};
@@ -81,6 +94,12 @@ pub const LIMIT: u64 = 1024 * 1024;
 pub const MOST_EVENTS: usize = 64;
 
 const HASH_BYTES: usize = 32;
+
+/// What follows the journal's last record: a body length of 0, which no
+/// record has. Each write ends with it (`Journal::append`), so that what
+/// lies further on in the file (zeros, or records from before a
+/// `Journal::clear`) is never read.
+const END: [u8; 4] = [0; 4];
 
 /// The longest body a record may have.
 const MOST_BODY_BYTES: usize = 2 + MAX_GAME_NAME_BYTES + MOST_EVENTS * (4 + MAX_EVENT_BYTES);
@@ -118,7 +137,8 @@ pub fn encode<'a>(game: &str, events: impl ExactSizeIterator<Item = &'a [u8]>, o
 pub struct Read {
     pub records: Vec<Insert>,
     pub torn: u64,
-    /// The file's length.
+    /// Where its whole records end: the journal's length, which the
+    /// file's (made ahead, or recycled) may pass.
     len: u64,
 }
 
@@ -166,8 +186,12 @@ pub fn read(path: &Path) -> io::Result<Read> {
         read.records.push(record);
         at = next;
     }
-    read.torn = (bytes.len() - at) as u64;
-    read.len = bytes.len() as u64;
+    // The journal ends at `END` after its last record; anything else
+    // there, up to the next four zeros (the space the file was made with,
+    // or an older write's end), is a write cut short.
+    let rest = &bytes[at..];
+    read.torn = rest.windows(END.len()).position(|w| w == END).unwrap_or(rest.len()) as u64;
+    read.len = at as u64;
     Ok(read)
 }
 
@@ -198,9 +222,9 @@ fn record_at(bytes: &[u8], at: usize) -> Option<(Insert, usize)> {
     Some(((game.to_string(), events), at + 4 + len + HASH_BYTES))
 }
 
-/// The journal's files: `FILE`, opened for appending at the first write
-/// (a store only read never makes one), and `OLDER` while a rotation's
-/// sync of sled's runs.
+/// The journal's files: `FILE`, opened at the first write (a store only
+/// read never makes one), and `OLDER` while a rotation's sync of sled's
+/// runs.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
@@ -258,26 +282,49 @@ impl Journal {
         self.replayed = true;
     }
 
-    fn file(&mut self) -> io::Result<&mut File> {
+    /// `FILE`, at this process's first write to it (or after a rotation):
+    /// cut to nothing, then made `LIMIT` long with zeros and synced so,
+    /// before any record is written over them. Records are then written
+    /// over space the file already has: an fdatasync of such a write is a
+    /// write of its blocks alone, where one that makes the file longer
+    /// must also commit the file's new size to the filesystem's own
+    /// journal (measured here, 7,000-byte writes each followed by
+    /// fdatasync: 1.5x to 2.1x as many per second written over as
+    /// appended). Zeros read as `END`. Cut first: a crash may have left
+    /// whole records that were never acknowledged past the `END` an open
+    /// read to (see the module's comment); whatever the file held is in
+    /// sled by now (the open put back what it read, or it was covered by
+    /// sled's own sync). (About 3 ms here, once per process that writes
+    /// and once per rotation.)
+    fn file(&mut self) -> io::Result<&File> {
         if self.file.is_none() {
             let made = !self.path.exists();
-            let file = OpenOptions::new().create(true).append(true).open(&self.path)?;
+            let file = OpenOptions::new().create(true).truncate(true).read(true).write(true).open(&self.path)?;
+            file.write_all_at(&vec![0; LIMIT as usize], 0)?;
+            file.sync_data()?;
             if made {
                 // The new file's name must be durable before anything in
                 // it is (and with it a rotation's rename).
-                let dir = self.path.parent().unwrap_or(Path::new("."));
-                File::open(dir)?.sync_all()?;
+                sync_dir(&self.path)?;
             }
             self.file = Some(file);
         }
-        Ok(self.file.as_mut().expect("opened above"))
+        Ok(self.file.as_ref().expect("opened above"))
     }
 
-    /// Appends `records` (whole, from `encode`) and syncs them.
+    /// Writes `records` (whole, from `encode`) over the `END` after the
+    /// journal's last record, with an `END` after them, and syncs them.
+    /// A crash before the sync ends leaves the records before them and
+    /// either these whole, or a record cut short, or the `END` they were
+    /// to replace: reading stops there.
     pub fn append(&mut self, records: &[u8]) -> io::Result<()> {
         assert!(self.replayed, "an append to a journal not yet replayed");
+        let at = self.len;
+        let mut write = Vec::with_capacity(records.len() + END.len());
+        write.extend_from_slice(records);
+        write.extend_from_slice(&END);
         let file = self.file()?;
-        file.write_all(records)?;
+        file.write_all_at(&write, at)?;
         file.sync_data()?;
         self.len += records.len() as u64;
         Ok(())
@@ -294,7 +341,7 @@ impl Journal {
         self.file = None;
         if self.len > 0 {
             std::fs::rename(&self.path, &self.older)?;
-            File::open(self.path.parent().unwrap_or(Path::new(".")))?.sync_all()?;
+            sync_dir(&self.path)?;
         }
         self.older_len = self.len;
         self.len = 0;
@@ -302,14 +349,15 @@ impl Journal {
         Ok(())
     }
 
-    /// Cuts `FILE` to nothing, once sled's own sync covers every record in
-    /// it. Not synced: a cut that a crash undoes leaves records that an
+    /// Empties `FILE` once sled's own sync covers every record in it: an
+    /// `END` is written at its start, where the next record will be
+    /// written. Not synced: a crash that undoes it leaves records that an
     /// open passes over (sled holds them).
     pub fn clear(&mut self) -> io::Result<()> {
         if self.len == 0 || !self.replayed {
             return Ok(());
         }
-        self.file()?.set_len(0)?;
+        self.file()?.write_all_at(&END, 0)?;
         self.len = 0;
         Ok(())
     }
@@ -338,6 +386,12 @@ impl Journal {
     }
 }
 
+/// Syncs the directory that holds `path`: a name made or changed there is
+/// durable once this returns.
+fn sync_dir(path: &Path) -> io::Result<()> {
+    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,7 +418,8 @@ mod tests {
         assert_eq!(games, ["g", "other", "g"]);
         assert_eq!(read.records[2].1, vec![b"{\"seq\":2}".to_vec()]);
         assert_eq!(read.torn, 0);
-        assert_eq!(journal.bytes(), std::fs::metadata(&path).unwrap().len());
+        assert_eq!(journal.bytes(), read.bytes());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), LIMIT, "the file is made ahead, records written over it");
     }
 
     /// A write cut short anywhere in its last record leaves the records
@@ -397,12 +452,59 @@ mod tests {
         let mut journal = Journal::new(dir.path(), &Files::default());
         journal.append(&journal_of(&[("g", b"{\"seq\":1}")])).unwrap();
         journal.clear().unwrap();
-        assert_eq!((journal.bytes(), std::fs::metadata(dir.path().join(FILE)).unwrap().len()), (0, 0));
+        assert_eq!((journal.bytes(), read(&dir.path().join(FILE)).unwrap()), (0, Read::default()));
+        assert_eq!(std::fs::metadata(dir.path().join(FILE)).unwrap().len(), LIMIT, "its space is kept");
         journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
         assert_eq!(
             read(&dir.path().join(FILE)).unwrap().records,
             vec![("g".to_string(), vec![b"{\"seq\":2}".to_vec()])]
         );
+    }
+
+    /// Records written over a file used before end at their `END`: the
+    /// older records further on are not read, even where one begins just
+    /// where the new ones end (records of one size). A process's first
+    /// write cuts the file to nothing and makes it `LIMIT` long with zeros,
+    /// so what an earlier process left past the end (here a whole record,
+    /// as a crash may leave one never acknowledged) is gone before any
+    /// record is written over it.
+    #[test]
+    fn a_file_is_read_only_to_its_end_and_each_process_starts_it_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let one = |seq: u8| journal_of(&[("g", format!("{{\"seq\":{seq}}}").as_bytes())]);
+        let seqs_in = |path: &Path| -> Vec<Vec<u8>> {
+            read(path).unwrap().records.into_iter().map(|(_, e)| e[0].clone()).collect()
+        };
+        let mut journal = Journal::new(dir.path(), &Files::default());
+        for seq in 1..=3 {
+            journal.append(&one(seq)).unwrap();
+        }
+        journal.clear().unwrap();
+        journal.append(&one(4)).unwrap();
+        assert_eq!(
+            seqs_in(&path),
+            [b"{\"seq\":4}".to_vec()],
+            "the second record of the first use begins where it ends"
+        );
+        drop(journal);
+
+        // What a crash may leave: a record, its END, and past it a whole
+        // record that was never acknowledged.
+        let mut left = one(5);
+        left.extend_from_slice(&END);
+        left.extend_from_slice(&one(6));
+        std::fs::write(&path, &left).unwrap();
+        let read_at_open = read_files(dir.path()).unwrap();
+        assert_eq!(read_at_open.newer.records.len(), 1, "reading stops at the END");
+        let mut journal = Journal::new(dir.path(), &read_at_open);
+        journal.mark_replayed();
+        journal.clear().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len() as u64, LIMIT);
+        assert!(bytes.iter().all(|b| *b == 0), "the first write of a process cuts the file to zeros");
+        journal.append(&one(7)).unwrap();
+        assert_eq!(seqs_in(&path), [b"{\"seq\":7}".to_vec()]);
     }
 
     /// A rotation renames the file to `OLDER` and the next append starts
