@@ -109,7 +109,7 @@ fn other_players_act_where_the_text_says_in_seat_order() {
         sim.pass(&[who]);
     }
     assert_eq!(sim.view().step.number, "12-15");
-    assert_eq!(sim.combat().window.as_ref().unwrap().order, vec!["p4", "p2", "p1", "p3"]);
+    assert_eq!(sim.combat().window.as_ref().unwrap().order.to_vec(), vec!["p4", "p2", "p1", "p3"]);
 }
 
 #[test]

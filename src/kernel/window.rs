@@ -1,5 +1,7 @@
 //! A window of priority: players in order may act or pass.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Players in `order` get priority one after another. A pass moves priority
@@ -8,7 +10,9 @@ use serde::{Deserialize, Serialize};
 /// closed from the start: "other players" when there are none).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
-    pub order: Vec<String>,
+    /// Shared between copies of the state (a window's players do not
+    /// change while it is open, and replay copies the state at every event).
+    pub order: Arc<[String]>,
     /// Index in `order` of the player with priority.
     pub priority: usize,
     /// Passes in a row since the last play.
@@ -20,7 +24,7 @@ crate::changes_by_member!(Window { order, passes: leaf, priority: leaf });
 
 impl Window {
     pub fn new(order: Vec<String>) -> Window {
-        Window { order, priority: 0, passes: 0 }
+        Window { order: order.into(), priority: 0, passes: 0 }
     }
 
     pub fn is_closed(&self) -> bool {

@@ -701,11 +701,14 @@ pub struct Combat {
     pub second_combat: Option<Determined>,
 }
 
+/// Seats, judges and points are shared between copies of the state until
+/// they change (seldom: a judge added, a combat's points awarded), as the
+/// finished combat is: replay copies the state at every event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    pub seats: Vec<String>,
-    pub judges: Vec<String>,
-    pub points: BTreeMap<String, u64>,
+    pub seats: Arc<[String]>,
+    pub judges: Arc<[String]>,
+    pub points: Arc<BTreeMap<String, u64>>,
     pub combat: Option<Combat>,
     /// How many combats are finished, and the last (see [`Finished`]).
     pub finished: Finished,
@@ -755,9 +758,9 @@ pub fn open(header: &Header) -> Result<State, String> {
         return Err("Doomtrooper takes no ruleset options".into());
     }
     Ok(State {
-        seats: header.seat_ids(),
-        judges: header.judges.clone(),
-        points: header.seats.iter().map(|s| (s.id.clone(), 0)).collect(),
+        seats: header.seat_ids().into(),
+        judges: header.judges.clone().into(),
+        points: Arc::new(header.seats.iter().map(|s| (s.id.clone(), 0)).collect()),
         combat: None,
         finished: Finished::default(),
     })
@@ -852,7 +855,7 @@ impl State {
             let done = self.combat.take().expect("combat");
             for d in std::iter::once(&done.first_combat).chain(done.second_combat.as_ref()) {
                 for (seat, p) in &d.points {
-                    *self.points.entry(seat.clone()).or_default() += p;
+                    *Arc::make_mut(&mut self.points).entry(seat.clone()).or_default() += p;
                 }
             }
             self.finished.push(done);
@@ -913,7 +916,7 @@ impl State {
     /// text's roles in its order, "other players" in the header's seat order.
     pub fn priority(&self) -> Vec<String> {
         let window = self.combat.as_ref().and_then(|c| c.window.as_ref());
-        window.filter(|w| !w.is_closed()).map(|w| w.order.clone()).unwrap_or_default()
+        window.filter(|w| !w.is_closed()).map(|w| w.order.to_vec()).unwrap_or_default()
     }
 
     /// The step of the procedure the game is at (what [`State::view`]
@@ -951,7 +954,7 @@ impl State {
         let Some(c) = &self.combat else {
             return View {
                 step,
-                may_act: self.seats.clone(),
+                may_act: self.seats.to_vec(),
                 legal: vec![ActionType::Announce],
                 awaiting_ruling: None,
             };
@@ -960,7 +963,7 @@ impl State {
         if let Some(p) = &c.awaiting_ruling {
             return View {
                 step,
-                may_act: self.judges.clone(),
+                may_act: self.judges.to_vec(),
                 legal: vec![ActionType::Resolve],
                 awaiting_ruling: Some(p.describe()),
             };

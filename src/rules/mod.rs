@@ -44,7 +44,7 @@ impl RulesetState {
     fn set_judges(&mut self, judges: &[String]) {
         let judges = judges.to_vec();
         match self {
-            RulesetState::Doomtrooper(s) => s.judges = judges,
+            RulesetState::Doomtrooper(s) => s.judges = judges.into(),
             RulesetState::Wtactics(s) => s.judges = judges,
             RulesetState::Riftbound(s) => s.judges = judges,
             RulesetState::Rawdeal(s) => s.judges = judges,
