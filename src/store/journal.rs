@@ -316,7 +316,9 @@ impl Journal {
     /// journal's last record, with an `END` after them, and syncs them.
     /// A crash before the sync ends leaves the records before them and
     /// either these whole, or a record cut short, or the `END` they were
-    /// to replace: reading stops there.
+    /// to replace: reading stops there, or past these whole records at
+    /// what this process's file holds further on (zeros, or records it
+    /// wrote before a `clear`, each in sled, which an open passes over).
     pub fn append(&mut self, records: &[u8]) -> io::Result<()> {
         assert!(self.replayed, "an append to a journal not yet replayed");
         let at = self.len;
@@ -349,15 +351,21 @@ impl Journal {
         Ok(())
     }
 
-    /// Empties `FILE` once sled's own sync covers every record in it: an
-    /// `END` is written at its start, where the next record will be
-    /// written. Not synced: a crash that undoes it leaves records that an
-    /// open passes over (sled holds them).
+    /// Empties `FILE` once sled's own sync covers every record in it:
+    /// this process's file by an `END` at its start, where the next record
+    /// will be written (its space kept); a file an earlier process left
+    /// (the open empties it once the records were put back) is cut to
+    /// nothing, which needs no space on a full disk, and made again at
+    /// the first write. Not synced: a crash that undoes it leaves records
+    /// that an open passes over (sled holds them).
     pub fn clear(&mut self) -> io::Result<()> {
         if self.len == 0 || !self.replayed {
             return Ok(());
         }
-        self.file()?.write_all_at(&END, 0)?;
+        match &self.file {
+            Some(file) => file.write_all_at(&END, 0)?,
+            None => OpenOptions::new().write(true).open(&self.path)?.set_len(0)?,
+        }
         self.len = 0;
         Ok(())
     }
@@ -500,11 +508,22 @@ mod tests {
         let mut journal = Journal::new(dir.path(), &read_at_open);
         journal.mark_replayed();
         journal.clear().unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(bytes.len() as u64, LIMIT);
-        assert!(bytes.iter().all(|b| *b == 0), "the first write of a process cuts the file to zeros");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "an open's emptying cuts a file it did not write");
         journal.append(&one(7)).unwrap();
         assert_eq!(seqs_in(&path), [b"{\"seq\":7}".to_vec()]);
+        drop(journal);
+
+        // The same with nothing to read at the open (the record that was
+        // cut short was the first): the first write cuts the file too.
+        std::fs::write(&path, [&END[..], &one(6)].concat()).unwrap();
+        let mut journal = Journal::new(dir.path(), &read_files(dir.path()).unwrap());
+        assert!(journal.replayed());
+        journal.append(&one(8)).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let written = one(8).len() + END.len();
+        assert_eq!(bytes.len() as u64, LIMIT);
+        assert!(bytes[written..].iter().all(|b| *b == 0), "what the crash left past the end is gone");
+        assert_eq!(seqs_in(&path), [b"{\"seq\":8}".to_vec()]);
     }
 
     /// A rotation renames the file to `OLDER` and the next append starts
