@@ -48,24 +48,25 @@
 //!
 //! and after the last record, `END` (four zeros: a body of length 0).
 //!
-//! Each process's first write to `FILE` cuts it to nothing and makes it
-//! `LIMIT` long with zeros, synced (`Journal::file`); records are then
-//! written over that space, a group commit's records and a new `END` in
-//! one write over the last `END`: an fdatasync then writes those blocks
-//! alone, where a write that makes the file longer also commits its new
-//! size (1.5x to 2.1x as many syncs per second here). Once sled's own
-//! sync covers its records, the file is emptied by an `END` at its start
-//! (`Journal::clear`), so it may hold records of this process past its
-//! `END`, each acknowledged and in sled: reading never goes past it, and
-//! should a crash undo that `END`, an open passes over them. A crash in
-//! the middle of a write leaves a record cut short, or the `END` before
-//! it (the write's later blocks may be on the disk, whole records that
-//! were never acknowledged, and sled may lack them): reading stops at
-//! the first record that is cut short or fails its hash, and what follows
-//! is not replayed. Nothing is written over that file's space until the
-//! next process's first write has cut it to nothing, so what a crash left
-//! past the end is never read as the journal. A batch is one record, so
-//! it is replayed whole or not at all.
+//! The first write to `FILE` after it was made or emptied cuts it to
+//! nothing and makes it `LIMIT` long with zeros, synced (`Journal::file`);
+//! records are then written over that space, a group commit's records
+//! and a new `END` in one write over the last `END`: an fdatasync then
+//! writes those blocks alone, where a write that makes the file longer
+//! also commits its new size (1.5x to 2.1x as many syncs per second
+//! here). So past the journal's last record there is only `END` and
+//! zeros, synced, whatever a process did before. A crash in the middle
+//! of a write leaves a record cut short, or the `END` before it (the
+//! write's later blocks may be on the disk, whole records that were never
+//! acknowledged, and sled may lack them): reading stops at the first
+//! record that is cut short or fails its hash, and what follows is not
+//! replayed. Nothing is written over that space until the file has been
+//! cut to nothing again (by the next write after the open), so what a
+//! crash left past the end is never read as the journal. (A file emptied
+//! with an `END` and written over, where it still held older records,
+//! could read, after a crash that kept a write's later blocks but not its
+//! first, older records then newer ones that were never acknowledged.)
+//! A batch is one record, so it is replayed whole or not at all.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -96,9 +97,8 @@ pub const MOST_EVENTS: usize = 64;
 const HASH_BYTES: usize = 32;
 
 /// What follows the journal's last record: a body length of 0, which no
-/// record has. Each write ends with it (`Journal::append`), so that what
-/// lies further on in the file (zeros, or records from before a
-/// `Journal::clear`) is never read.
+/// record has. Each write ends with it (`Journal::append`), where the
+/// file holds zeros: what a crash left further on is never read.
 const END: [u8; 4] = [0; 4];
 
 /// The longest body a record may have.
@@ -282,8 +282,9 @@ impl Journal {
         self.replayed = true;
     }
 
-    /// `FILE`, at this process's first write to it (or after a rotation):
-    /// cut to nothing, then made `LIMIT` long with zeros and synced so,
+    /// `FILE`, at this process's first write to it (or after a rotation or
+    /// a `clear`): cut to nothing, then made `LIMIT` long with zeros and
+    /// synced so,
     /// before any record is written over them. Records are then written
     /// over space the file already has: an fdatasync of such a write is a
     /// write of its blocks alone, where one that makes the file longer
@@ -294,8 +295,8 @@ impl Journal {
     /// whole records that were never acknowledged past the `END` an open
     /// read to (see the module's comment); whatever the file held is in
     /// sled by now (the open put back what it read, or it was covered by
-    /// sled's own sync). (About 3 ms here, once per process that writes
-    /// and once per rotation.)
+    /// sled's own sync). (About 3 ms here, once per process that writes,
+    /// once per rotation and once after each `clear`.)
     fn file(&mut self) -> io::Result<&File> {
         if self.file.is_none() {
             let made = !self.path.exists();
@@ -317,8 +318,7 @@ impl Journal {
     /// A crash before the sync ends leaves the records before them and
     /// either these whole, or a record cut short, or the `END` they were
     /// to replace: reading stops there, or past these whole records at
-    /// what this process's file holds further on (zeros, or records it
-    /// wrote before a `clear`, each in sled, which an open passes over).
+    /// the zeros beyond them.
     pub fn append(&mut self, records: &[u8]) -> io::Result<()> {
         assert!(self.replayed, "an append to a journal not yet replayed");
         let at = self.len;
@@ -352,18 +352,19 @@ impl Journal {
     }
 
     /// Empties `FILE` once sled's own sync covers every record in it:
-    /// this process's file by an `END` at its start, where the next record
-    /// will be written (its space kept); a file an earlier process left
-    /// (the open empties it once the records were put back) is cut to
-    /// nothing, which needs no space on a full disk, and made again at
-    /// the first write. Not synced: a crash that undoes it leaves records
-    /// that an open passes over (sled holds them).
+    /// cuts it to nothing (which needs no space on a full disk), and the
+    /// next write makes its space again (`file`): records are never
+    /// written over space that held records. Not synced: a crash that
+    /// undoes it leaves records that an open passes over (sled holds
+    /// them). (About 3 ms for the next write, after a sync of sled's that
+    /// costs more: a setting, a large batch, the journal full again while
+    /// its older file waits.)
     pub fn clear(&mut self) -> io::Result<()> {
         if self.len == 0 || !self.replayed {
             return Ok(());
         }
-        match &self.file {
-            Some(file) => file.write_all_at(&END, 0)?,
+        match self.file.take() {
+            Some(file) => file.set_len(0)?,
             None => OpenOptions::new().write(true).open(&self.path)?.set_len(0)?,
         }
         self.len = 0;
@@ -461,21 +462,22 @@ mod tests {
         journal.append(&journal_of(&[("g", b"{\"seq\":1}")])).unwrap();
         journal.clear().unwrap();
         assert_eq!((journal.bytes(), read(&dir.path().join(FILE)).unwrap()), (0, Read::default()));
-        assert_eq!(std::fs::metadata(dir.path().join(FILE)).unwrap().len(), LIMIT, "its space is kept");
+        assert_eq!(std::fs::metadata(dir.path().join(FILE)).unwrap().len(), 0, "cut to nothing");
         journal.append(&journal_of(&[("g", b"{\"seq\":2}")])).unwrap();
+        assert_eq!(std::fs::metadata(dir.path().join(FILE)).unwrap().len(), LIMIT, "its space made again");
         assert_eq!(
             read(&dir.path().join(FILE)).unwrap().records,
             vec![("g".to_string(), vec![b"{\"seq\":2}".to_vec()])]
         );
     }
 
-    /// Records written over a file used before end at their `END`: the
-    /// older records further on are not read, even where one begins just
-    /// where the new ones end (records of one size). A process's first
-    /// write cuts the file to nothing and makes it `LIMIT` long with zeros,
-    /// so what an earlier process left past the end (here a whole record,
-    /// as a crash may leave one never acknowledged) is gone before any
-    /// record is written over it.
+    /// Past the journal's records there are only zeros: after a `clear`
+    /// the next write makes the file's space again, so no older record
+    /// lies further on (one of the same size would begin just where the
+    /// new ones end). A process's first write cuts the file to nothing
+    /// too, so what an earlier process left past the end (here a whole
+    /// record, as a crash may leave one never acknowledged) is gone before
+    /// any record is written over it.
     #[test]
     fn a_file_is_read_only_to_its_end_and_each_process_starts_it_afresh() {
         let dir = tempfile::tempdir().unwrap();
@@ -490,11 +492,9 @@ mod tests {
         }
         journal.clear().unwrap();
         journal.append(&one(4)).unwrap();
-        assert_eq!(
-            seqs_in(&path),
-            [b"{\"seq\":4}".to_vec()],
-            "the second record of the first use begins where it ends"
-        );
+        assert_eq!(seqs_in(&path), [b"{\"seq\":4}".to_vec()]);
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes[one(4).len()..].iter().all(|b| *b == 0), "records 2 and 3 are gone, not only ended");
         drop(journal);
 
         // What a crash may leave: a record, its END, and past it a whole
