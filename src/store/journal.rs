@@ -137,8 +137,8 @@ pub fn encode<'a>(game: &str, events: impl ExactSizeIterator<Item = &'a [u8]>, o
 pub struct Read {
     pub records: Vec<Insert>,
     pub torn: u64,
-    /// Where its whole records end: the journal's length, which the
-    /// file's (made ahead, or recycled) may pass.
+    /// Where its whole records end: the journal's length (the file is
+    /// longer: its space is made ahead).
     len: u64,
 }
 
@@ -284,8 +284,7 @@ impl Journal {
 
     /// `FILE`, at this process's first write to it (or after a rotation or
     /// a `clear`): cut to nothing, then made `LIMIT` long with zeros and
-    /// synced so,
-    /// before any record is written over them. Records are then written
+    /// synced so, before any record is written over them. Records are then written
     /// over space the file already has: an fdatasync of such a write is a
     /// write of its blocks alone, where one that makes the file longer
     /// must also commit the file's new size to the filesystem's own
@@ -363,10 +362,11 @@ impl Journal {
         if self.len == 0 || !self.replayed {
             return Ok(());
         }
-        match self.file.take() {
-            Some(file) => file.set_len(0)?,
-            None => OpenOptions::new().write(true).open(&self.path)?.set_len(0)?,
-        }
+        let file = match self.file.take() {
+            Some(file) => file,
+            None => OpenOptions::new().write(true).open(&self.path)?,
+        };
+        file.set_len(0)?;
         self.len = 0;
         Ok(())
     }

@@ -2139,6 +2139,14 @@ mod tests {
             .unwrap()
     }
 
+    /// Returns once `done` says so, asking every millisecond (the crash
+    /// tests' children, waiting for their appenders to get somewhere).
+    fn wait_until(mut done: impl FnMut() -> bool) {
+        while !done() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// What a child said it acknowledged: each event's game, seq and
     /// position in the log, from its lines `acknowledged GAME SEQ POSITION`.
     fn acknowledged_in(stdout: &str) -> Vec<(String, u64, u64)> {
@@ -2268,9 +2276,7 @@ mod tests {
                     std::thread::sleep(Duration::from_millis(2));
                 }
             });
-            while acknowledged.load(Ordering::SeqCst) < 400 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(|| acknowledged.load(Ordering::SeqCst) >= 400);
             std::process::abort();
         });
     }
@@ -2466,21 +2472,15 @@ mod tests {
                     head = event.link();
                 }
             });
-            while !older.exists() {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(|| older.exists());
             if release {
                 rotated.send(()).unwrap();
                 // On to a second rotation and its sync behind: a file cut
                 // and made again at the rotation, written over.
-                while store.journal.lock().unwrap().rotations() < 2 || older.exists() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+                wait_until(|| store.journal.lock().unwrap().rotations() >= 2 && !older.exists());
             }
             let at = acknowledged.load(Ordering::SeqCst);
-            while acknowledged.load(Ordering::SeqCst) < at + 200 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            wait_until(|| acknowledged.load(Ordering::SeqCst) >= at + 200);
             std::process::abort();
         });
     }
