@@ -81,28 +81,71 @@ pub fn diff_docs(a: &Doc, b: &Doc) -> Vec<Change> {
 /// it. This is what replay does per event (issue 13: writing each state
 /// whole as text and walking it was most of replay's cost).
 pub trait Changes {
-    /// Adds to `differ` what changed under `path` from `self` to `after`.
-    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ);
+    /// Adds to `differ` what changed from `self` to `after`, under the path
+    /// `differ` is at ([`Differ::under`]).
+    fn changes_into(&self, after: &Self, differ: &mut Differ);
 }
 
 /// An `Option` serde writes as `null` when None: two values compared by
 /// their own [`Changes`]; `null` on one side only, a change of the whole
 /// value (a combat begun or ended).
 impl<T: Changes + Serialize> Changes for Option<T> {
-    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
+    fn changes_into(&self, after: &Self, differ: &mut Differ) {
         match (self, after) {
-            (Some(a), Some(b)) => a.changes_into(b, path, differ),
+            (Some(a), Some(b)) => a.changes_into(b, differ),
             (None, None) => {}
-            _ => differ.whole(path, self, after),
+            _ => differ.whole(self, after),
         }
     }
 }
 
-/// Where [`Changes`] gather, with the two text buffers that values written
-/// whole reuse.
+/// A copy of a value brought up to a later one of the same type by copying
+/// only the members that differ: what replay keeps of the state before each
+/// event. Copying the whole state at every event, and freeing the copy,
+/// was most of what replay did that verify does not (issue 13, fifteenth
+/// note). Only what [`Changes`] compares is brought up to date: a member
+/// serde does not write (a combat's place in its step table) may be stale,
+/// so such a copy is for comparing, never for folding on.
+pub trait CatchUp {
+    /// Makes what [`Changes`] compares of `self` equal to `after`'s.
+    fn catch_up(&mut self, after: &Self);
+}
+
+impl<T: CatchUp + Clone> CatchUp for Option<T> {
+    fn catch_up(&mut self, after: &Self) {
+        match (self.as_mut(), after) {
+            (Some(a), Some(b)) => a.catch_up(b),
+            _ => self.clone_from(after),
+        }
+    }
+}
+
+/// A shared value is caught up by sharing it: the same `Arc` after, unread.
+impl<T> CatchUp for Arc<T> {
+    fn catch_up(&mut self, after: &Self) {
+        if !Arc::ptr_eq(self, after) {
+            *self = after.clone();
+        }
+    }
+}
+
+/// Where [`Changes`] gather, with the path they are at and the two text
+/// buffers that values written whole reuse.
+///
+/// The path is one buffer, a member's name pushed on entering it and cut
+/// off on leaving ([`Differ::under`]), and the rank of a change (outcome
+/// first, as [`rank`] says) is known from the names on the way down: a
+/// path built anew for every member entered, and each change's path split
+/// again to rank it, were a sixth of a replay's comparing (callgrind).
 #[derive(Default)]
 pub struct Differ {
     changes: Vec<Change>,
+    /// The rank of each change, as [`rank`] gives it.
+    ranks: Vec<u8>,
+    /// Where the changes found now are.
+    path: String,
+    /// The least [`word_rank`] of the member names in `path` (2: none).
+    rank: u8,
     before: Doc,
     after: Doc,
 }
@@ -111,18 +154,71 @@ impl Differ {
     /// Every change from `before` to `after` (outcome first, as [`diff`]
     /// orders them); the buffers stay for the next.
     pub fn changes<T: Changes + ?Sized>(&mut self, before: &T, after: &T) -> Vec<Change> {
-        before.changes_into(after, "", self);
-        let mut out = std::mem::take(&mut self.changes);
-        out.sort_by_cached_key(|c| rank(&c.path));
+        debug_assert!(self.path.is_empty() && self.changes.is_empty());
+        self.rank = 2;
+        before.changes_into(after, self);
+        debug_assert_eq!(self.ranks.len(), self.changes.len());
+        debug_assert!(self.changes.iter().zip(&self.ranks).all(|(c, r)| rank(&c.path) == *r));
+        let changes = std::mem::take(&mut self.changes);
+        // By rank, and in the order found within one (as `diff`'s stable sort).
+        if self.ranks.is_sorted() {
+            self.ranks.clear();
+            return changes;
+        }
+        let mut out = Vec::with_capacity(changes.len());
+        let mut by_rank: [Vec<Change>; 3] = Default::default();
+        for (change, rank) in changes.into_iter().zip(self.ranks.drain(..)) {
+            match rank {
+                0 => out.push(change),
+                r => by_rank[r as usize].push(change),
+            }
+        }
+        out.append(&mut by_rank[1]);
+        out.append(&mut by_rank[2]);
         out
     }
 
+    /// Runs `f` at the member `name` of where this is (the path as the walk
+    /// writes it: `a.b`), then comes back.
+    pub fn under(&mut self, name: &str, f: impl FnOnce(&mut Differ)) {
+        let (len, rank) = (self.path.len(), self.rank);
+        if !self.path.is_empty() {
+            self.path.push('.');
+        }
+        self.path.push_str(name);
+        self.rank = self.rank.min(word_rank(name.as_bytes()).unwrap_or(2));
+        f(self);
+        self.path.truncate(len);
+        self.rank = rank;
+    }
+
+    /// Runs `f` at the element `i` of the list where this is (`a[3]`), then
+    /// comes back. An index is not a name: it ranks nothing.
+    fn at_index(&mut self, i: usize, f: impl FnOnce(&mut Differ)) {
+        let len = self.path.len();
+        self.path.push('[');
+        self.path.push_str(itoa(i, &mut [0; 20]));
+        self.path.push(']');
+        f(self);
+        self.path.truncate(len);
+    }
+
+    /// A change found here.
+    fn push(&mut self, before: Option<Value>, after: Option<Value>) {
+        let rank = if is_renumbering_path(&self.path) { 2 } else { self.rank };
+        self.changes.push(Change { path: self.path.clone(), before, after });
+        self.ranks.push(rank);
+    }
+
     /// `before` and `after`, written as JSON text and walked: the changes
-    /// of a value compared whole, under `path`.
-    pub fn written<T: Serialize + ?Sized>(&mut self, path: &str, before: &T, after: &T) {
+    /// of a value compared whole, here.
+    pub fn written<T: Serialize + ?Sized>(&mut self, before: &T, after: &T) {
         self.before.write(before).expect("a state serialises");
         self.after.write(after).expect("a state serialises");
-        walk(path, Text::whole(&self.before), Text::whole(&self.after), &mut self.changes);
+        let found = self.changes.len();
+        walk(&self.path, Text::whole(&self.before), Text::whole(&self.after), &mut self.changes);
+        // The walk's paths go below this one, through keys of any kind: ranked whole.
+        self.ranks.extend(self.changes[found..].iter().map(|c| rank(&c.path)));
     }
 
     /// A value whose two sides the walk would not look into (`null` and an
@@ -130,29 +226,31 @@ impl Differ {
     /// `Value` directly. Writing both as text and parsing the object back
     /// was a twentieth of a replay's work (callgrind), all of it at the
     /// events that begin or end a combat.
-    pub fn whole<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
+    pub fn whole<T: Serialize>(&mut self, before: &T, after: &T) {
         let (before, after) = (value_of(before), value_of(after));
         debug_assert!(
             !(before.is_object() && after.is_object() || before.is_array() && after.is_array()),
-            "{path}: the walk would look into two objects or two arrays"
+            "{}: the walk would look into two objects or two arrays",
+            self.path
         );
-        self.unless_equal(path, before, after);
+        self.unless_equal(before, after);
     }
 
     /// Two leaves that differ (numbers, strings): their values, unwritten.
-    pub fn leaf<T: Serialize>(&mut self, path: &str, before: &T, after: &T) {
+    pub fn leaf<T: Serialize>(&mut self, before: &T, after: &T) {
         let (before, after) = (value_of(before), value_of(after));
         debug_assert!(
             !before.is_object() && !before.is_array() && !after.is_object() && !after.is_array(),
-            "{path} is not a leaf"
+            "{} is not a leaf",
+            self.path
         );
-        self.unless_equal(path, before, after);
+        self.unless_equal(before, after);
     }
 
-    /// The change of the value at `path` from `before` to `after`, unless they are equal.
-    fn unless_equal(&mut self, path: &str, before: Value, after: Value) {
+    /// The change of the value here from `before` to `after`, unless they are equal.
+    fn unless_equal(&mut self, before: Value, after: Value) {
         if before != after {
-            self.changes.push(Change { path: path.into(), before: Some(before), after: Some(after) });
+            self.push(Some(before), Some(after));
         }
     }
 
@@ -160,48 +258,27 @@ impl Differ {
     /// equal on both sides is passed over, one that differs is written on
     /// both sides and walked, one on one side only is a change of the
     /// whole element.
-    pub fn list<T: Serialize + PartialEq>(&mut self, path: &str, before: &[T], after: &[T]) {
-        let mut buf = [0; 20];
+    pub fn list<T: Serialize + PartialEq>(&mut self, before: &[T], after: &[T]) {
         for i in 0..before.len().max(after.len()) {
             let (a, b) = (before.get(i), after.get(i));
             if a == b {
                 continue;
             }
-            let mut at = String::with_capacity(path.len() + 6);
-            at.push_str(path);
-            at.push('[');
-            at.push_str(itoa(i, &mut buf));
-            at.push(']');
-            match (a, b) {
-                (Some(a), Some(b)) => self.written(&at, a, b),
-                _ => self.optional(&at, &a, &b),
-            }
+            self.at_index(i, |d| match (a, b) {
+                (Some(a), Some(b)) => d.written(a, b),
+                _ => d.optional(&a, &b),
+            });
         }
     }
 
     /// A member serde leaves out when it is None (`skip_serializing_if`):
     /// present on one side only, it is a change of the whole member.
-    pub fn optional<T: Serialize>(&mut self, path: &str, before: &Option<T>, after: &Option<T>) {
+    pub fn optional<T: Serialize>(&mut self, before: &Option<T>, after: &Option<T>) {
         match (before, after) {
-            (Some(a), Some(b)) => self.written(path, a, b),
+            (Some(a), Some(b)) => self.written(a, b),
             (None, None) => {}
-            (a, b) => self.changes.push(Change {
-                path: path.into(),
-                before: a.as_ref().map(value_of),
-                after: b.as_ref().map(value_of),
-            }),
+            (a, b) => self.push(a.as_ref().map(value_of), b.as_ref().map(value_of)),
         }
-    }
-
-    /// The path of the member `name` under `path`, as the walk writes it.
-    pub fn member(path: &str, name: &str) -> String {
-        let mut p = String::with_capacity(path.len() + 1 + name.len());
-        p.push_str(path);
-        if !path.is_empty() {
-            p.push('.');
-        }
-        p.push_str(name);
-        p
     }
 }
 
@@ -221,56 +298,70 @@ fn value_of<T: Serialize>(v: &T) -> Value {
 ///
 /// Every member serde writes must be listed: the tests compare each
 /// ruleset's changes with [`diff`] over its JSON, state by state.
+///
+/// `kept Type { ... }` implements [`CatchUp`] from the same list too (a
+/// member `nested` or `optional_nested` caught up by its own, any other
+/// copied where it differs): one list, so that what is compared and what
+/// is kept up to date cannot drift apart.
 #[macro_export]
 macro_rules! changes_by_member {
+    (kept $ty:ty { $($name:ident $(: $kind:ident)?),* $(,)? }) => {
+        $crate::changes_by_member!($ty { $($name $(: $kind)?),* });
+        impl $crate::delta::CatchUp for $ty {
+            fn catch_up(&mut self, after: &Self) {
+                $( $crate::changes_by_member!(@catch_up self, after, $name $($kind)?); )*
+            }
+        }
+    };
+    (@catch_up $a:ident, $b:ident, $name:ident nested) => {
+        $crate::delta::CatchUp::catch_up(&mut $a.$name, &$b.$name);
+    };
+    (@catch_up $a:ident, $b:ident, $name:ident optional_nested) => {
+        $crate::delta::CatchUp::catch_up(&mut $a.$name, &$b.$name);
+    };
+    (@catch_up $a:ident, $b:ident, $name:ident $($kind:ident)?) => {
+        if $a.$name != $b.$name {
+            $a.$name.clone_from(&$b.$name);
+        }
+    };
     ($ty:ty { $($name:ident $(: $kind:ident)?),* $(,)? }) => {
         impl $crate::delta::Changes for $ty {
-            fn changes_into(&self, after: &Self, path: &str, differ: &mut $crate::delta::Differ) {
+            fn changes_into(&self, after: &Self, differ: &mut $crate::delta::Differ) {
                 #[cfg(debug_assertions)]
                 {
                     let names: &[&str] = &[$(stringify!($name)),*];
                     debug_assert!(names.is_sorted(), "{} lists its members out of key order: {names:?}", stringify!($ty));
                 }
-                $( $crate::changes_by_member!(@member self, after, path, differ, $name $($kind)?); )*
+                $( $crate::changes_by_member!(@member self, after, differ, $name $($kind)?); )*
             }
         }
     };
     // A plain member is written whole when it differs.
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident) => {
-        $crate::changes_by_member!(@member $a, $b, $path, $differ, $name written)
+    (@member $a:ident, $b:ident, $differ:ident, $name:ident) => {
+        $crate::changes_by_member!(@member $a, $b, $differ, $name written)
     };
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident optional_nested) => {
+    (@member $a:ident, $b:ident, $differ:ident, $name:ident optional_nested) => {
         match (&$a.$name, &$b.$name) {
-            (Some(x), Some(y)) => $crate::delta::Changes::changes_into(
-                x,
-                y,
-                &$crate::delta::Differ::member($path, stringify!($name)),
-                $differ,
-            ),
-            _ => $crate::changes_by_member!(@member $a, $b, $path, $differ, $name optional),
+            (Some(x), Some(y)) => $differ.under(stringify!($name), |d| $crate::delta::Changes::changes_into(x, y, d)),
+            _ => $crate::changes_by_member!(@member $a, $b, $differ, $name optional),
         }
     };
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident nested) => {
-        $crate::delta::Changes::changes_into(
-            &$a.$name,
-            &$b.$name,
-            &$crate::delta::Differ::member($path, stringify!($name)),
-            $differ,
-        );
+    (@member $a:ident, $b:ident, $differ:ident, $name:ident nested) => {
+        $differ.under(stringify!($name), |d| $crate::delta::Changes::changes_into(&$a.$name, &$b.$name, d));
     };
     // `leaf`, `list`, `optional` (and `written`): the `Differ` method of that name.
-    (@member $a:ident, $b:ident, $path:ident, $differ:ident, $name:ident $method:ident) => {
+    (@member $a:ident, $b:ident, $differ:ident, $name:ident $method:ident) => {
         if $a.$name != $b.$name {
-            $differ.$method(&$crate::delta::Differ::member($path, stringify!($name)), &$a.$name, &$b.$name);
+            $differ.under(stringify!($name), |d| d.$method(&$a.$name, &$b.$name));
         }
     };
 }
 
 /// A value shared between states: the same `Arc` is the same value, unread.
 impl<T: Changes> Changes for Arc<T> {
-    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
+    fn changes_into(&self, after: &Self, differ: &mut Differ) {
         if !Arc::ptr_eq(self, after) {
-            (**self).changes_into(after, path, differ)
+            (**self).changes_into(after, differ)
         }
     }
 }

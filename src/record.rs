@@ -757,13 +757,13 @@ const BATCH: usize = 256;
 /// the two threads' pace.
 const BATCHES_AHEAD: usize = 4;
 
-/// A stored event as the reading thread hands it over: its bytes, kept for
-/// its hash, and the event parsed from them, unless the reading was the
-/// slower thread and left that to the checking one (see `read_ahead`).
-struct Read {
-    seq: u64,
-    bytes: Vec<u8>,
-    parsed: Option<Parsed>,
+/// A stored event as the reading thread hands it over: checked (parsed,
+/// and its hash checked against its bytes), or its bytes, where the reading
+/// was the slower thread and left that to the checking one (see
+/// `read_ahead`).
+enum Read {
+    Checked(Parsed),
+    Bytes { seq: u64, bytes: Vec<u8> },
 }
 
 /// A stored event that does not check out, as reading it always said.
@@ -771,23 +771,26 @@ fn corrupt(seq: u64, why: EventError) -> RecordError {
     ReadError::Corrupt { seq, why }.into()
 }
 
-/// The parsing of a stored event: strict JSON in canonical form, the envelope.
-fn parse_read(seq: u64, bytes: &[u8]) -> Result<Parsed, RecordError> {
-    parse_stored(bytes).map_err(|why| corrupt(seq, why))
+/// The check of a stored event on its own: strict JSON in canonical form,
+/// the envelope, the hash of its bytes and the seq it is stored under.
+fn check_read(seq: u64, bytes: &[u8]) -> Result<Parsed, RecordError> {
+    let parsed = parse_stored(bytes).map_err(|why| corrupt(seq, why))?;
+    check_stored(&parsed, seq, bytes).map_err(|why| corrupt(seq, why))?;
+    Ok(parsed)
 }
 
-/// Up to `BATCH` stored events, each parsed if `parse`, and whether
+/// Up to `BATCH` stored events, each checked on its own if `check`, and whether
 /// reading is over (the events ran out, or one did not check out: nothing
 /// after the first broken event matters).
-fn read_batch(stored: &mut StoredEvents<'_>, parse: bool) -> (Vec<Result<Read, RecordError>>, bool) {
+fn read_batch(stored: &mut StoredEvents<'_>, check: bool) -> (Vec<Result<Read, RecordError>>, bool) {
     let mut batch = Vec::with_capacity(BATCH);
     while batch.len() < BATCH {
         let Some(item) = stored.next() else {
             return (batch, true);
         };
-        let read = item.map_err(RecordError::from).and_then(|(seq, bytes)| {
-            let parsed = if parse { Some(parse_read(seq, &bytes)?) } else { None };
-            Ok(Read { seq, bytes, parsed })
+        let read = item.map_err(RecordError::from).and_then(|(seq, bytes)| match check {
+            true => check_read(seq, &bytes).map(Read::Checked),
+            false => Ok(Read::Bytes { seq, bytes }),
         });
         let broken = read.is_err();
         batch.push(read);
@@ -802,9 +805,10 @@ fn read_batch(stored: &mut StoredEvents<'_>, parse: bool) -> (Vec<Result<Read, R
 /// thread stops taking them (it stopped at a broken event, or was done).
 /// `queued` counts the batches handed over and not yet taken. While at
 /// least half of `BATCHES_AHEAD` wait, the checking thread is the slower
-/// and this one parses the next batch too; below that, the checking thread
-/// is catching up with this one, and the next batch goes unparsed for it
-/// to parse. So the two share the work whichever is slower. On a long
+/// and this one checks the next batch's events on their own too (parsed and
+/// hashed: `check_read`); below that, the checking thread is catching up
+/// with this one, and the next batch goes unchecked for it to check. So the
+/// two share the work whichever is slower. On a long
 /// record the reading is: at 1,000,000 events sled's pages no longer fit
 /// its cache, and perf showed this thread busy 95% of the time and the
 /// checking one 60%; sharing the parsing took verify from about 330,000 to
@@ -816,8 +820,8 @@ fn read_ahead(
     queued: &AtomicUsize,
 ) {
     loop {
-        let parse = queued.load(Ordering::Relaxed) >= BATCHES_AHEAD / 2;
-        let (batch, over) = read_batch(&mut stored, parse);
+        let check = queued.load(Ordering::Relaxed) >= BATCHES_AHEAD / 2;
+        let (batch, over) = read_batch(&mut stored, check);
         queued.fetch_add(1, Ordering::Relaxed);
         if to_check.send(batch).is_err() || over {
             return;
@@ -865,23 +869,23 @@ where
 
 /// Stored events checked from their bytes and handed to `each` in seq
 /// order, until they run out, one does not check out (its error), or
-/// `each` stops or fails. Two threads: one reads and parses (`parse_read`:
-/// strict JSON in canonical form, the envelope), this one checks the hash
-/// of the bytes, the seq they are stored under and the link to the event
-/// before (`chain`), then calls `each`. The first batch is read here: a
-/// record that ends within it is checked with no thread.
+/// `each` stops or fails. Two threads: one reads, and checks each event on
+/// its own where this one is the slower (`check_read`: strict JSON in
+/// canonical form, the envelope, the hash of the bytes, the seq they are
+/// stored under); this one checks the rest, links each to the event before
+/// (`chain`), then calls `each`. The first batch is read here: a record
+/// that ends within it is checked with no thread.
 fn each_stored(
     mut stored: StoredEvents<'_>,
     chain: &mut Chain,
     mut each: impl FnMut(Event) -> Result<ControlFlow<()>, RecordError>,
 ) -> Result<(), RecordError> {
     let mut step = |read: Result<Read, RecordError>| {
-        let Read { seq, bytes, parsed } = read?;
-        let parsed = match parsed {
-            Some(parsed) => parsed,
-            None => parse_read(seq, &bytes)?,
+        let parsed = match read? {
+            Read::Checked(parsed) => parsed,
+            Read::Bytes { seq, bytes } => check_read(seq, &bytes)?,
         };
-        check_stored(&parsed, seq, &bytes).map_err(|why| corrupt(seq, why))?;
+        let seq = parsed.event.seq;
         chain.push(&parsed.event, parsed.at).map_err(|why| corrupt(seq, why))?;
         each(parsed.event)
     };

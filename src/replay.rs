@@ -15,7 +15,7 @@ use crate::event::{ActionType, Chain, Event, Header, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, each_event, verify, verify_from};
-use crate::rules::{Board, Compared, Table, describe};
+use crate::rules::{Board, Kept, RulesetState, Table, board_of, describe};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
@@ -52,14 +52,16 @@ pub struct Shown {
 /// from the latest snapshot (the events after it read, hashed, linked and
 /// folded), or, for a source without snapshots (an export file), from a
 /// full verification. The events shown are folded from the nearest
-/// snapshot before `from`. Each state is copied once: the state after one
-/// event is the state before the next.
+/// snapshot before `from`.
 ///
-/// Two threads, as `verify` has: one reads and folds the events and copies
-/// what replay compares of each state (`fold_ahead`), in batches; the
-/// caller's compares each state with the one before (`delta::Changes`:
-/// member by member, only what differs written), builds the board again
-/// where a change shows on it, and calls `show`, in seq order.
+/// Three threads, as `verify` has two: one reads the events, one checks
+/// and folds them (`fold_ahead`), and the caller's shows them, in seq
+/// order. The folding thread keeps a copy of the state before each event
+/// ([`Kept`]), compares it with the state after (`delta::Changes`: member
+/// by member, only what differs written), brings it up to that state by
+/// copying what changed (`delta::CatchUp`), and builds the board again
+/// where a change shows on it; it hands over only what is shown. The
+/// caller's thread puts the event in words and calls `show`.
 /// An event the fold refuses, or that cannot be read, ends the replay with
 /// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
@@ -84,25 +86,31 @@ where
         let (to_show, folded) = sync_channel(FOLDED_AHEAD);
         let (spend, spent) = channel();
         threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spent));
-        // The state before the event shown next, and its board once built.
-        let mut before: Option<Before> = None;
+        // The step after the event shown last: the step before the next.
+        let mut step: Option<StepRef> = None;
+        // The board after the event shown last, once drawn.
         let mut board: Option<Board> = None;
-        let mut differ = Differ::default();
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
             let batch = batch?;
             let mut used = Vec::with_capacity(batch.len());
-            for step in batch {
-                let Folded { mut event, first, after, by, recorded } = step;
-                let (changes, said, before_step, compared) = match first.map(|b| *b).or(before.take()) {
-                    Some(b) => {
-                        let changes = differ.changes(&*b.compared, &*after.compared);
-                        let was = board.take().or_else(|| b.compared.board(&b.header));
-                        let (now, said) = board_after(was, &b.header, &after, &changes);
+            for folded in batch {
+                let Folded { mut event, before, after, by, recorded, changes, drawn_before, drawn } = folded;
+                if let Some(d) = &drawn_before {
+                    board = d.board();
+                }
+                let said = match &drawn {
+                    // None of the changes shows on the board.
+                    None => board.as_ref().map(|_| vec![]),
+                    Some(d) => {
+                        let now = d.board();
+                        let said = match (&board, &now) {
+                            (Some(b), Some(a)) => Some(a.changes_since(b)),
+                            _ => None,
+                        };
                         board = now;
-                        (changes, said, Some(b.step), Some(b.compared))
+                        said
                     }
-                    None => (vec![], None, None, None),
                 };
                 let kind = match event.action_type() {
                     Some(ActionType::Ruling) => "ruling",
@@ -110,6 +118,8 @@ where
                     Some(ActionType::Pass) => "pass",
                     _ => "action",
                 };
+                let before = before.or_else(|| step.take());
+                step = Some(after.clone());
                 show(Shown {
                     seq: event.seq,
                     action: describe(&event.action),
@@ -117,15 +127,14 @@ where
                     actor: std::mem::take(&mut event.actor),
                     by,
                     kind,
-                    before: before_step,
-                    after: after.step.clone(),
+                    before,
+                    after,
                     recorded,
                     changes,
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 });
-                used.push(Spent { event, compared });
-                before = Some(after);
+                used.push(Spent { event, drawn_before, drawn });
             }
             let _ = spend.send(used);
         }
@@ -134,40 +143,14 @@ where
 }
 
 /// What the showing thread is done with, handed back to the folding thread
-/// that made it to be dropped there: a block freed on another thread than
-/// the one that allocated it costs the allocator (mimalloc) several times a
+/// that made it to be freed there: a block freed on another thread than the
+/// one that allocated it costs the allocator (mimalloc) several times a
 /// local free, and such frees were a third of a replay's time (perf).
 #[expect(dead_code, reason = "held only to be dropped on the folding thread")]
 struct Spent {
     event: Event,
-    /// The state before the event.
-    compared: Option<Box<Compared>>,
-}
-
-/// The board after an event, from `was` (the board before it), and what
-/// changed on it in words. A board is built again unless the ruleset says
-/// that none of the changes shows on it (`Compared::board_unchanged_by`)
-/// and the header its names come from is the same: most events pass
-/// priority on, which a board does not show, and building a board was a
-/// quarter of a replay's work. A debug build checks each board kept
-/// against one built afresh.
-fn board_after(
-    was: Option<Board>,
-    header: &Arc<Header>,
-    after: &Before,
-    changes: &[Change],
-) -> (Option<Board>, Option<Vec<String>>) {
-    if Arc::ptr_eq(header, &after.header) && after.compared.board_unchanged_by(changes) {
-        debug_assert_eq!(after.compared.board(&after.header), was, "a change the board does not show changed it");
-        let said = was.as_ref().map(|_| vec![]);
-        return (was, said);
-    }
-    let now = after.compared.board(&after.header);
-    let said = match (&was, &now) {
-        (Some(b), Some(a)) => Some(a.changes_since(b)),
-        _ => None,
-    };
-    (now, said)
+    drawn_before: Option<Box<Drawn>>,
+    drawn: Option<Box<Drawn>>,
 }
 
 /// Events folded and handed from the folding thread to the showing one at a time.
@@ -180,23 +163,52 @@ const FOLDED_AHEAD: usize = 4;
 /// One event shown, as the folding thread hands it over.
 struct Folded {
     event: Event,
-    /// The state before it, for the first event shown (none for event 0).
-    /// None for the others: the showing thread keeps the state after the
+    /// The step before it, for the first event shown (none for event 0).
+    /// None for the others: the showing thread keeps the step after the
     /// event before.
-    first: Option<Box<Before>>,
-    after: Before,
+    before: Option<StepRef>,
+    after: StepRef,
     /// The actor by name.
     by: String,
     /// What the ruleset recorded in words for it.
     recorded: Vec<String>,
+    /// What it changed in the state (none for the event the copy of the
+    /// state begins at: event 0).
+    changes: Vec<Change>,
+    /// The state before it, to draw the board before it from: for the
+    /// first event shown.
+    drawn_before: Option<Box<Drawn>>,
+    /// The state after it, to draw the board after it from, where a change
+    /// may show on the board (None: the board is as it was).
+    drawn: Option<Box<Drawn>>,
+}
+
+/// A state and the header whose names its board gives the seats: what the
+/// showing thread draws a board from. Drawing it there, not on the folding
+/// thread, shares the work between the two (a board drawn is most of what
+/// replay does at the events that change one).
+struct Drawn {
+    state: RulesetState,
+    header: Arc<Header>,
+}
+
+impl Drawn {
+    fn of(table: &Table, header: &Arc<Header>) -> Box<Drawn> {
+        Box::new(Drawn { state: table.state.clone(), header: header.clone() })
+    }
+
+    fn board(&self) -> Option<Board> {
+        board_of(&self.state, &self.header)
+    }
 }
 
 /// The folding thread: folds `folder` (after the event `prev`) on through
 /// the events to `to`, each checked as `verify` checks it (from its stored
 /// bytes, read on a thread of its own, where the source has them), and
-/// copies what replay compares of each state from `from` on. Hands them over
-/// in batches until the events run out, one is an error (handed over after
-/// the events before it), or the showing thread stops taking them.
+/// finds what each event from `from` on changed. Hands them over in batches
+/// until the events run out, one is an error (handed over after the events
+/// before it), or the showing thread stops taking them. What the showing
+/// thread is done with comes back (`spent`) to be freed here.
 /// (A frame of its own, so that `tools/bench --instructions` counts it.)
 #[inline(never)]
 fn fold_ahead<S>(
@@ -212,11 +224,11 @@ fn fold_ahead<S>(
     S::Error: Into<RecordError>,
 {
     let next = folder.len();
-    // The game's header, shared by the states handed over until a ruling changes it.
-    let mut header: Option<Arc<Header>> = None;
+    let mut behind: Option<Behind> = None;
+    let mut differ = Differ::default();
     let mut batch = Vec::with_capacity(FOLDED_BATCH);
     let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
-        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut header)? {
+        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut behind, &mut differ)? {
             batch.push(folded);
             if batch.len() == FOLDED_BATCH {
                 spent.try_iter().for_each(drop);
@@ -236,54 +248,103 @@ fn fold_ahead<S>(
     }
 }
 
-/// Folds `event`; for one from `from` on, the state it leaves as replay
-/// compares it, and before the event at `from` (the first shown: the fold
-/// starts at or before it), the state before it too.
+/// Folds `event`; for one from `from` on, what it changed and the step it
+/// leaves. `behind` is the state before the event (from the event at
+/// `from` on: the fold starts at or before it).
 fn fold_one<S>(
     folder: &mut Folder,
     event: Event,
     from: u64,
     source: &S,
-    header: &mut Option<Arc<Header>>,
+    behind: &mut Option<Behind>,
+    differ: &mut Differ,
 ) -> Result<Option<Folded>, RecordError>
 where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
 {
-    let first = match event.seq == from {
-        true => folder.table().map(|t| Box::new(Before::of(t, header))),
-        false => None,
-    };
+    let (mut before, mut drawn_before) = (None, None);
+    if event.seq == from
+        && let Some(table) = folder.table()
+    {
+        let b = Behind::of(table);
+        drawn_before = Some(Drawn::of(table, &b.header));
+        before = Some(table.step());
+        *behind = Some(b);
+    }
     folder.push(&event, source).map_err(broken)?;
     if event.seq < from {
         return Ok(None);
     }
     let table = folder.table().expect("a folded event leaves a state");
-    let by = table.header.name_of(&event.actor);
-    let recorded = table.said(event.seq);
-    let after = Before::of(table, header);
-    Ok(Some(Folded { event, first, after, by, recorded }))
+    let (changes, drawn) = match behind {
+        Some(behind) => behind.follow(table, differ),
+        None => {
+            let b = behind.insert(Behind::of(table));
+            (vec![], Some(Drawn::of(table, &b.header)))
+        }
+    };
+    Ok(Some(Folded {
+        by: table.header.name_of(&event.actor),
+        recorded: table.said(event.seq),
+        before,
+        after: table.step(),
+        changes,
+        drawn_before,
+        drawn,
+        event,
+    }))
 }
 
-/// A state as replay compares it: what it compares of it, its step, and
-/// the header its board names the seats from.
-struct Before {
-    /// Boxed: a state is several hundred bytes, and each is handed between
-    /// threads and moved several times (memcpy was a tenth of a replay's work).
-    compared: Box<Compared>,
-    step: StepRef,
+/// What the folding thread keeps of the state before the next event: what
+/// replay compares of it, and the header its board names the seats from
+/// (shared with the showing thread's boards until a ruling changes it).
+struct Behind {
+    kept: Kept,
     header: Arc<Header>,
+    /// A debug build draws every board, to check each one kept.
+    #[cfg(debug_assertions)]
+    board: Option<Board>,
 }
 
-impl Before {
-    /// `table` as replay compares it; `header` is the last one handed
-    /// over, shared again while the table's is the same.
-    fn of(table: &Table, header: &mut Option<Arc<Header>>) -> Before {
-        let header = match header {
-            Some(h) if **h == table.header => h.clone(),
-            _ => header.insert(Arc::new(table.header.clone())).clone(),
-        };
-        Before { compared: Box::new(table.compared()), step: table.step(), header }
+impl Behind {
+    fn of(table: &Table) -> Behind {
+        Behind {
+            kept: Kept::of(table),
+            header: Arc::new(table.header.clone()),
+            #[cfg(debug_assertions)]
+            board: table.board(),
+        }
+    }
+
+    /// What changed from this state to `table`'s, and whether the board
+    /// must be drawn again (the state to draw it from); then this is
+    /// `table`'s state. The board is drawn again unless the ruleset says
+    /// that none of the changes shows on it (`Table::board_unchanged_by`)
+    /// and the header its names come from is the same: most events pass
+    /// priority on, which a board does not show, and drawing a board was a
+    /// quarter of a replay's work. A debug build checks each board kept
+    /// against one drawn afresh.
+    fn follow(&mut self, table: &Table, differ: &mut Differ) -> (Vec<Change>, Option<Box<Drawn>>) {
+        let changes = differ.changes(&self.kept.compared(), &table.compared());
+        self.kept.catch_up(table);
+        let same_header = *self.header == table.header;
+        let unchanged = same_header && table.board_unchanged_by(&changes);
+        #[cfg(debug_assertions)]
+        {
+            let now = table.board();
+            if unchanged {
+                debug_assert_eq!(now, self.board, "a change the board does not show changed it");
+            }
+            self.board = now;
+        }
+        if unchanged {
+            return (changes, None);
+        }
+        if !same_header {
+            self.header = Arc::new(table.header.clone());
+        }
+        (changes, Some(Drawn::of(table, &self.header)))
     }
 }
 

@@ -34,7 +34,7 @@ pub struct Ledger {
 }
 
 // What replay shows changed in a ledger: most often one effect added.
-crate::changes_by_member!(Ledger { effects: list });
+crate::changes_by_member!(kept Ledger { effects: list });
 
 impl Ledger {
     pub fn push(&mut self, effect: Effect) {

@@ -775,9 +775,9 @@ pub const UNSEEN_ON_BOARD: &[&str] =
 // What replay shows changed from one state to the next (`delta::Changes`):
 // the state is what `state` and replay show (the finished combats as a count
 // and the last), so it is compared member by member.
-crate::changes_by_member!(State { combat: nested, finished: nested, judges, points, seats });
+crate::changes_by_member!(kept State { combat: nested, finished: nested, judges, points, seats });
 
-crate::changes_by_member!(Combat {
+crate::changes_by_member!(kept Combat {
     attacker: leaf,
     attacking_player: leaf,
     awaiting_ruling: optional,
@@ -804,23 +804,30 @@ crate::changes_by_member!(Combat {
 
 // What a (sub-)combat determined fills in member by member as the combat
 // goes on: compared so, not written whole at each change.
-crate::changes_by_member!(Determined { points, results: optional, standing: optional, status: optional });
+crate::changes_by_member!(kept Determined { points, results: optional, standing: optional, status: optional });
 
 /// The last finished combat is the same `Arc` from one state to the next
 /// until another combat ends: compared by address, not read.
 impl crate::delta::Changes for Finished {
-    fn changes_into(&self, after: &Self, path: &str, differ: &mut crate::delta::Differ) {
-        use crate::delta::Differ;
+    fn changes_into(&self, after: &Self, differ: &mut crate::delta::Differ) {
         if self.count != after.count {
-            differ.leaf(&Differ::member(path, "count"), &self.count, &after.count);
+            differ.under("count", |d| d.leaf(&self.count, &after.count));
         }
         let same = match (&self.last, &after.last) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (a, b) => a.is_none() && b.is_none(),
         };
         if !same {
-            self.last.changes_into(&after.last, &Differ::member(path, "last"), differ);
+            differ.under("last", |d| self.last.changes_into(&after.last, d));
         }
+    }
+}
+
+/// The last finished combat is shared, as the state after has it.
+impl crate::delta::CatchUp for Finished {
+    fn catch_up(&mut self, after: &Self) {
+        self.count = after.count;
+        self.last.catch_up(&after.last);
     }
 }
 

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
-use crate::delta::{Changes, Differ};
+use crate::delta::{CatchUp, Changes, Differ};
 use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
@@ -380,16 +380,64 @@ impl Table {
     }
 }
 
-/// What replay compares of a state (what [`Table::live_json`] writes), copied
-/// from it: the header and the rulings, which replay does not compare, are
-/// left behind (a copy per event of each was a third of a replay's
-/// allocations).
-#[derive(Debug, Clone)]
-pub struct Compared {
+/// What replay compares of a state (what [`Table::live_json`] writes),
+/// borrowed from a table ([`Table::compared`]) or from replay's copy of the
+/// state before ([`Kept`]): the header and the rulings, which replay does not
+/// compare, are left out.
+#[derive(Debug, Clone, Copy)]
+pub struct Compared<'a> {
+    judges: &'a [String],
+    notes: &'a [NoteRecord],
+    penalties: &'a [PenaltyRecord],
+    state: &'a RulesetState,
+}
+
+/// Replay's copy of what it compares of the state before the next event,
+/// brought up to each state in turn by copying only what changed
+/// ([`CatchUp`]): a Doomtrooper state member by member, another ruleset's
+/// whole. Copying every state whole, handing it to the thread that compared
+/// it and freeing it there was most of what replay did beyond verify
+/// (issue 13, fifteenth note). For comparing only: what serde does not
+/// write may be stale in it (see [`CatchUp`]).
+#[derive(Debug)]
+pub struct Kept {
     judges: Vec<String>,
     notes: Vec<NoteRecord>,
     penalties: Vec<PenaltyRecord>,
     state: RulesetState,
+}
+
+impl Kept {
+    /// A copy of what replay compares of `table`.
+    pub fn of(table: &Table) -> Kept {
+        Kept {
+            judges: table.header.judges.clone(),
+            notes: table.notes.clone(),
+            penalties: table.penalties.clone(),
+            state: table.state.clone(),
+        }
+    }
+
+    pub fn compared(&self) -> Compared<'_> {
+        Compared { judges: &self.judges, notes: &self.notes, penalties: &self.penalties, state: &self.state }
+    }
+
+    /// Brings this copy up to `table`: what differs is copied, the rest kept.
+    pub fn catch_up(&mut self, table: &Table) {
+        if self.judges != table.header.judges {
+            self.judges.clone_from(&table.header.judges);
+        }
+        if self.notes != table.notes {
+            self.notes.clone_from(&table.notes);
+        }
+        if self.penalties != table.penalties {
+            self.penalties.clone_from(&table.penalties);
+        }
+        match (&mut self.state, &table.state) {
+            (RulesetState::Doomtrooper(a), RulesetState::Doomtrooper(b)) => a.catch_up(b),
+            (a, b) => a.clone_from(b),
+        }
+    }
 }
 
 /// A ruleset's state as [`Table::live_json`] writes it.
@@ -405,7 +453,7 @@ fn live_state(state: &RulesetState) -> serde_json::Value {
 }
 
 /// The board of `state`, in the names `header` gives the seats.
-fn board_of(state: &RulesetState, header: &Header) -> Option<Board> {
+pub fn board_of(state: &RulesetState, header: &Header) -> Option<Board> {
     match state {
         RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, header))),
         RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, header))),
@@ -415,15 +463,14 @@ fn board_of(state: &RulesetState, header: &Header) -> Option<Board> {
     }
 }
 
-impl Compared {
-    /// The board of this state ([`Table::board`]), in the names `header`
-    /// (its game's) gives the seats.
-    pub fn board(&self, header: &Header) -> Option<Board> {
-        board_of(&self.state, header)
+impl Table {
+    /// What replay compares of this state.
+    pub fn compared(&self) -> Compared<'_> {
+        Compared { judges: &self.header.judges, notes: &self.notes, penalties: &self.penalties, state: &self.state }
     }
 
-    /// Whether the board of the state after `changes` (of
-    /// [`Table::live_json`], from the state before) is the board before:
+    /// Whether the board of this state, the state after `changes` (of
+    /// [`Table::live_json`], from the state before), is the board before:
     /// the ruleset names the members its board does not show, and every
     /// change is under one of them. Replay builds the board again only
     /// otherwise (most events of a Doomtrooper combat pass priority on and
@@ -444,43 +491,30 @@ impl Compared {
     }
 }
 
-impl Table {
-    /// What replay compares of this state, copied.
-    pub fn compared(&self) -> Compared {
-        Compared {
-            judges: self.header.judges.clone(),
-            notes: self.notes.clone(),
-            penalties: self.penalties.clone(),
-            state: self.state.clone(),
-        }
-    }
-}
-
 /// What changed from one state to another, as `delta::diff` finds it
 /// between their [`Table::live_json`], member by member: judges, notes,
 /// penalties, then the ruleset's state.
-impl Changes for Compared {
-    fn changes_into(&self, after: &Self, path: &str, differ: &mut Differ) {
+impl Changes for Compared<'_> {
+    fn changes_into(&self, after: &Self, differ: &mut Differ) {
         if self.judges != after.judges {
-            differ.written(&Differ::member(path, "judges"), &self.judges, &after.judges);
+            differ.under("judges", |d| d.written(self.judges, after.judges));
         }
         if self.notes != after.notes {
-            differ.written(&Differ::member(path, "notes"), &self.notes, &after.notes);
+            differ.under("notes", |d| d.written(self.notes, after.notes));
         }
         if self.penalties != after.penalties {
-            differ.written(&Differ::member(path, "penalties"), &self.penalties, &after.penalties);
+            differ.under("penalties", |d| d.written(self.penalties, after.penalties));
         }
-        let path = Differ::member(path, "state");
-        match (&self.state, &after.state) {
-            (RulesetState::Doomtrooper(a), RulesetState::Doomtrooper(b)) => a.changes_into(b, &path, differ),
-            (RulesetState::Wtactics(a), RulesetState::Wtactics(b)) => a.live().changes_into(&b.live(), &path, differ),
-            (RulesetState::Riftbound(a), RulesetState::Riftbound(b)) => a.live().changes_into(&b.live(), &path, differ),
-            (RulesetState::Rawdeal(a), RulesetState::Rawdeal(b)) => a.live().changes_into(&b.live(), &path, differ),
-            (RulesetState::Gurps(a), RulesetState::Gurps(b)) => a.live().changes_into(&b.live(), &path, differ),
+        differ.under("state", |differ| match (self.state, after.state) {
+            (RulesetState::Doomtrooper(a), RulesetState::Doomtrooper(b)) => a.changes_into(b, differ),
+            (RulesetState::Wtactics(a), RulesetState::Wtactics(b)) => a.live().changes_into(&b.live(), differ),
+            (RulesetState::Riftbound(a), RulesetState::Riftbound(b)) => a.live().changes_into(&b.live(), differ),
+            (RulesetState::Rawdeal(a), RulesetState::Rawdeal(b)) => a.live().changes_into(&b.live(), differ),
+            (RulesetState::Gurps(a), RulesetState::Gurps(b)) => a.live().changes_into(&b.live(), differ),
             // Two states of one game are of one ruleset; were they not, the
             // whole state changed, as `live_json` writes it.
-            (a, b) => differ.written(&path, &live_state(a), &live_state(b)),
-        }
+            (a, b) => differ.written(&live_state(a), &live_state(b)),
+        });
     }
 }
 
