@@ -90,12 +90,18 @@ where
         let mut step: Option<StepRef> = None;
         // The board after the event shown last, once drawn.
         let mut board: Option<Board> = None;
+        // The game's header as it stands (rulings may add judges).
+        let mut header: Option<Arc<Header>> = None;
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
             let batch = batch?;
             let mut used = Vec::with_capacity(batch.len());
             for folded in batch {
-                let Folded { mut event, before, after, by, recorded, changes, drawn_before, drawn } = folded;
+                let Folded { mut event, before, after, header: new_header, recorded, changes, drawn_before, drawn } =
+                    folded;
+                if let Some(h) = new_header {
+                    header = Some(h);
+                }
                 if let Some(d) = &drawn_before {
                     board = d.board();
                 }
@@ -118,6 +124,7 @@ where
                     Some(ActionType::Pass) => "pass",
                     _ => "action",
                 };
+                let by = header.as_ref().expect("the first event shown has the header").name_of(&event.actor);
                 let before = before.or_else(|| step.take());
                 step = Some(after.clone());
                 show(Shown {
@@ -134,7 +141,7 @@ where
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 });
-                used.push(Spent { event, drawn_before, drawn });
+                used.extend([drawn_before, drawn].into_iter().flatten());
             }
             let _ = spend.send(used);
         }
@@ -142,16 +149,13 @@ where
     })
 }
 
-/// What the showing thread is done with, handed back to the folding thread
-/// that made it to be freed there: a block freed on another thread than the
-/// one that allocated it costs the allocator (mimalloc) several times a
-/// local free, and such frees were a third of a replay's time (perf).
-#[expect(dead_code, reason = "held only to be dropped on the folding thread")]
-struct Spent {
-    event: Event,
-    drawn_before: Option<Box<Drawn>>,
-    drawn: Option<Box<Drawn>>,
-}
+/// The states the showing thread drew boards from, handed back to the
+/// folding thread that copied them to be freed there: a block freed on
+/// another thread than the one that allocated it costs the allocator
+/// (mimalloc) several times a local free. (The events are freed where they
+/// are shown: most were parsed on the reading thread, so no thread of the
+/// two frees them locally, and the showing thread is the less busy.)
+type Spent = Box<Drawn>;
 
 /// Events folded and handed from the folding thread to the showing one at a time.
 const FOLDED_BATCH: usize = 64;
@@ -168,8 +172,10 @@ struct Folded {
     /// event before.
     before: Option<StepRef>,
     after: StepRef,
-    /// The actor by name.
-    by: String,
+    /// The game's header after it, where it is new: for the first event
+    /// shown, and after a ruling that added a judge. The showing thread
+    /// names the actor from it.
+    header: Option<Arc<Header>>,
     /// What the ruleset recorded in words for it.
     recorded: Vec<String>,
     /// What it changed in the state (none for the event the copy of the
@@ -277,15 +283,21 @@ where
         return Ok(None);
     }
     let table = folder.table().expect("a folded event leaves a state");
-    let (changes, drawn) = match behind {
-        Some(behind) => behind.follow(table, differ),
+    let ruling = event.action_type() == Some(ActionType::Ruling);
+    let (changes, drawn, header) = match behind {
+        Some(behind) => {
+            let was = Arc::as_ptr(&behind.header);
+            let (changes, drawn) = behind.follow(table, ruling, differ);
+            let new = event.seq == from || Arc::as_ptr(&behind.header) != was;
+            (changes, drawn, new.then(|| behind.header.clone()))
+        }
         None => {
             let b = behind.insert(Behind::of(table));
-            (vec![], Some(Drawn::of(table, &b.header)))
+            (vec![], Some(Drawn::of(table, &b.header)), Some(b.header.clone()))
         }
     };
     Ok(Some(Folded {
-        by: table.header.name_of(&event.actor),
+        header,
         recorded: table.said(event.seq),
         before,
         after: table.step(),
@@ -324,11 +336,14 @@ impl Behind {
     /// and the header its names come from is the same: most events pass
     /// priority on, which a board does not show, and drawing a board was a
     /// quarter of a replay's work. A debug build checks each board kept
-    /// against one drawn afresh.
-    fn follow(&mut self, table: &Table, differ: &mut Differ) -> (Vec<Change>, Option<Box<Drawn>>) {
+    /// against one drawn afresh. Only a ruling changes the header (a judge
+    /// added), so only after one is it compared (a debug build compares it
+    /// after every event).
+    fn follow(&mut self, table: &Table, ruling: bool, differ: &mut Differ) -> (Vec<Change>, Option<Box<Drawn>>) {
         let changes = differ.changes(&self.kept.compared(), &table.compared());
         self.kept.catch_up(table);
-        let same_header = *self.header == table.header;
+        let same_header = !ruling || *self.header == table.header;
+        debug_assert_eq!(same_header, *self.header == table.header, "only a ruling changes the header");
         let unchanged = same_header && table.board_unchanged_by(&changes);
         #[cfg(debug_assertions)]
         {

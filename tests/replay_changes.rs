@@ -130,8 +130,13 @@ fn replay_says_exactly_what_changed_between_successive_states() {
                 "{ruleset} from {from} to {to:?}: every event, in order"
             );
             for s in &shown {
+                let (at, seq) = (&tables[s.seq as usize], s.seq as usize);
                 assert_eq!(s.changes, want(s.seq), "{ruleset}: the changes at seq {} (replay from {from})", s.seq);
                 assert_eq!(s.said, said(s.seq), "{ruleset}: the board's changes at seq {} (replay from {from})", s.seq);
+                // The step on each side and the actor by name, as the state after says them.
+                assert_eq!(s.after, at.step(), "{ruleset}: the step after seq {seq} (replay from {from})");
+                assert_eq!(s.before, seq.checked_sub(1).map(|b| tables[b].step()), "{ruleset}: the step before {seq}");
+                assert_eq!(s.by, at.header.name_of(&s.actor), "{ruleset}: who made seq {seq} (replay from {from})");
             }
         }
         // A Doomtrooper game's last finished combat is shared between
