@@ -85,6 +85,7 @@
 //!     order among them; the reducer uses the header's seat order, and
 //!     `state` shows the order of priority of the window now open.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -404,8 +405,10 @@ const fn plays(role: Role, kinds: &'static [Kind]) -> Does {
     Does::Plays(role, kinds)
 }
 
-/// A window's players in order, and what each role may do in it.
-type WindowSpec = (Vec<Role>, Vec<(Role, May)>);
+/// A window's players in order, and what each role may do in it: the step
+/// table's own slices where it has them (every event asks, and copying them
+/// was most of the fold's allocations; issue 13, fifteenth note).
+type WindowSpec = (Cow<'static, [Role]>, Cow<'static, [(Role, May)]>);
 
 impl Step {
     /// A window in which some player may counter: one that can answer a card.
@@ -416,9 +419,11 @@ impl Step {
     /// The window of a window step: its order, and what each role may do.
     fn window(&self) -> Option<WindowSpec> {
         match self.does {
-            Does::Window(order, may) => Some((order.to_vec(), may.to_vec())),
-            Does::Plays(role, kinds) => Some((vec![role], vec![(role, May::Play(kinds))])),
-            Does::Awards(order, modify, counter) => Some((order.to_vec(), [modify, counter].concat())),
+            Does::Window(order, may) => Some((Cow::Borrowed(order), Cow::Borrowed(may))),
+            Does::Plays(role, kinds) => Some((Cow::Owned(vec![role]), Cow::Owned(vec![(role, May::Play(kinds))]))),
+            Does::Awards(order, modify, counter) => {
+                Some((Cow::Borrowed(order), Cow::Owned([modify, counter].concat())))
+            }
             _ => None,
         }
     }
@@ -993,7 +998,7 @@ impl State {
                 let ending = c.ending_card().is_some();
                 if let Some(h) = &holder {
                     legal.insert(ActionType::Pass);
-                    for (role, m) in &may {
+                    for (role, m) in may.iter() {
                         if c.plays(*role, &others, h) {
                             match m {
                                 May::Play(_) if ending => {}
