@@ -1,10 +1,11 @@
 //! What replay says changed at each event is exactly the difference between
 //! the state before it and the state after it, for every ruleset, from any
-//! first seq to any last: replay folds and copies each state on one thread
-//! and compares them on another, member by member, writing only the members
-//! that differ and passing over what successive states share (a Doomtrooper
-//! game's last finished combat, compared by address), and none of that may
-//! change an answer. The reference here folds on one thread and compares
+//! first seq to any last: replay keeps one copy of the state before each
+//! event, compares it with the state after member by member, writing only
+//! the members that differ and passing over what successive states share (a
+//! Doomtrooper game's last finished combat, compared by address), brings
+//! the copy up to that state by copying only what changed, and draws boards
+//! on another thread, and none of that may change an answer. The reference here folds on one thread and compares
 //! the two states as `serde_json::Value`s, each written whole.
 
 use arbiter::delta::{Change, Differ, diff};

@@ -773,7 +773,7 @@ pub fn open(header: &Header) -> Result<State, String> {
 
 /// Members of a combat the board does not show (`board::board` reads
 /// neither the step nor who holds priority): a change to them alone leaves
-/// the board as it was (`rules::Compared::board_unchanged_by`).
+/// the board as it was (`rules::Table::board_unchanged_by`).
 pub const UNSEEN_ON_BOARD: &[&str] =
     &["state.combat.window", "state.combat.step", "state.combat.scope", "state.combat.sub_scope"];
 
