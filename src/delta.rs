@@ -133,8 +133,10 @@ impl<T> CatchUp for Arc<T> {
 /// buffers that values written whole reuse.
 ///
 /// The path is one buffer, a member's name pushed on entering it and cut
-/// off on leaving ([`Differ::under`]), and the rank of a change (outcome
-/// first, as [`rank`] says) is known from the names on the way down: a
+/// off on leaving ([`Differ::under`]), and the rank of a change found at a
+/// member (outcome first, as [`rank`] says) is known from the names on the
+/// way down (the changes a member written whole is walked for are ranked
+/// by their paths, which may hold any key): a
 /// path built anew for every member entered, and each change's path split
 /// again to rank it, were a sixth of a replay's comparing (callgrind).
 #[derive(Default)]
@@ -179,8 +181,10 @@ impl Differ {
     }
 
     /// Runs `f` at the member `name` of where this is (the path as the walk
-    /// writes it: `a.b`), then comes back.
+    /// writes it: `a.b`), then comes back. `name` is one member's name, as a
+    /// field is named: no `.` or `[` (the rank is read from it whole).
     pub fn under(&mut self, name: &str, f: impl FnOnce(&mut Differ)) {
+        debug_assert!(!name.contains(['.', '[']), "{name} is not one member's name");
         let (len, rank) = (self.path.len(), self.rank);
         if !self.path.is_empty() {
             self.path.push('.');

@@ -54,14 +54,15 @@ pub struct Shown {
 /// full verification. The events shown are folded from the nearest
 /// snapshot before `from`.
 ///
-/// Three threads, as `verify` has two: one reads the events, one checks
-/// and folds them (`fold_ahead`), and the caller's shows them, in seq
-/// order. The folding thread keeps a copy of the state before each event
-/// ([`Kept`]), compares it with the state after (`delta::Changes`: member
-/// by member, only what differs written), brings it up to that state by
-/// copying what changed (`delta::CatchUp`), and builds the board again
-/// where a change shows on it; it hands over only what is shown. The
-/// caller's thread puts the event in words and calls `show`.
+/// A thread of its own folds the events (`fold_ahead`, reading stored
+/// events on another as `verify` does, where the source has their bytes),
+/// and the caller's shows them, in seq order. The folding thread keeps a
+/// copy of the state before each event ([`Kept`]), compares it with the
+/// state after (`delta::Changes`: member by member, only what differs
+/// written), brings it up to that state by copying what changed
+/// (`delta::CatchUp`), and hands over the changes and, where a change may
+/// show on the board, the state to draw it from. The caller's thread draws
+/// the boards, names the actor, puts the event in words and calls `show`.
 /// An event the fold refuses, or that cannot be read, ends the replay with
 /// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
@@ -153,8 +154,9 @@ where
 /// folding thread that copied them to be freed there: a block freed on
 /// another thread than the one that allocated it costs the allocator
 /// (mimalloc) several times a local free. (The events are freed where they
-/// are shown: most were parsed on the reading thread, so no thread of the
-/// two frees them locally, and the showing thread is the less busy.)
+/// are shown: from a store most were parsed on the reading thread, so no
+/// thread of the two frees them locally, and the showing thread is the
+/// less busy.)
 type Spent = Box<Drawn>;
 
 /// Events folded and handed from the folding thread to the showing one at a time.
@@ -194,13 +196,15 @@ struct Folded {
 /// thread, shares the work between the two (a board drawn is most of what
 /// replay does at the events that change one).
 struct Drawn {
-    state: RulesetState,
+    state: Arc<RulesetState>,
     header: Arc<Header>,
 }
 
 impl Drawn {
-    fn of(table: &Table, header: &Arc<Header>) -> Box<Drawn> {
-        Box::new(Drawn { state: table.state.clone(), header: header.clone() })
+    /// `table`'s state (shared with `kept` where that is a whole copy of it).
+    fn of(table: &Table, kept: &Kept, header: &Arc<Header>) -> Box<Drawn> {
+        let state = kept.whole().unwrap_or_else(|| Arc::new(table.state.clone()));
+        Box::new(Drawn { state, header: header.clone() })
     }
 
     fn board(&self) -> Option<Board> {
@@ -274,7 +278,7 @@ where
         && let Some(table) = folder.table()
     {
         let b = Behind::of(table);
-        drawn_before = Some(Drawn::of(table, &b.header));
+        drawn_before = Some(Drawn::of(table, &b.kept, &b.header));
         before = Some(table.step());
         *behind = Some(b);
     }
@@ -293,7 +297,7 @@ where
         }
         None => {
             let b = behind.insert(Behind::of(table));
-            (vec![], Some(Drawn::of(table, &b.header)), Some(b.header.clone()))
+            (vec![], Some(Drawn::of(table, &b.kept, &b.header)), Some(b.header.clone()))
         }
     };
     Ok(Some(Folded {
@@ -359,7 +363,7 @@ impl Behind {
         if !same_header {
             self.header = Arc::new(table.header.clone());
         }
-        (changes, Some(Drawn::of(table, &self.header)))
+        (changes, Some(Drawn::of(table, &self.kept, &self.header)))
     }
 }
 

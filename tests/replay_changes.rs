@@ -5,15 +5,16 @@
 //! the members that differ and passing over what successive states share (a
 //! Doomtrooper game's last finished combat, compared by address), brings
 //! the copy up to that state by copying only what changed, and draws boards
-//! on another thread, and none of that may change an answer. The reference here folds on one thread and compares
-//! the two states as `serde_json::Value`s, each written whole.
+//! on another thread, and none of that may change an answer. The reference
+//! here folds on one thread and compares the two states as
+//! `serde_json::Value`s, each written whole.
 
 use arbiter::delta::{Change, Differ, diff};
 use arbiter::event::Header;
 use arbiter::fold::Folder;
 use arbiter::record::{Recorder, StoredGame, Submission, create};
 use arbiter::replay::replay;
-use arbiter::rules::Table;
+use arbiter::rules::{Kept, Table};
 use arbiter::store::{SledStore, Store};
 use serde_json::{Value, json};
 
@@ -186,6 +187,22 @@ fn changes_found_member_by_member_are_the_diff_of_the_whole_json_for_any_two_sta
                     "{ruleset}: from the state after seq {i} to after {j}"
                 );
                 compared += 1;
+                // Replay's copy of the state after seq i, brought up to the
+                // state after j (across combats, rewinds and rulings), is
+                // that state as far as any comparison can tell.
+                let mut kept = Kept::of(&tables[i]);
+                kept.catch_up(later);
+                assert_eq!(
+                    differ.changes(&kept.compared(), &later.compared()),
+                    vec![],
+                    "{ruleset}: {i} kept up to {j}"
+                );
+                let k = (j + 5) % tables.len();
+                assert_eq!(
+                    differ.changes(&kept.compared(), &tables[k].compared()),
+                    diff(&states[j], &states[k]),
+                    "{ruleset}: {i} kept up to {j}, then compared with {k}"
+                );
             }
         }
         assert!(compared > 3 * tables.len(), "{ruleset}: {compared} pairs");

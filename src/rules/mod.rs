@@ -12,6 +12,8 @@ pub mod rawdeal;
 pub mod riftbound;
 pub mod wtactics;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -404,7 +406,8 @@ pub struct Kept {
     judges: Vec<String>,
     notes: Vec<NoteRecord>,
     penalties: Vec<PenaltyRecord>,
-    state: RulesetState,
+    /// Shared (`Kept::whole`) where it is a whole copy, to draw a board from.
+    state: Arc<RulesetState>,
 }
 
 impl Kept {
@@ -414,7 +417,19 @@ impl Kept {
             judges: table.header.judges.clone(),
             notes: table.notes.clone(),
             penalties: table.penalties.clone(),
-            state: table.state.clone(),
+            state: Arc::new(table.state.clone()),
+        }
+    }
+
+    /// The state, shared, where this copy of it is whole: every ruleset's
+    /// but Doomtrooper's, which is caught up member by member and may be
+    /// stale in what serde does not write (a board may read it). Replay
+    /// draws such a ruleset's board at every event: from this copy, not
+    /// from a second one.
+    pub fn whole(&self) -> Option<Arc<RulesetState>> {
+        match *self.state {
+            RulesetState::Doomtrooper(_) => None,
+            _ => Some(self.state.clone()),
         }
     }
 
@@ -433,9 +448,16 @@ impl Kept {
         if self.penalties != table.penalties {
             self.penalties.clone_from(&table.penalties);
         }
-        match (&mut self.state, &table.state) {
-            (RulesetState::Doomtrooper(a), RulesetState::Doomtrooper(b)) => a.catch_up(b),
-            (a, b) => a.clone_from(b),
+        match (&*self.state, &table.state) {
+            // Never shared (`Kept::whole`): caught up in place.
+            (RulesetState::Doomtrooper(_), RulesetState::Doomtrooper(b)) => {
+                if let RulesetState::Doomtrooper(a) = Arc::make_mut(&mut self.state) {
+                    a.catch_up(b);
+                }
+            }
+            // A new copy, not written over the old: a board drawn from the
+            // old one may still hold it.
+            _ => self.state = Arc::new(table.state.clone()),
         }
     }
 }
