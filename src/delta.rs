@@ -120,6 +120,13 @@ impl<T: CatchUp + Clone> CatchUp for Option<T> {
     }
 }
 
+/// A value [`CatchUp`] does not look into: copied where it differs.
+pub fn copy_where_differs<T: PartialEq + Clone>(kept: &mut T, after: &T) {
+    if kept != after {
+        kept.clone_from(after);
+    }
+}
+
 /// A shared value is caught up by sharing it: the same `Arc` after, unread.
 impl<T> CatchUp for Arc<T> {
     fn catch_up(&mut self, after: &Self) {
@@ -136,9 +143,9 @@ impl<T> CatchUp for Arc<T> {
 /// off on leaving ([`Differ::under`]), and the rank of a change found at a
 /// member (outcome first, as [`rank`] says) is known from the names on the
 /// way down (the changes a member written whole is walked for are ranked
-/// by their paths, which may hold any key): a
-/// path built anew for every member entered, and each change's path split
-/// again to rank it, were a sixth of a replay's comparing (callgrind).
+/// by their paths, which may hold any key): a path built anew for every
+/// member entered, and each change's path split again to rank it, were a
+/// sixth of a replay's comparing (callgrind).
 #[derive(Default)]
 pub struct Differ {
     changes: Vec<Change>,
@@ -324,9 +331,7 @@ macro_rules! changes_by_member {
         $crate::delta::CatchUp::catch_up(&mut $a.$name, &$b.$name);
     };
     (@catch_up $a:ident, $b:ident, $name:ident $($kind:ident)?) => {
-        if $a.$name != $b.$name {
-            $a.$name.clone_from(&$b.$name);
-        }
+        $crate::delta::copy_where_differs(&mut $a.$name, &$b.$name);
     };
     ($ty:ty { $($name:ident $(: $kind:ident)?),* $(,)? }) => {
         impl $crate::delta::Changes for $ty {

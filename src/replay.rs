@@ -98,8 +98,17 @@ where
             let batch = batch?;
             let mut used = Vec::with_capacity(batch.len());
             for folded in batch {
-                let Folded { mut event, before, after, header: new_header, recorded, changes, drawn_before, drawn } =
-                    folded;
+                let Folded {
+                    mut event,
+                    kind,
+                    before,
+                    after,
+                    header: new_header,
+                    recorded,
+                    changes,
+                    drawn_before,
+                    drawn,
+                } = folded;
                 if let Some(h) = new_header {
                     header = Some(h);
                 }
@@ -118,12 +127,6 @@ where
                         board = now;
                         said
                     }
-                };
-                let kind = match event.action_type() {
-                    Some(ActionType::Ruling) => "ruling",
-                    Some(ActionType::Note) => "note",
-                    Some(ActionType::Pass) => "pass",
-                    _ => "action",
                 };
                 let by = header.as_ref().expect("the first event shown has the header").name_of(&event.actor);
                 let before = before.or_else(|| step.take());
@@ -169,6 +172,8 @@ const FOLDED_AHEAD: usize = 4;
 /// One event shown, as the folding thread hands it over.
 struct Folded {
     event: Event,
+    /// "action", "pass", "ruling" or "note" (`Shown::kind`).
+    kind: &'static str,
     /// The step before it, for the first event shown (none for event 0).
     /// None for the others: the showing thread keeps the step after the
     /// event before.
@@ -287,13 +292,18 @@ where
         return Ok(None);
     }
     let table = folder.table().expect("a folded event leaves a state");
-    let ruling = event.action_type() == Some(ActionType::Ruling);
+    let kind = match event.action_type() {
+        Some(ActionType::Ruling) => "ruling",
+        Some(ActionType::Note) => "note",
+        Some(ActionType::Pass) => "pass",
+        _ => "action",
+    };
     let (changes, drawn, header) = match behind {
         Some(behind) => {
-            let was = Arc::as_ptr(&behind.header);
-            let (changes, drawn) = behind.follow(table, ruling, differ);
-            let new = event.seq == from || Arc::as_ptr(&behind.header) != was;
-            (changes, drawn, new.then(|| behind.header.clone()))
+            let (changes, drawn, new_header) = behind.follow(table, kind == "ruling", differ);
+            // The first event shown takes the header with it, new or not.
+            let header = new_header.or_else(|| (event.seq == from).then(|| behind.header.clone()));
+            (changes, drawn, header)
         }
         None => {
             let b = behind.insert(Behind::of(table));
@@ -301,6 +311,7 @@ where
         }
     };
     Ok(Some(Folded {
+        kind,
         header,
         recorded: table.said(event.seq),
         before,
@@ -333,9 +344,9 @@ impl Behind {
         }
     }
 
-    /// What changed from this state to `table`'s, and whether the board
-    /// must be drawn again (the state to draw it from); then this is
-    /// `table`'s state. The board is drawn again unless the ruleset says
+    /// What changed from this state to `table`'s, whether the board must be
+    /// drawn again (the state to draw it from), and the header where it is
+    /// new; then this is `table`'s state. The board is drawn again unless the ruleset says
     /// that none of the changes shows on it (`Table::board_unchanged_by`)
     /// and the header its names come from is the same: most events pass
     /// priority on, which a board does not show, and drawing a board was a
@@ -343,7 +354,7 @@ impl Behind {
     /// against one drawn afresh. Only a ruling changes the header (a judge
     /// added), so only after one is it compared (a debug build compares it
     /// after every event).
-    fn follow(&mut self, table: &Table, ruling: bool, differ: &mut Differ) -> (Vec<Change>, Option<Box<Drawn>>) {
+    fn follow(&mut self, table: &Table, ruling: bool, differ: &mut Differ) -> Followed {
         let changes = differ.changes(&self.kept.compared(), &table.compared());
         self.kept.catch_up(table);
         let same_header = !ruling || *self.header == table.header;
@@ -358,14 +369,19 @@ impl Behind {
             self.board = now;
         }
         if unchanged {
-            return (changes, None);
+            return (changes, None, None);
         }
-        if !same_header {
+        let new_header = (!same_header).then(|| {
             self.header = Arc::new(table.header.clone());
-        }
-        (changes, Some(Drawn::of(table, &self.kept, &self.header)))
+            self.header.clone()
+        });
+        (changes, Some(Drawn::of(table, &self.kept, &self.header)), new_header)
     }
 }
+
+/// What `Behind::follow` found: the changes, the state to draw the board
+/// from if it must be drawn again, and the header if a ruling changed it.
+type Followed = (Vec<Change>, Option<Box<Drawn>>, Option<Arc<Header>>);
 
 fn broken<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {
     match e {

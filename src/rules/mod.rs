@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
-use crate::delta::{CatchUp, Changes, Differ};
+use crate::delta::{CatchUp, Changes, Differ, copy_where_differs};
 use crate::event::{ActionType, Header};
 use crate::kernel::{StepRef, View, Violation};
 
@@ -439,15 +439,9 @@ impl Kept {
 
     /// Brings this copy up to `table`: what differs is copied, the rest kept.
     pub fn catch_up(&mut self, table: &Table) {
-        if self.judges != table.header.judges {
-            self.judges.clone_from(&table.header.judges);
-        }
-        if self.notes != table.notes {
-            self.notes.clone_from(&table.notes);
-        }
-        if self.penalties != table.penalties {
-            self.penalties.clone_from(&table.penalties);
-        }
+        copy_where_differs(&mut self.judges, &table.header.judges);
+        copy_where_differs(&mut self.notes, &table.notes);
+        copy_where_differs(&mut self.penalties, &table.penalties);
         match (&*self.state, &table.state) {
             // Never shared (`Kept::whole`): caught up in place.
             (RulesetState::Doomtrooper(_), RulesetState::Doomtrooper(b)) => {

@@ -284,10 +284,10 @@ impl Journal {
 
     /// `FILE`, at this process's first write to it (or after a rotation or
     /// a `clear`): cut to nothing, then made `LIMIT` long with zeros and
-    /// synced so, before any record is written over them. Records are then written
-    /// over space the file already has: an fdatasync of such a write is a
-    /// write of its blocks alone, where one that makes the file longer
-    /// must also commit the file's new size to the filesystem's own
+    /// synced so, before any record is written over them. Records are then
+    /// written over space the file already has: an fdatasync of such a
+    /// write is a write of its blocks alone, where one that makes the file
+    /// longer must also commit the file's new size to the filesystem's own
     /// journal (measured here, 7,000-byte writes each followed by
     /// fdatasync: 1.5x to 2.1x as many per second written over as
     /// appended). Zeros read as `END`. Cut first: a crash may have left
