@@ -46,7 +46,9 @@ pub struct Shown {
 }
 
 /// Calls `show` for every event with `from <= seq <= to`; returns the seq
-/// ranges judges' rewinds took back (as `verify` says them).
+/// ranges judges' rewinds took back (as `verify` says them). `show` is
+/// lent each event (a caller that keeps one clones it): what the folding
+/// thread made of it goes back to that thread to be freed (see `Spent`).
 ///
 /// Which events later rulings rewound is known from the fold at the head:
 /// from the latest snapshot (the events after it read, hashed, linked and
@@ -62,14 +64,15 @@ pub struct Shown {
 /// written), brings it up to that state by copying what changed
 /// (`delta::CatchUp`), and hands over the changes and, where a change may
 /// show on the board, the state to draw it from. The caller's thread draws
-/// the boards, names the actor, puts the event in words and calls `show`.
+/// the boards, names the actor, puts the event in words, calls `show`, and
+/// hands back what the folding thread made to be freed there.
 /// An event the fold refuses, or that cannot be read, ends the replay with
 /// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
     source: &S,
     from: u64,
     to: Option<u64>,
-    mut show: impl FnMut(Shown),
+    mut show: impl FnMut(&Shown),
 ) -> Result<Vec<(u64, u64)>, RecordError>
 where
     S: Source + Sync + ?Sized,
@@ -95,9 +98,10 @@ where
         let mut header: Option<Arc<Header>> = None;
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
-            let batch = batch?;
-            let mut used = Vec::with_capacity(batch.len());
-            for folded in batch {
+            let mut batch = batch?;
+            let mut used =
+                Spent { batch: vec![], drawn: Vec::with_capacity(batch.len()), shown: Vec::with_capacity(batch.len()) };
+            for folded in batch.drain(..) {
                 let Folded {
                     mut event,
                     kind,
@@ -129,38 +133,57 @@ where
                     }
                 };
                 let by = header.as_ref().expect("the first event shown has the header").name_of(&event.actor);
-                let before = before.or_else(|| step.take());
-                step = Some(after.clone());
-                show(Shown {
+                let shown = Shown {
                     seq: event.seq,
                     action: describe(&event.action),
                     at: std::mem::take(&mut event.at),
                     actor: std::mem::take(&mut event.actor),
                     by,
                     kind,
-                    before,
+                    before: before.or_else(|| step.take()),
                     after,
                     recorded,
                     changes,
                     said,
                     rewound: at_head.is_rewound(event.seq),
-                });
-                used.extend([drawn_before, drawn].into_iter().flatten());
+                };
+                show(&shown);
+                // The step after this event is the step before the next;
+                // what the folding thread made goes back to it.
+                let Shown { before, after, recorded, changes, .. } = shown;
+                step = Some(after);
+                used.shown.push((before, changes, recorded));
+                used.drawn.extend([drawn_before, drawn].into_iter().flatten());
             }
+            used.batch = batch;
             let _ = spend.send(used);
         }
         Ok(at_head.rewound().to_vec())
     })
 }
 
-/// The states the showing thread drew boards from, handed back to the
-/// folding thread that copied them to be freed there: a block freed on
-/// another thread than the one that allocated it costs the allocator
-/// (mimalloc) several times a local free. (The events are freed where they
+/// What the showing thread is done with, handed back to the folding thread
+/// that made it, to be freed there: the states it drew boards from, the
+/// changes, steps and words of the events shown, and the batch's list. A
+/// block freed on another thread than the one that allocated it costs the
+/// allocator (mimalloc) several times a local free, and more when the
+/// thread that made it takes the block again: perf put a fifth of the
+/// folding thread's time on the load of the next free block, a cache miss
+/// on a line the other core had written. (The events are freed where they
 /// are shown: from a store most were parsed on the reading thread, so no
 /// thread of the two frees them locally, and the showing thread is the
 /// less busy.)
-type Spent = Box<Drawn>;
+struct Spent {
+    /// The batch's own list, emptied: the next batch is made in it.
+    batch: Vec<Folded>,
+    /// Boxed as they came: each box is freed on the thread that made it.
+    #[allow(clippy::vec_box)]
+    drawn: Vec<Box<Drawn>>,
+    /// What the folding thread made of each event shown (the step before
+    /// it, for the first; the changes; the words recorded). The steps
+    /// after come back one event later, as the step before the next.
+    shown: Vec<(Option<StepRef>, Vec<Change>, Vec<String>)>,
+}
 
 /// Events folded and handed from the folding thread to the showing one at a time.
 const FOLDED_BATCH: usize = 64;
@@ -233,7 +256,7 @@ fn fold_ahead<S>(
     from: u64,
     to: Option<u64>,
     to_show: SyncSender<Result<Vec<Folded>, RecordError>>,
-    spent: Receiver<Vec<Spent>>,
+    spent: Receiver<Spent>,
 ) where
     S: Source + ?Sized,
     S::Error: Into<RecordError>,
@@ -246,12 +269,15 @@ fn fold_ahead<S>(
         if let Some(folded) = fold_one(&mut folder, event, from, source, &mut behind, &mut differ)? {
             batch.push(folded);
             if batch.len() == FOLDED_BATCH {
-                spent.try_iter().for_each(drop);
-            }
-            if batch.len() == FOLDED_BATCH
-                && to_show.send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(FOLDED_BATCH)))).is_err()
-            {
-                return Ok(ControlFlow::Break(()));
+                // Freed here, where they were made; the last list back is the next batch's.
+                let mut next = None;
+                for used in spent.try_iter() {
+                    next = Some(used.batch);
+                }
+                let next = next.unwrap_or_else(|| Vec::with_capacity(FOLDED_BATCH));
+                if to_show.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
+                    return Ok(ControlFlow::Break(()));
+                }
             }
         }
         Ok(ControlFlow::Continue(()))

@@ -123,7 +123,7 @@ fn replay_says_exactly_what_changed_between_successive_states() {
         let source = StoredGame::new(&store, ruleset);
         for (from, to) in [(0, None), (1, None), (17, Some(40)), (head - 2, None), (head, Some(head))] {
             let mut shown = Vec::new();
-            replay(&source, from, to, |s| shown.push(s)).unwrap();
+            replay(&source, from, to, |s| shown.push(s.clone())).unwrap();
             let last = to.unwrap_or(head).min(head);
             let seqs: Vec<u64> = shown.iter().map(|s| s.seq).collect();
             assert_eq!(

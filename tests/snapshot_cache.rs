@@ -172,12 +172,12 @@ fn a_rewind_is_kept_in_the_snapshots_after_it() {
     assert_eq!(folder.rewound(), &[(41, rewound_at - 1)]);
     assert!(folder.is_rewound(50) && !folder.is_rewound(61), "the note (seq 61) stands inside the range");
     let mut shown = Vec::new();
-    replay(&stored, rewound_at - 2, Some(rewound_at), |s| shown.push(s)).unwrap();
+    replay(&stored, rewound_at - 2, Some(rewound_at), |s| shown.push(s.clone())).unwrap();
     assert_eq!(shown.iter().map(|s| s.rewound).collect::<Vec<_>>(), [true, false, false], "the note stands");
     assert_eq!(shown[0].seq, rewound_at - 2);
     assert_eq!(shown[2].kind, "ruling");
     let mut earlier = Vec::new();
-    replay(&stored, 50, Some(51), |s| earlier.push(s)).unwrap();
+    replay(&stored, 50, Some(51), |s| earlier.push(s.clone())).unwrap();
     assert!(earlier.iter().all(|s| s.rewound), "replay from a snapshot knows what a later rewind took back");
 }
 

@@ -81,9 +81,9 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         let source = Ticking { source: record.source(), bar: &bar };
         replay(&source, a.from, a.to, |s| {
             if a.hide_passes {
-                pages.extend(passes.take(s).map(|s| s.text()));
+                pages.extend(passes.take(s.clone()).map(|s| s.text()));
             } else {
-                pages.push(text(&s));
+                pages.push(text(s));
             }
         })
         .map_err(rec)?;
@@ -101,11 +101,11 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
     let source = Ticking { source: record.source(), bar: &bar };
     replay(&source, a.from, a.to, |s| {
         if a.hide_passes && !out.json {
-            for shown in passes.take(s) {
+            for shown in passes.take(s.clone()) {
                 println!("{}", shown.text());
             }
         } else {
-            out.emit(serde_json::to_value(&s).expect("serialises"), || text(&s));
+            out.emit(serde_json::to_value(s).expect("serialises"), || text(s));
         }
     })
     .map_err(rec)?;
