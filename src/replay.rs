@@ -174,14 +174,17 @@ where
 /// thread of the two frees them locally, and the showing thread is the
 /// less busy.)
 struct Spent {
-    /// The batch's own list, emptied: the next batch is made in it.
+    /// The batch's own list, emptied: the last one back when a batch is
+    /// full is the next batch's list.
     batch: Vec<Folded>,
     /// Boxed as they came: each box is freed on the thread that made it.
     #[allow(clippy::vec_box)]
     drawn: Vec<Box<Drawn>>,
-    /// What the folding thread made of each event shown (the step before
-    /// it, for the first; the changes; the words recorded). The steps
-    /// after come back one event later, as the step before the next.
+    /// What the folding thread made of each event shown: the step before
+    /// it (for the first event shown, as handed over; for the others, the
+    /// step after the event before, kept by the showing thread until
+    /// then), its changes, and the words recorded. The step after the last
+    /// event shown stays on the showing thread.
     shown: Vec<(Option<StepRef>, Vec<Change>, Vec<String>)>,
 }
 
@@ -287,6 +290,11 @@ fn fold_ahead<S>(
     {
         let _ = to_show.send(Err(e));
     }
+    // What comes back of the last batches is freed here too, until the
+    // showing thread is done (it drops its end once the batches end,
+    // which needs this end of theirs dropped first).
+    drop(to_show);
+    spent.into_iter().for_each(drop);
 }
 
 /// Folds `event`; for one from `from` on, what it changed and the step it

@@ -182,7 +182,9 @@ pub async fn replay(
     let store = s.store();
     let (shown, rewound, head) = blocking(move || {
         let mut shown = Vec::new();
-        let rewound = replay_record(&StoredGame::new(store, &game), from, Some(to), |e| shown.push(e.clone()))?;
+        let rewound = replay_record(&StoredGame::new(store, &game), from, Some(to), |e| {
+            shown.push(serde_json::to_value(e).expect("a shown event serialises"))
+        })?;
         let head = store.head(&game)?.map(|h| h.seq);
         Ok::<_, RecordError>((shown, rewound, head))
     })
