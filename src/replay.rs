@@ -326,15 +326,15 @@ where
         return Ok(None);
     }
     let table = folder.table().expect("a folded event leaves a state");
-    let kind = match event.action_type() {
-        Some(ActionType::Ruling) => "ruling",
-        Some(ActionType::Note) => "note",
-        Some(ActionType::Pass) => "pass",
+    let action_type = event.action_type();
+    let kind = match action_type {
+        Some(t @ (ActionType::Ruling | ActionType::Note | ActionType::Pass)) => t.name(),
         _ => "action",
     };
     let (changes, drawn, header) = match behind {
         Some(behind) => {
-            let (changes, drawn, new_header) = behind.follow(table, kind == "ruling", differ);
+            let ruling = action_type == Some(ActionType::Ruling);
+            let (changes, drawn, new_header) = behind.follow(table, ruling, differ);
             // The first event shown takes the header with it, new or not.
             let header = new_header.or_else(|| (event.seq == from).then(|| behind.header.clone()));
             (changes, drawn, header)

@@ -81,7 +81,7 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         let source = Ticking { source: record.source(), bar: &bar };
         replay(&source, a.from, a.to, |s| {
             if a.hide_passes {
-                pages.extend(passes.take(s.clone()).map(|s| s.text()));
+                pages.extend(passes.take(s).map(|s| s.text()));
             } else {
                 pages.push(text(s));
             }
@@ -101,7 +101,7 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
     let source = Ticking { source: record.source(), bar: &bar };
     replay(&source, a.from, a.to, |s| {
         if a.hide_passes && !out.json {
-            for shown in passes.take(s.clone()) {
+            for shown in passes.take(s) {
                 println!("{}", shown.text());
             }
         } else {
@@ -132,13 +132,14 @@ pub struct Passes {
     run: Vec<Shown>,
 }
 
-/// What `Passes::take` lets out: a run of passes, or one other event.
-pub enum Line {
+/// What `Passes::take` lets out: a run of passes, or one other event (as
+/// `replay` lent it: only the passes held back are copied).
+pub enum Line<'a> {
     Run(Vec<Shown>),
-    One(Box<Shown>),
+    One(&'a Shown),
 }
 
-impl Line {
+impl Line<'_> {
     fn text(&self) -> String {
         match self {
             Line::One(s) => text(s),
@@ -149,13 +150,13 @@ impl Line {
 
 impl Passes {
     /// Takes the next event; returns the lines now complete.
-    pub fn take(&mut self, s: Shown) -> impl Iterator<Item = Line> {
+    pub fn take<'a>(&mut self, s: &'a Shown) -> impl Iterator<Item = Line<'a>> + use<'a> {
         if s.kind == "pass" && !s.rewound {
-            self.run.push(s);
+            self.run.push(s.clone());
             return None.into_iter().chain(None);
         }
         let run = (!self.run.is_empty()).then(|| Line::Run(std::mem::take(&mut self.run)));
-        run.into_iter().chain(Some(Line::One(Box::new(s))))
+        run.into_iter().chain(Some(Line::One(s)))
     }
 
     /// The run still held at the end, as text.
