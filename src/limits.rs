@@ -82,6 +82,13 @@ pub const MAX_CLOCK_SKEW_SECONDS: i64 = 120;
 /// milliseconds; a minute leaves room for a disk that is only slow.
 pub const SYNC_DEADLINE_SECONDS: u64 = 60;
 
+/// Most settings a sled store keeps in memory for reads (`store::sled`'s
+/// `KeptSettings`): a token's setting is read on every request. A kept
+/// setting (a token's hash, its grant and times) is a few hundred bytes,
+/// so this is about 1 MB, and far more tokens than an event issues; past
+/// it, all are forgotten and read from sled again as asked.
+pub const MAX_KEPT_SETTINGS: usize = 4096;
+
 /// Most games one live stream follows (`/api/stream?games=...`): a head
 /// judge's floor, not the whole store; each costs a watcher on the server.
 pub const MAX_FOLLOWED_GAMES: usize = 64;
