@@ -486,11 +486,18 @@ pub async fn serve_with(
     let _ = tokio::time::timeout(limits.shutdown_deadline, server.pending.acquire_many(server.most_pending)).await;
     ticking.abort();
     // The last checkpoint covers every append acknowledged before shutdown.
+    // Then the store is left in its own form (sled: its journal emptied),
+    // as a close would leave it: the store is never dropped.
     let last = server.clone();
-    let signed = tokio::task::spawn_blocking(move || last.keeper.tick(last.store())).await;
+    let signed = tokio::task::spawn_blocking(move || {
+        let signed = last.keeper.tick(last.store());
+        (signed, last.store().settle())
+    })
+    .await;
     match signed {
-        Ok(Ok(_)) => Ok(stopped),
-        Ok(Err(e)) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
+        Ok((Ok(_), Ok(()))) => Ok(stopped),
+        Ok((Ok(_), Err(e))) => Err(std::io::Error::other(format!("the store's last sync at shutdown failed: {e}"))),
+        Ok((Err(e), _)) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
         Err(e) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
     }
 }

@@ -279,6 +279,15 @@ pub trait Store: Send + Sync {
     /// `SledStore::close`); others just drop.
     fn close(self: Box<Self>) {}
 
+    /// Leaves what is durable in the store's own form, nothing waiting to
+    /// be put back at the next open: for sled, its own sync in a round of
+    /// the group commit, which empties the journal (what its close does).
+    /// The server calls it last at shutdown, since its store is never
+    /// dropped. Appends may go on meanwhile; it waits for none of them.
+    fn settle(&self) -> Result<(), AppendError> {
+        Ok(())
+    }
+
     /// Whether other processes may append to this store while it is open
     /// (several servers on one PostgreSQL database; never for sled, which
     /// one process holds): a game folded in memory must then be checked
