@@ -9,9 +9,10 @@
 //! each event's exact bytes here, one `write` and one `fdatasync` for a
 //! whole group commit, and is acknowledged then; sled holds the same
 //! events in memory, and writes them at its next own sync
-//! (`SledStore::sync_through`: a setting, a large batch, the store's
-//! close or open). That sync covers everything inserted before it, so
-//! the journal is then emptied.
+//! (`SledStore::sync_through`: a large batch, the store's close or open,
+//! the server's shutdown). That sync covers everything inserted before
+//! it, so the journal is then emptied. (A setting is made durable by
+//! sled's flush alone, beside the commit: the journal keeps its records.)
 //!
 //! A journal grown past `LIMIT` is not emptied that way, in the commit's
 //! round, where every waiting appender would wait for sled's sync too (at
@@ -356,8 +357,8 @@ impl Journal {
     /// written over space that held records. Not synced: a crash that
     /// undoes it leaves records that an open passes over (sled holds
     /// them). (About 3 ms for the next write, after a sync of sled's that
-    /// costs more: a setting, a large batch, the journal full again while
-    /// its older file waits.)
+    /// costs more: a large batch, the journal full again while its older
+    /// file waits, the close.)
     pub fn clear(&mut self) -> io::Result<()> {
         if self.len == 0 || !self.replayed {
             return Ok(());

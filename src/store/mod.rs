@@ -279,11 +279,13 @@ pub trait Store: Send + Sync {
     /// `SledStore::close`); others just drop.
     fn close(self: Box<Self>) {}
 
-    /// Leaves what is durable in the store's own form, nothing waiting to
-    /// be put back at the next open: for sled, its own sync in a round of
-    /// the group commit, which empties the journal (what its close does).
-    /// The server calls it last at shutdown, since its store is never
-    /// dropped. Appends may go on meanwhile; it waits for none of them.
+    /// Writes into the store's own form what it holds durable elsewhere:
+    /// for sled, its own sync in a round of the group commit, which
+    /// writes every insert into sled and empties the journal (what its
+    /// close does), so the next open has nothing to put back. The server
+    /// calls it last at shutdown, since its store is never dropped; an
+    /// append still under way then (past the shutdown's deadline) may
+    /// leave a record in the journal, which the next open puts back.
     fn settle(&self) -> Result<(), AppendError> {
         Ok(())
     }

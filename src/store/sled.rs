@@ -215,9 +215,9 @@ struct Commit {
     /// The journal's records of the events inserted since the last sync
     /// began, in the order of the log (`insert`; see `super::journal`).
     journal: Vec<u8>,
-    /// Something was written since the last sync began that the journal
-    /// does not hold (a setting, a large batch, `Unsynced` past its
-    /// limit): the next sync is sled's own.
+    /// Something was inserted since the last sync began that the journal
+    /// does not hold (a large batch, `Unsynced` past its limit, the
+    /// close's `settle`): the next sync is sled's own.
     sled_sync: bool,
 }
 
@@ -281,8 +281,9 @@ struct Round<'s> {
 /// The sync of sled's that a rotation of the journal leaves to run behind
 /// its round (`SledStore::write_back_behind`): the rotation it lets go of.
 /// Dropped without running, the journal's older file stays until the
-/// next sync of sled's (the next rotation's fallback, a setting, the
-/// store's close), and an open after a crash replays it: nothing is lost.
+/// next sync of sled's in a round (the next rotation's fallback, a large
+/// batch, the store's close), and an open after a crash replays it:
+/// nothing is lost.
 #[must_use]
 #[derive(Debug, Clone, Copy)]
 struct Behind {
@@ -849,8 +850,8 @@ impl SledStore {
         Ok(())
     }
 
-    /// Takes a ticket for an insert of no events (the close): the
-    /// sync that covers it is sled's own.
+    /// Takes a ticket for an insert of no events (an empty insert, the
+    /// close's `settle`): the sync that covers it is sled's own.
     fn ticket(&self) -> u64 {
         let unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
         self.ticket_at(unsynced.frontier.size(), None)
@@ -1043,7 +1044,7 @@ impl SledStore {
         }
         // A file that cannot be removed is left, with nothing lost: sled
         // holds what it held, and the next sync of sled's in a round (the
-        // journal full again, a setting, the close) tries again.
+        // journal full again, a large batch, the close) tries again.
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         let _ = journal.forget_older(Some(behind.rotation));
     }
@@ -1601,12 +1602,12 @@ impl Store for SledStore {
             return Err(self.unreadable("settings"));
         }
         if let Some(kept) = self.kept_settings.get(key) {
-            return Ok(kept);
+            return Ok(Some(kept));
         }
         let writes = self.kept_settings.writes();
         let Some(tree) = self.settings_tree() else { return Ok(None) };
         let value = tree.get(key.as_bytes()).map_err(|e| ReadError::Io(e.to_string()))?.map(|v| v.to_vec());
-        self.kept_settings.keep(key, value.clone(), writes);
+        self.kept_settings.keep(key, value.as_deref(), writes);
         Ok(value)
     }
 
@@ -1625,25 +1626,36 @@ impl Store for SledStore {
 
     fn put_setting(&self, key: &str, value: &[u8]) -> Result<(), AppendError> {
         self.refuse()?;
-        self.settings_to_write()?
-            .insert(key.as_bytes(), value)
-            .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
-        self.kept_settings.written(key, Some(value));
+        {
+            // One writer at a time, so that memory is told in sled's order.
+            let _writing = self.kept_settings.writing();
+            self.settings_to_write()?
+                .insert(key.as_bytes(), value)
+                .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
+            self.kept_settings.written(key, Some(value));
+        }
         self.sync_settings()
     }
 
     fn swap_setting(&self, key: &str, expected: Option<&[u8]>, new: Option<&[u8]>) -> Result<bool, AppendError> {
         self.refuse()?;
-        let swapped = self
-            .settings_to_write()?
-            .compare_and_swap(key.as_bytes(), expected, new)
-            .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
-        match swapped {
-            Ok(()) => {
-                self.kept_settings.written(key, new);
-                self.sync_settings().map(|()| true)
+        let swapped = {
+            // One writer at a time, so that memory is told in sled's order.
+            let _writing = self.kept_settings.writing();
+            let swapped = self
+                .settings_to_write()?
+                .compare_and_swap(key.as_bytes(), expected, new)
+                .map_err(|e| self.failed_with(Failure::sled("sled failed to store a setting", &e)))?;
+            match &swapped {
+                Ok(()) => self.kept_settings.written(key, new),
+                // What sled holds, which memory then holds too.
+                Err(e) => self.kept_settings.written(key, e.current.as_deref()),
             }
-            Err(_) => Ok(false),
+            swapped.is_ok()
+        };
+        match swapped {
+            true => self.sync_settings().map(|()| true),
+            false => Ok(false),
         }
     }
 
@@ -2243,9 +2255,9 @@ mod tests {
             said(game, event.seq);
             *head = Some(event.link());
         }
-        // A checkpoint of them all: its key and its size are settings,
-        // each made durable by sled's flush beside the commit, with no
-        // write-back (sled holds no more events for it).
+        // A checkpoint of them all: its size is a setting, made durable
+        // by sled's flush beside the commit, with no write-back (sled
+        // holds no more events for it).
         let signer = super::super::checkpoints::signer(&store, None, Some("test.example/log")).unwrap();
         let signed = super::super::checkpoints::sign(&store, &signer).unwrap();
         println!("signed {}", signed.checkpoint.size);
@@ -2416,7 +2428,7 @@ mod tests {
         assert!(len_of(journal::FILE).unwrap() > *lengths.last().unwrap());
         let (journaled, syncs) = (len_of(journal::FILE), store.syncs());
         store.put_setting("any", b"x").unwrap();
-        assert_eq!(store.syncs(), syncs + 1, "a setting's sync is sled's own");
+        assert_eq!(store.syncs(), syncs + 1, "a setting's sync is one of sled's");
         assert_eq!(len_of(journal::FILE), journaled, "beside the commit: the journal keeps its records");
         let events = store.read("g", 0).unwrap().count() as u64;
         assert_eq!(events, e.seq + 1);
@@ -2780,7 +2792,7 @@ mod tests {
         let (_dir, store, _) = with_first_event();
         store.put_setting("token/a", b"1").unwrap();
         assert!(store.swap_setting("token/c", None, Some(b"3")).unwrap());
-        assert_eq!(store.setting("token/b").unwrap(), None, "absent, and kept so");
+        assert_eq!(store.setting("token/b").unwrap(), None);
         let (inside, entered) = std::sync::mpsc::channel();
         let (release, released) = std::sync::mpsc::channel::<()>();
         let released = Mutex::new(released);
@@ -2797,14 +2809,14 @@ mod tests {
             let store = &store;
             scope.spawn(move || {
                 let read = |key: &str| store.setting(key).unwrap();
-                let _ = said.send((read("token/a"), read("token/b"), read("token/c")));
+                let _ = said.send((read("token/a"), read("token/c")));
             });
             // Far longer than a read from memory takes; a read that waits
             // for the transaction never comes before it is released.
             let read = heard.recv_timeout(Duration::from_secs(30));
             release.send(()).unwrap();
             holding.join().unwrap().unwrap();
-            assert_eq!(read, Ok((Some(b"1".to_vec()), None, Some(b"3".to_vec()))), "the reads waited for sled");
+            assert_eq!(read, Ok((Some(b"1".to_vec()), Some(b"3".to_vec()))), "the reads waited for sled");
         });
         store.put_setting("token/a", b"2").unwrap();
         assert!(store.swap_setting("token/c", Some(b"3"), None).unwrap());
@@ -2812,6 +2824,30 @@ mod tests {
         let dir = closed_durably(store);
         let store = SledStore::open(&dir).unwrap();
         assert_eq!((store.setting("token/a").unwrap(), store.setting("token/c").unwrap()), (Some(b"2".to_vec()), None));
+    }
+
+    /// Two writers of one key, and a compare-and-swap that fails: what a
+    /// read gets from memory is what sled holds.
+    #[test]
+    fn settings_kept_in_memory_are_what_sled_holds_whatever_writes_race() {
+        let (_dir, store, _) = with_first_event();
+        let in_sled = |key: &str| store.settings_tree().unwrap().get(key).unwrap().map(|v| v.to_vec());
+        std::thread::scope(|scope| {
+            for writer in 0..2u8 {
+                let store = &store;
+                scope.spawn(move || {
+                    for i in 0..50u8 {
+                        store.put_setting("token/a", &[writer, i]).unwrap();
+                        assert!(store.setting("token/a").unwrap().is_some());
+                    }
+                });
+            }
+        });
+        assert_eq!(store.setting("token/a").unwrap(), in_sled("token/a"));
+        // A swap that fails tells memory what sled holds.
+        store.kept_settings.written("token/a", Some(b"stale"));
+        assert!(!store.swap_setting("token/a", Some(b"stale"), Some(b"x")).unwrap());
+        assert_eq!(store.setting("token/a").unwrap(), in_sled("token/a"));
     }
 
     /// A sync lists `blobs/` only when the directory may have changed since

@@ -6,33 +6,39 @@
 //! long, and those stalls were most of the API's slowest appends.
 //!
 //! This process is sled's only writer, and every write of a setting goes
-//! through `SledStore::put_setting` or `swap_setting`, which tell this
-//! (`written`) after sled took it: what is kept here is what sled holds.
-//! A read that misses asks sled, and keeps what it got only if no write
-//! came meanwhile (`writes`), so it never keeps a value older than one a
-//! write already told.
+//! through `SledStore::put_setting` or `swap_setting`: one at a time
+//! (`writing`), each telling this (`written`) what sled then holds for
+//! its key. A read that misses asks sled, and keeps what it got only if
+//! no write came meanwhile (`writes`), so it never keeps a value older
+//! than one a write already told. Only settings that exist are kept: a
+//! read of an absent key (an unknown token) asks sled each time, so that
+//! unknown tokens cannot push the known ones out.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::limits::MAX_KEPT_SETTINGS;
 
 #[derive(Default)]
-pub struct KeptSettings(Mutex<Kept>);
+pub struct KeptSettings {
+    kept: Mutex<Kept>,
+    /// Held by a writer across its write to sled and `written`.
+    writing: Mutex<()>,
+}
 
 #[derive(Default)]
 struct Kept {
-    /// Each key read or written, with sled's value (`None`: absent).
-    values: HashMap<String, Option<Vec<u8>>>,
+    /// Settings read or written, with sled's value.
+    values: HashMap<String, Vec<u8>>,
     /// How many writes were told: a read that began before one does not
     /// keep what it read.
     writes: u64,
 }
 
 impl KeptSettings {
-    /// The value kept for `key` (`Some(None)`: kept as absent), or `None`
-    /// if it is not kept: then ask sled, with `writes()` taken first.
-    pub fn get(&self, key: &str) -> Option<Option<Vec<u8>>> {
+    /// The value kept for `key`, or `None` if it is not kept: then ask
+    /// sled, with `writes()` taken first.
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
         self.lock().values.get(key).cloned()
     }
 
@@ -43,34 +49,44 @@ impl KeptSettings {
 
     /// Keeps what sled gave for `key` in a read that began at `writes`,
     /// unless a write came since (its value may be newer than the read's).
-    pub fn keep(&self, key: &str, value: Option<Vec<u8>>, writes: u64) {
+    pub fn keep(&self, key: &str, value: Option<&[u8]>, writes: u64) {
         let mut kept = self.lock();
-        if kept.writes == writes {
+        if let (Some(value), true) = (value, kept.writes == writes) {
             kept.insert(key, value);
         }
     }
 
-    /// Sled now holds `value` for `key`.
+    /// The lock a writer holds across its write to sled and `written`, so
+    /// that two writes of one key are told in the order sled took them.
+    pub fn writing(&self) -> MutexGuard<'_, ()> {
+        self.writing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sled now holds `value` for `key` (`None`: nothing).
     pub fn written(&self, key: &str, value: Option<&[u8]>) {
         let mut kept = self.lock();
         kept.writes += 1;
-        kept.insert(key, value.map(<[u8]>::to_vec));
+        match value {
+            Some(value) => kept.insert(key, value),
+            None => {
+                kept.values.remove(key);
+            }
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl Kept {
     /// At most `MAX_KEPT_SETTINGS` keys: past it, all are forgotten and
-    /// read from sled again as they are asked for (reads of unknown
-    /// tokens, one key each, cannot grow it without bound).
-    fn insert(&mut self, key: &str, value: Option<Vec<u8>>) {
+    /// read from sled again as they are asked for.
+    fn insert(&mut self, key: &str, value: &[u8]) {
         if self.values.len() >= MAX_KEPT_SETTINGS && !self.values.contains_key(key) {
             self.values.clear();
         }
-        self.values.insert(key.to_string(), value);
+        self.values.insert(key.to_string(), value.to_vec());
     }
 }
 
@@ -85,25 +101,28 @@ mod tests {
         let began = kept.writes();
         // A write lands while the read is asking sled for the old value.
         kept.written("k", Some(b"new"));
-        kept.keep("k", Some(b"old".to_vec()), began);
-        assert_eq!(kept.get("k"), Some(Some(b"new".to_vec())));
-        // A read with no write meanwhile keeps what it read, absent too.
+        kept.keep("k", Some(b"old"), began);
+        assert_eq!(kept.get("k"), Some(b"new".to_vec()));
+        // A read with no write meanwhile keeps what it read; an absent
+        // key is not kept.
         let began = kept.writes();
-        kept.keep("gone", None, began);
-        assert_eq!(kept.get("gone"), Some(None));
+        kept.keep("other", Some(b"1"), began);
+        kept.keep("absent", None, began);
+        assert_eq!((kept.get("other"), kept.get("absent")), (Some(b"1".to_vec()), None));
+        assert_eq!(kept.lock().values.len(), 2);
         kept.written("k", None);
-        assert_eq!(kept.get("k"), Some(None));
+        assert_eq!(kept.get("k"), None);
     }
 
     #[test]
     fn past_the_limit_all_are_forgotten_and_the_newest_kept() {
         let kept = KeptSettings::default();
         for i in 0..MAX_KEPT_SETTINGS {
-            kept.keep(&format!("k{i}"), Some(vec![1]), kept.writes());
+            kept.keep(&format!("k{i}"), Some(&[1]), kept.writes());
         }
-        assert_eq!(kept.get("k0"), Some(Some(vec![1])));
-        kept.keep("one more", Some(vec![2]), kept.writes());
-        assert_eq!((kept.get("k0"), kept.get("one more")), (None, Some(Some(vec![2]))));
+        assert_eq!(kept.get("k0"), Some(vec![1]));
+        kept.keep("one more", Some(&[2]), kept.writes());
+        assert_eq!((kept.get("k0"), kept.get("one more")), (None, Some(vec![2])));
         assert_eq!(kept.lock().values.len(), 1);
     }
 }
