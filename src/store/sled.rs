@@ -844,11 +844,17 @@ impl SledStore {
             self.refuse()?;
             self.sync_now().map_err(|failure| self.failed_with(failure))?;
         }
+        self.tell_watcher(Synced { took: began.elapsed(), events: 0 });
+        Ok(())
+    }
+
+    /// Tells the watcher (`on_sync`) of a sync that succeeded, with the
+    /// watcher's lock let go first: it may take its time.
+    fn tell_watcher(&self, synced: Synced) {
         let watcher = self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(watch) = watcher {
-            watch(Synced { took: began.elapsed(), events: 0 });
+            watch(synced);
         }
-        Ok(())
     }
 
     /// Takes a ticket for an insert of no events (an empty insert, the
@@ -994,10 +1000,7 @@ impl SledStore {
         leading.finished = true;
         drop(leading);
         let (events, behind) = result?;
-        let watcher = self.sync_watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(watch) = watcher {
-            watch(Synced { took, events });
-        }
+        self.tell_watcher(Synced { took, events });
         Ok(behind)
     }
 
