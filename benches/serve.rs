@@ -16,9 +16,15 @@
 //! run, per append: less sensitive than appends/s to a busy machine.
 //! Then one table's appends through the API with 0 and with 500 live
 //! subscribers of its game open (each event checked delivered to each).
+//! Each of those rows runs in turns with its ceiling (`turns=K`, default
+//! 3): the ceiling, the row, the ceiling, the row..., so that the disk's
+//! drift from one second to the next (its ceiling here moves by half
+//! between runs a minute apart) weighs on both alike; the row's ratio is
+//! its appends over its time in all turns beside the ceiling's events
+//! over its time, and the last column gives each turn's ratio alone.
 //! Arguments: appends per table; `library` or `api`, and `tables=1` or
 //! `tables=64`, run only those rows (to profile one of them);
-//! `subscribers` only the rows with subscribers.
+//! `subscribers` only the rows with subscribers; `turns=K`.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -64,6 +70,51 @@ fn cpu_time() -> Duration {
 impl Run {
     fn rate(&self) -> f64 {
         self.appends as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// Runs of the same row one after the other, as one: their appends,
+    /// times, latencies, syncs and CPU added up.
+    fn merged(runs: Vec<Run>) -> Run {
+        let mut all = Run {
+            appends: 0,
+            elapsed: Duration::ZERO,
+            latencies: Vec::new(),
+            syncs: 0,
+            cpu: Duration::ZERO,
+            subscribers_cpu: Duration::ZERO,
+        };
+        for run in runs {
+            all.appends += run.appends;
+            all.elapsed += run.elapsed;
+            all.latencies.extend(run.latencies);
+            all.syncs += run.syncs;
+            all.cpu += run.cpu;
+            all.subscribers_cpu += run.subscribers_cpu;
+        }
+        all
+    }
+
+    /// `turns` of `run`, each just after a measure of the ceiling
+    /// (`ceiling`, events/s), printed as one row: the ratio of the row's
+    /// appends/s over all turns to the ceiling's over all turns (the same
+    /// number of events in each of its turns, so the harmonic mean), then
+    /// each turn's ratio.
+    fn in_turns(
+        tables: usize,
+        path: &str,
+        turns: usize,
+        mut ceiling: impl FnMut() -> f64,
+        mut run: impl FnMut() -> Run,
+    ) {
+        let (mut ceilings, mut runs) = (Vec::new(), Vec::new());
+        for _ in 0..turns {
+            ceilings.push(ceiling());
+            runs.push(run());
+        }
+        let each: Vec<String> = runs.iter().zip(&ceilings).map(|(r, c)| format!("{:.2}", r.rate() / c)).collect();
+        let ceiling = ceilings.len() as f64 / ceilings.iter().map(|c| 1.0 / c).sum::<f64>();
+        Run::merged(runs).row(tables, path, ceiling);
+        println!("{:>6}  {:<16} each turn: {}x", "", "", each.join("x, "));
     }
 
     fn row(&mut self, tables: usize, path: &str, ceiling: f64) {
@@ -617,24 +668,23 @@ fn main() {
         return on_postgres(admin, &sample, per_table, bytes);
     }
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
-    println!("1 table, once per 64 events for 64 tables, measured just before each row (the disk is shared)");
+    println!("1 table, once per 64 events for 64 tables, measured in turns with each row (the disk is shared)");
     println!(
         "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
         "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
     let subscribers_only = args.iter().any(|a| a == "subscribers");
+    let turns: usize = args.iter().find_map(|a| a.strip_prefix("turns=")?.parse().ok()).unwrap_or(3).max(1);
     for tables in [1, 64] {
         if subscribers_only || !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
             continue;
         }
         let ceiling = || ceiling(tables * 1_000, tables, bytes);
         if only("library", &["library", "api"]) {
-            let c = ceiling();
-            library(&sample, tables, per_table).row(tables, "library", c);
+            Run::in_turns(tables, "library", turns, ceiling, || library(&sample, tables, per_table));
         }
         if only("api", &["library", "api"]) {
-            let c = ceiling();
-            api(&sample, tables, per_table, 0).row(tables, "api", c);
+            Run::in_turns(tables, "api", turns, ceiling, || api(&sample, tables, per_table, 0));
         }
     }
     // What sled alone reaches with arbiter's keys, 64 games in turn, beside
