@@ -2,7 +2,8 @@
 //! request, a stalled body, idle connections, the connection cap, shutdown
 //! with clients still connected (in process and by SIGTERM), live
 //! subscribers and their caps, errors axum answers itself, batches (1,000
-//! events, retried, SIGKILLed) and the CLI on a store a server holds.
+//! events, retried, SIGKILLed), appends to many games at once (SIGKILLed)
+//! and the CLI on a store a server holds.
 //!
 //! Timeouts are set low through `Connections` (or the binary's flags), and
 //! every bound asserted is generous: "within 10 s" of a 1 s timeout.
@@ -146,6 +147,19 @@ fn hash0(url: &str, game: &str) -> String {
     let (s, v) = call(url, "GET", &format!("/api/games/{game}/events?from=0&limit=1"), None, None);
     assert_eq!(s, 200, "{v}");
     v["events"][0]["hash"].as_str().unwrap().to_string()
+}
+
+/// The text of each note after event 0 of `game` in the store at `dir`,
+/// as `arbiter export` gives them (the server that held it is gone).
+fn exported_texts(dir: &std::path::Path, game: &str) -> Vec<String> {
+    let out = common::arbiter(dir, &["export", game]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["action"]["text"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Reads until the server closes the connection; what it said, if anything.
@@ -532,14 +546,7 @@ fn a_server_killed_during_batches_keeps_each_batch_whole_or_not_at_all() {
             acknowledged = k + 1;
         }
         // What the store holds: whole batches from 0, every acknowledged one.
-        let out = common::arbiter(dir.path(), &["export", "g"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let texts: Vec<String> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .skip(1)
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["action"]["text"].as_str().unwrap().to_string())
-            .collect();
+        let texts = exported_texts(dir.path(), "g");
         let (mut at, mut k) = (0, 0);
         while at < texts.len() {
             for i in 0..size(k) {
@@ -555,6 +562,83 @@ fn a_server_killed_during_batches_keeps_each_batch_whole_or_not_at_all() {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Tables appending at once through a server share its syncs, and a
+/// round that already covers more than one append waits a little to take
+/// in more (the sled store's `gather`): whatever round an append was made
+/// durable in, once acknowledged it survives a SIGKILL.
+#[test]
+fn a_server_killed_amid_appends_to_many_games_keeps_every_acknowledged_one() {
+    const GAMES: usize = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, organiser) = common::server::spawn(dir.path(), &[]);
+    let games: Vec<(String, String, String)> = (0..GAMES)
+        .map(|g| {
+            let game = format!("g{g}");
+            let token = create(&url, &organiser, &game);
+            let h0 = hash0(&url, &game);
+            (game, token, h0)
+        })
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, u64)>();
+    let writers: Vec<_> = games
+        .iter()
+        .enumerate()
+        .map(|(g, (game, token, h0))| {
+            let (url, game, token, h0, tx) = (url.clone(), game.clone(), token.clone(), h0.clone(), tx.clone());
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                for seq in 1u64.. {
+                    let mut body = note(&h0, &format!("{game}/{seq}"));
+                    body["expect_seq"] = json!(seq);
+                    let sent = agent
+                        .post(&format!("{url}/api/games/{game}/events"))
+                        .header("Authorization", &format!("Bearer {token}"))
+                        .send_json(&body);
+                    match sent {
+                        Ok(r) if r.status().as_u16() == 201 && tx.send((g, seq)).is_ok() => {}
+                        _ => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut acknowledged = [0u64; GAMES];
+    for _ in 0..400 {
+        let (g, seq) = rx.recv_timeout(GENEROUS).expect("an append acknowledged");
+        acknowledged[g] = acknowledged[g].max(seq);
+    }
+    // The rounds were shared: some sync made more than one append durable.
+    let (status, metrics) = call(&url, "GET", "/metrics", None, None);
+    assert_eq!(status, 200);
+    let sample = |name: &str| -> f64 {
+        let text = metrics.as_str().expect("OpenMetrics text");
+        text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
+    };
+    let (events, syncs) = (sample("arbiter_sync_events_sum"), sample("arbiter_sync_events_count"));
+    assert!(events > syncs, "{events} events in {syncs} syncs: no sync was shared");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    while let Ok((g, seq)) = rx.try_recv() {
+        acknowledged[g] = acknowledged[g].max(seq);
+    }
+    for (g, (game, _, _)) in games.iter().enumerate() {
+        let texts = exported_texts(dir.path(), game);
+        let expected: Vec<String> = (1..=texts.len()).map(|seq| format!("{game}/{seq}")).collect();
+        assert_eq!(texts, expected, "{game}'s events are its appends in order");
+        assert!(
+            texts.len() as u64 >= acknowledged[g],
+            "{game}: seq {} was acknowledged but is not stored",
+            acknowledged[g]
+        );
+    }
+    let out = common::arbiter(dir.path(), &["verify", "--all"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
