@@ -564,10 +564,10 @@ fn a_server_killed_during_batches_keeps_each_batch_whole_or_not_at_all() {
     let _ = child.wait();
 }
 
-/// Tables appending at once through a server share its syncs, and a
-/// round that already covers more than one append waits a little to take
-/// in more (the sled store's `gather`): whatever round an append was made
-/// durable in, once acknowledged it survives a SIGKILL.
+/// Tables appending at once through a server share its syncs (one round
+/// of the group commit makes several games' appends durable): whatever
+/// round an append was made durable in, once acknowledged it survives a
+/// SIGKILL, and each game holds its appends in order.
 #[test]
 fn a_server_killed_amid_appends_to_many_games_keeps_every_acknowledged_one() {
     const GAMES: usize = 8;

@@ -88,12 +88,6 @@ const FLUSH_EVERY_MS: Option<u64> = Some(500);
 #[cfg(test)]
 const FLUSH_EVERY_MS: Option<u64> = None;
 
-/// How long a round of the group commit on the syncing thread waits for
-/// more appends before its sync, when it already covers more than one
-/// (`SledStore::gather`): a third of a sync's time on this disk, so a
-/// table's append waits at most that much longer.
-const GATHER_FOR: Duration = Duration::from_micros(300);
-
 /// sled's page cache (its default is 1 GiB): a long read, such as replaying
 /// a 1,000,000-event game, keeps about this much of the store in memory,
 /// plus about one leaf node per shard of the cache (see `SCAN_TOUCHES`).
@@ -235,16 +229,12 @@ struct Leading<'s> {
     round: u64,
     /// Set once the sync has run and its result is recorded.
     finished: bool,
-    /// Set when the round took in tickets after it began (`gather`):
-    /// followers that were told to wait for the next round may be covered.
-    widened: bool,
 }
 
 impl Drop for Leading<'_> {
     /// Wakes every follower of this round (covered, or to see the
     /// failure), and one of the next round's to lead it; after a failure,
-    /// or a round that took in the next round's tickets (`widened`), every
-    /// one of the next round's too, to see it. Followers on async
+    /// every one of the next round's too, to see it. Followers on async
     /// threads (`durable_async`) are all woken, this round's and the
     /// next's: which of the next round's leads is decided under the lock.
     fn drop(&mut self) {
@@ -262,8 +252,8 @@ impl Drop for Leading<'_> {
         committed[this].notify_all();
         woken[this].notify_waiters();
         match self.store.failure() {
-            None if !self.widened => committed[next].notify_one(),
-            _ => committed[next].notify_all(),
+            Some(_) => committed[next].notify_all(),
+            None => committed[next].notify_one(),
         }
         woken[next].notify_waiters();
     }
@@ -286,8 +276,6 @@ struct Round<'s> {
     covers: Written,
     records: Vec<u8>,
     sled_sync: bool,
-    /// How many tickets it covered as it began.
-    tickets: u64,
 }
 
 /// The sync of sled's that a rotation of the journal leaves to run behind
@@ -907,8 +895,8 @@ impl SledStore {
     /// a follower waits without holding its thread, and a leader hands its
     /// round's sync to the syncing thread (`syncer`), then waits for it as
     /// a follower. So an append hops to another thread only when it leads
-    /// a sync (at 64 tables through the API, one append in 7 before rounds
-    /// there gathered (`gather`), one in 13 to 17 since), not every time.
+    /// a sync (at 64 tables through the API, one append in 8 to 14), not
+    /// every time.
     async fn durable_async(&'static self, ticket: u64) -> Result<(), AppendError> {
         loop {
             let turn = {
@@ -982,11 +970,10 @@ impl SledStore {
         let covers = commit.written;
         commit.covering = covers.ticket;
         Ok(Turn::Lead(Round {
-            leading: Leading { store: self, round: commit.round, finished: false, widened: false },
+            leading: Leading { store: self, round: commit.round, finished: false },
             covers,
             records: std::mem::take(&mut commit.journal),
             sled_sync: std::mem::take(&mut commit.sled_sync),
-            tickets: covers.ticket.saturating_sub(commit.durable),
         }))
     }
 
@@ -995,7 +982,7 @@ impl SledStore {
     /// Returns the sync of sled's that a rotation of the journal left to
     /// run behind the round, if it did (`Behind`).
     fn lead(&self, round: Round<'_>) -> Result<Option<Behind>, AppendError> {
-        let Round { mut leading, covers, records, sled_sync, .. } = round;
+        let Round { mut leading, covers, records, sled_sync } = round;
         let began = Instant::now();
         let synced = self.sync_through(&records, sled_sync);
         let took = began.elapsed();
@@ -1030,51 +1017,13 @@ impl SledStore {
     /// `lead` on the syncing thread (`hand_over`), whose next round must
     /// not wait for a sync of sled's: that runs on a thread of its own.
     fn lead_on_syncer(&'static self, round: Round<'static>) {
-        let Ok(Some(behind)) = self.lead(self.gather(round)) else { return };
+        let Ok(Some(behind)) = self.lead(round) else { return };
         let started =
             std::thread::Builder::new().name("arbiter-write-back".into()).spawn(move || self.write_back_behind(behind));
         if started.is_err() {
             // No thread to be had: it runs here, once.
             self.write_back_behind(behind);
         }
-    }
-
-    /// A round on the syncing thread that covers more than one append
-    /// (tables appending at once through the server) waits `GATHER_FOR`,
-    /// then takes in every ticket taken meanwhile, with its journal
-    /// record, under the commit's lock as `turn` takes them: one sync for
-    /// more appends. A round of one append (a table alone) syncs at once.
-    ///
-    /// Why: through the server at 64 tables the CPU, not the disk, is what
-    /// runs out, and each sync costs CPU on the syncing thread and in the
-    /// wake-ups of its followers. A round there covered 7 to 8 appends;
-    /// with 300 us to gather, 13 to 17, and in eight pairs of runs the CPU
-    /// per append fell by a tenth (medians 134 against 148 us), appends/s
-    /// rose by 7% and the p99 fell from 14.6 to 13.6 ms (README,
-    /// eighteenth note).
-    ///
-    /// Followers told to wait for the next round (their ticket came after
-    /// the round began) may be covered by this one: the round's end wakes
-    /// all of the next round's (`widened`), and each finds its ticket
-    /// durable. The thread-per-appender path (`make_durable`, the
-    /// library's) does not wait: there the rounds already run back to
-    /// back, each appender waits about two of them, and a longer round is
-    /// fewer appends a second.
-    fn gather<'s>(&'s self, mut round: Round<'s>) -> Round<'s> {
-        if round.tickets < 2 {
-            return round;
-        }
-        std::thread::sleep(GATHER_FOR);
-        let mut commit = self.commit.lock().unwrap_or_else(|p| p.into_inner());
-        if commit.written.ticket == round.covers.ticket {
-            return round;
-        }
-        round.records.extend_from_slice(&std::mem::take(&mut commit.journal));
-        round.sled_sync |= std::mem::take(&mut commit.sled_sync);
-        round.covers = commit.written;
-        commit.covering = round.covers.ticket;
-        round.leading.widened = true;
-        round
     }
 
     /// The sync of sled's owed to a rotation of the journal (`Behind`):
@@ -2721,70 +2670,6 @@ mod tests {
             assert!(got.is_err(), "{got:?}");
         }
         drop(dir);
-    }
-
-    /// A round on the syncing thread that covers more than one append
-    /// gathers (`gather`): the appends inserted after it began, whose
-    /// followers were told to wait for the next round, are in its one
-    /// journal write and sync, and every one of those followers wakes
-    /// (with the next round's one-at-a-time wake, the second would wait
-    /// for a round that never comes).
-    #[test]
-    fn a_round_that_gathers_covers_appends_inserted_after_it_began_and_wakes_their_followers() {
-        let (dir, store, (e0, _)) = with_first_event();
-        // Leaked: a follower that never woke would hold it for ever.
-        let store: &'static SledStore = Box::leak(Box::new(store));
-        let events = events_after(&e0, 4);
-        store.insert("g", &events[..1]).unwrap();
-        let second = store.insert("g", &events[1..2]).unwrap();
-        let base = store.syncs();
-        let round = match store.turn(&mut store.commit.lock().unwrap(), second) {
-            Ok(Turn::Lead(round)) => round,
-            _ => panic!("no sync runs: this caller leads"),
-        };
-        assert_eq!(round.tickets, 2);
-        let later = [store.insert("g", &events[2..3]).unwrap(), store.insert("g", &events[3..4]).unwrap()];
-        let (answer, answers) = std::sync::mpsc::channel();
-        for ticket in later {
-            let answer = answer.clone();
-            std::thread::spawn(move || answer.send(store.make_durable(ticket)).unwrap());
-        }
-        while store.commit.lock().unwrap().waiting < 2 {
-            std::thread::yield_now();
-        }
-        let round = store.gather(round);
-        assert!(round.leading.widened);
-        assert_eq!(round.covers.ticket, later[1]);
-        assert!(store.lead(round).unwrap().is_none());
-        for _ in 0..2 {
-            let got = answers.recv_timeout(Duration::from_secs(10)).expect("a follower waits for ever");
-            assert!(got.is_ok(), "{got:?}");
-        }
-        assert_eq!(store.syncs(), base + 1, "one sync for the four");
-        assert_eq!(store.log_size().unwrap(), 5, "every append durable");
-        let journaled: Vec<Vec<u8>> = journal::read_files(dir.path())
-            .unwrap()
-            .newer
-            .records
-            .into_iter()
-            .flat_map(|(game, events)| {
-                assert_eq!(game, "g");
-                events
-            })
-            .collect();
-        let appended: Vec<Vec<u8>> = events.into_iter().map(|(_, bytes)| bytes).collect();
-        assert_eq!(journaled, appended, "the journal holds the four, in the log's order");
-        // A round of one append (a table alone) does not wait.
-        let alone = store.insert("g", &events_after_link(&store.head("g").unwrap().unwrap(), 1)).unwrap();
-        let round = match store.turn(&mut store.commit.lock().unwrap(), alone) {
-            Ok(Turn::Lead(round)) => round,
-            _ => panic!("no sync runs: this caller leads"),
-        };
-        let began = Instant::now();
-        let round = store.gather(round);
-        assert!(!round.leading.widened && round.tickets == 1);
-        assert!(began.elapsed() < GATHER_FOR, "a round of one append waited");
-        store.lead(round).unwrap();
     }
 
     /// An event in the journal that differs from the one sled stores at
