@@ -22,8 +22,8 @@
 //! between runs a minute apart) weighs on both alike; the row's ratio is
 //! its appends over its time in all turns beside the ceiling's events
 //! over its time, and the last column gives each turn's ratio alone.
-//! Arguments: appends per table; `library` or `api`, and `tables=1` or
-//! `tables=64`, run only those rows (to profile one of them);
+//! Arguments: appends per table; `library` or `api`, and `tables=N` (1
+//! and 64 by default; any N), run only those rows (to profile one of them);
 //! `subscribers` only the rows with subscribers; `turns=K`.
 
 use std::sync::Mutex;
@@ -675,8 +675,13 @@ fn main() {
     );
     let subscribers_only = args.iter().any(|a| a == "subscribers");
     let turns: usize = args.iter().find_map(|a| a.strip_prefix("turns=")?.parse().ok()).unwrap_or(3).max(1);
-    for tables in [1, 64] {
-        if subscribers_only || !only(&format!("tables={tables}"), &["tables=1", "tables=64"]) {
+    // `tables=N` among the arguments runs only those counts (any N).
+    let mut counts: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("tables=")?.parse().ok()).collect();
+    if counts.is_empty() {
+        counts = vec![1, 64];
+    }
+    for tables in counts {
+        if subscribers_only {
             continue;
         }
         let ceiling = || ceiling(tables * 1_000, tables, bytes);
@@ -690,7 +695,7 @@ fn main() {
     // What sled alone reaches with arbiter's keys, 64 games in turn, beside
     // the event alone: the most a path through those keys could reach,
     // rules, sealing and threads aside.
-    if !subscribers_only && only("tables=64", &["tables=1", "tables=64"]) {
+    if !subscribers_only && (args.iter().any(|a| a == "tables=64") || !args.iter().any(|a| a.starts_with("tables="))) {
         let one = sled_alone(64_000, 64, bytes, 64, Keys::EventOnly);
         let arbiters = sled_alone(64_000, 64, bytes, 64, Keys::Arbiters);
         let sixty_four = sled_alone(64_000, 64, bytes, 64, Keys::SixtyFourToAKey);
@@ -704,7 +709,7 @@ fn main() {
         );
     }
     // `subscribers` among the arguments runs only these rows.
-    if subscribers_only || !args.iter().any(|a| ["library", "api", "tables=1", "tables=64"].contains(&a.as_str())) {
+    if subscribers_only || !args.iter().any(|a| ["library", "api"].contains(&a.as_str()) || a.starts_with("tables=")) {
         println!();
         println!("one table's appends through the API while live subscribers of that game are open");
         println!("(each event checked delivered to every subscriber; the subscribers' client threads share the CPU)");
