@@ -668,7 +668,7 @@ fn main() {
         return on_postgres(admin, &sample, per_table, bytes);
     }
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
-    println!("1 table, once per 64 events for 64 tables, measured in turns with each row (the disk is shared)");
+    println!("1 table, once per T events for T tables, measured in turns with each row (the disk is shared)");
     println!(
         "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
         "tables", "path", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
@@ -676,14 +676,13 @@ fn main() {
     let subscribers_only = args.iter().any(|a| a == "subscribers");
     let turns: usize = args.iter().find_map(|a| a.strip_prefix("turns=")?.parse().ok()).unwrap_or(3).max(1);
     // `tables=N` among the arguments runs only those counts (any N).
-    let mut counts: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("tables=")?.parse().ok()).collect();
-    if counts.is_empty() {
-        counts = vec![1, 64];
-    }
-    for tables in counts {
-        if subscribers_only {
-            continue;
-        }
+    let named: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("tables=")?.parse().ok()).collect();
+    let counts = match (subscribers_only, named.is_empty()) {
+        (true, _) => Vec::new(),
+        (false, true) => vec![1, 64],
+        (false, false) => named.clone(),
+    };
+    for &tables in &counts {
         let ceiling = || ceiling(tables * 1_000, tables, bytes);
         if only("library", &["library", "api"]) {
             Run::in_turns(tables, "library", turns, ceiling, || library(&sample, tables, per_table));
@@ -695,7 +694,7 @@ fn main() {
     // What sled alone reaches with arbiter's keys, 64 games in turn, beside
     // the event alone: the most a path through those keys could reach,
     // rules, sealing and threads aside.
-    if !subscribers_only && (args.iter().any(|a| a == "tables=64") || !args.iter().any(|a| a.starts_with("tables="))) {
+    if counts.contains(&64) {
         let one = sled_alone(64_000, 64, bytes, 64, Keys::EventOnly);
         let arbiters = sled_alone(64_000, 64, bytes, 64, Keys::Arbiters);
         let sixty_four = sled_alone(64_000, 64, bytes, 64, Keys::SixtyFourToAKey);
@@ -709,7 +708,7 @@ fn main() {
         );
     }
     // `subscribers` among the arguments runs only these rows.
-    if subscribers_only || !args.iter().any(|a| ["library", "api"].contains(&a.as_str()) || a.starts_with("tables=")) {
+    if subscribers_only || (named.is_empty() && !args.iter().any(|a| a == "library" || a == "api")) {
         println!();
         println!("one table's appends through the API while live subscribers of that game are open");
         println!("(each event checked delivered to every subscriber; the subscribers' client threads share the CPU)");

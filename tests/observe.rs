@@ -2,6 +2,8 @@
 //! line per request on stderr (never a token, a header or a query string),
 //! `/health`, and the Prometheus metrics at `/metrics`.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -80,9 +82,7 @@ impl Logged {
     fn metric(&self, sample: &str) -> f64 {
         let (status, text) = self.call("GET", "/metrics", None, None);
         assert_eq!(status, 200);
-        text.lines()
-            .find_map(|l| l.strip_prefix(sample).and_then(|v| v.strip_prefix(' ')))
-            .map_or(0.0, |v| v.parse().unwrap())
+        common::server::metric(&text, sample)
     }
 
     fn stop(&mut self) {

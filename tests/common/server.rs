@@ -156,6 +156,14 @@ impl Drop for Served {
 
 /// `arbiter serve` on a free port of 127.0.0.1 over `data`, with `extra`
 /// flags: (child, url, organiser token, empty once the store has one).
+/// The value of one sample (`name{labels}`) in `/metrics`'s OpenMetrics
+/// `text` (0 when absent).
+pub fn metric(text: &str, sample: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(sample).and_then(|v| v.strip_prefix(' ')))
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+
 pub fn spawn(data: &Path, extra: &[&str]) -> (Child, String, String) {
     spawn_with(&["--data", data.to_str().unwrap()], extra)
 }
