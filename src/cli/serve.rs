@@ -57,6 +57,13 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
         let listener =
             tokio::net::TcpListener::bind(a.listen).await.with_context(|| format!("cannot listen on {}", a.listen))?;
         let addr = listener.local_addr()?;
+        // Ctrl-C and SIGTERM are caught from here on, before the first
+        // line says the server is there: caught only when the accept loop
+        // first waited, a SIGTERM sent soon after that line (a loaded
+        // machine: the test suite beside a build) could find the default
+        // action still in place and kill the server, with no last
+        // checkpoint.
+        let shutdown = shutdown_signal()?;
         // Written before the first line, so whoever reads it finds the notice too.
         let _notice = match &location {
             Location::Dir(data) => Some(ServingNotice::write(data, &format!("http://{addr}"))),
@@ -73,7 +80,7 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
         std::io::Write::flush(&mut std::io::stdout())?;
         let server = Server::with_limits(store, signer, limits::MAX_PENDING_APPENDS, Default::default());
         let stopped =
-            server::serve_with(listener, server, connections, shutdown_signal()).await.context("the server failed")?;
+            server::serve_with(listener, server, connections, shutdown).await.context("the server failed")?;
         match stopped.cut {
             0 => println!("shut down: requests in flight finished; every acknowledged append is stored"),
             n => println!(
@@ -151,18 +158,16 @@ fn descriptors_for(connections: usize) -> usize {
     connections.min(fit as usize)
 }
 
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Ctrl-C or SIGTERM, both caught from this call on (their handlers are
+/// installed here, not at the future's first poll).
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot catch Ctrl-C")?;
+    let mut term = signal(SignalKind::terminate()).context("cannot catch SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = term.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
+    })
 }
