@@ -20,7 +20,7 @@ pub struct Window {
 }
 
 // What replay shows changed in a window: most events pass priority on.
-crate::changes_by_member!(kept Window { order, passes: leaf, priority: leaf });
+crate::changes_by_member!(kept Window { order: leaves, passes: leaf, priority: leaf });
 
 impl Window {
     pub fn new(order: Vec<String>) -> Window {
