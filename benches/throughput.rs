@@ -4,7 +4,7 @@
 //!
 //! - verify and fold beside the parse + BLAKE3 ceiling (serde_json parse and
 //!   BLAKE3 of the stored lines, no rules): what reading a record must cost;
-//! - replay beside verify;
+//! - replay beside verify, the two in turns (`TURNS`);
 //! - durable append to one game beside raw sled insert + flush + fdatasync
 //!   per event;
 //! - each at 10,000 events and at the largest size asked for, so that a
@@ -15,7 +15,9 @@
 //! `--phase NAME N` runs one phase alone on a store of N events (made first),
 //! for `tools/bench --instructions`, which counts its instructions with
 //! callgrind (only inside the `measured_*` functions), per event;
-//! `--phase replay-beside-verify N` times the two in turns, three times.
+//! `--phase replay-beside-verify N` times the two in turns, three times, as
+//! the main run does (each turn, then all of them); `--phase verify-by-size
+//! N` times verify of a 10,000-event game and of an N-event one in turns.
 //!
 //! The stream is the bundled sample combat, replayed over and over (it ends
 //! between combats, so it can follow itself): real Doomtrooper events, with
@@ -78,6 +80,10 @@ fn main() {
         eprintln!("(made a store of {n} events in {:.1} s)", made.elapsed().as_secs_f64());
         let rates = in_process(&dir, n);
         rates.print(n, first.as_ref());
+        if let Some(&small) = sizes.first().filter(|&&s| s < n) {
+            let small_store = SledStore::open(&work.path().join(format!("n{small}"))).unwrap();
+            verify_by_size(&small_store, small, &SledStore::open(&dir).unwrap(), n);
+        }
         with_the_store_open(&dir, n);
         through_the_binary(&dir, n);
         first.get_or_insert(rates);
@@ -161,16 +167,51 @@ fn in_process(dir: &Path, n: u64) -> Rates {
     }
     assert_eq!(folder.len(), n);
 
-    let t = Instant::now();
-    measured_verify(&store, n);
-    let verify_time = t.elapsed();
-
-    let t = Instant::now();
-    measured_replay(&store, n);
-    let replay_time = t.elapsed();
-
+    let turns = verify_and_replay_in_turns(&store, n);
+    let (verify, replay) = turns.rates(n);
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
-    Rates { ceiling: rate(ceiling), verify: rate(verify_time), fold: rate(fold), replay: rate(replay_time) }
+    Rates { ceiling: rate(ceiling), verify, fold: rate(fold), replay }
+}
+
+/// Verify and replay of one game are timed in turns (verify, replay,
+/// verify, ...), `TURNS` of each, and each rate is its events over its time
+/// in all turns: on this shared machine verify's own rate moved from
+/// 276,000 to 629,000 events/s between turns a few seconds apart (issue 13,
+/// eighteenth note), so one turn of each gave a ratio that moved with it.
+const TURNS: usize = 3;
+
+/// The size `--phase verify-by-size` compares a long game's verify with
+/// (the targets' first size).
+const SMALL: u64 = 10_000;
+
+/// Each turn's times, and replay's CPU seconds in each.
+struct Turns {
+    verify: Vec<Duration>,
+    replay: Vec<Duration>,
+    replay_cpu: Vec<f64>,
+}
+
+impl Turns {
+    /// Verify's and replay's events per second over all the turns.
+    fn rates(&self, n: u64) -> (f64, f64) {
+        let over_all =
+            |times: &[Duration]| (n * times.len() as u64) as f64 / times.iter().sum::<Duration>().as_secs_f64();
+        (over_all(&self.verify), over_all(&self.replay))
+    }
+}
+
+fn verify_and_replay_in_turns(store: &SledStore, n: u64) -> Turns {
+    let mut turns = Turns { verify: vec![], replay: vec![], replay_cpu: vec![] };
+    for _ in 0..TURNS {
+        let t = Instant::now();
+        measured_verify(store, n);
+        turns.verify.push(t.elapsed());
+        let (cpu, t) = (cpu_seconds(), Instant::now());
+        measured_replay(store, n);
+        turns.replay.push(t.elapsed());
+        turns.replay_cpu.push(cpu_seconds() - cpu);
+    }
+    turns
 }
 
 #[inline(never)]
@@ -356,6 +397,33 @@ fn durable_append(work: &Path, sample: &Sample, n: usize) {
     );
 }
 
+/// Verify of a small game and of a long one in turns (the small one over
+/// and over for half a second a turn), printed with the long one's rate
+/// beside the small one's: so that a rate that falls with the size is the
+/// game's cost, not this machine's pace drifting between sizes measured
+/// minutes apart (one run gave verify at 1,000,000 events 0.83x its rate
+/// at 10,000 measured so, and 0.91x to 1.03x in four runs in turns).
+fn verify_by_size(small: &SledStore, small_n: u64, long: &SledStore, n: u64) {
+    let (mut small_events, mut small_time, mut long_time) = (0, Duration::ZERO, Duration::ZERO);
+    for _ in 0..TURNS {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(500) {
+            measured_verify(small, small_n);
+            small_events += small_n;
+        }
+        small_time += t.elapsed();
+        let t = Instant::now();
+        measured_verify(long, n);
+        long_time += t.elapsed();
+    }
+    let small_rate = small_events as f64 / small_time.as_secs_f64();
+    let long_rate = (n * TURNS as u64) as f64 / long_time.as_secs_f64();
+    println!(
+        "verify in {TURNS} turns with the first size: {small_n} events {small_rate:.0}/s, {n} events {long_rate:.0}/s: {:.2}x the rate at {small_n}",
+        long_rate / small_rate
+    );
+}
+
 /// One phase alone, for callgrind: the store is made first (not counted:
 /// callgrind collects only inside the `measured_*` functions).
 fn phase_alone(phase: &str, n: u64) {
@@ -392,24 +460,27 @@ fn phase_alone(phase: &str, n: u64) {
             println!("events {n}");
         }
         "replay-beside-verify" => {
-            // Verify and replay of the same game in turns, three times: the
-            // ratio the targets name, with replay's CPU per wall second (how
-            // busy its threads keep this machine's two cores).
-            for _ in 0..3 {
-                let t = Instant::now();
-                measured_verify(&store, n);
-                let verify = t.elapsed();
-                let (cpu, t) = (cpu_seconds(), Instant::now());
-                measured_replay(&store, n);
-                let (replay, cpu) = (t.elapsed(), cpu_seconds() - cpu);
+            // The ratio the targets name, in turns as `tools/bench` takes
+            // it: each turn, with replay's CPU per wall second (how busy its
+            // threads keep this machine's two cores), then all of them.
+            let turns = verify_and_replay_in_turns(&store, n);
+            for i in 0..TURNS {
+                let (verify, replay) = (turns.verify[i], turns.replay[i]);
                 println!(
                     "verify {:.0}/s, replay {:.0}/s: {:.2}x verify, {:.2} s of CPU per second",
                     n as f64 / verify.as_secs_f64(),
                     n as f64 / replay.as_secs_f64(),
                     verify.as_secs_f64() / replay.as_secs_f64(),
-                    cpu / replay.as_secs_f64()
+                    turns.replay_cpu[i] / replay.as_secs_f64()
                 );
             }
+            let (verify, replay) = turns.rates(n);
+            println!("all {TURNS} turns: verify {verify:.0}/s, replay {replay:.0}/s: {:.2}x verify", replay / verify);
+        }
+        "verify-by-size" => {
+            let small_dir = work.path().join("small");
+            make_store(&small_dir, &sample, SMALL);
+            verify_by_size(&SledStore::open(&small_dir).unwrap(), SMALL, &store, n);
         }
         "replay" => {
             measured_replay(&store, n);
@@ -444,7 +515,7 @@ fn phase_alone(phase: &str, n: u64) {
             println!("events {n}");
         }
         other => panic!(
-            "unknown phase {other}: append-check, fold, verify, replay, replay-beside-verify, ceiling, append, scan, durable"
+            "unknown phase {other}: append-check, fold, verify, replay, replay-beside-verify, verify-by-size, ceiling, append, scan, durable"
         ),
     }
 }
