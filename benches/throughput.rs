@@ -402,25 +402,33 @@ fn durable_append(work: &Path, sample: &Sample, n: usize) {
 /// beside the small one's: so that a rate that falls with the size is the
 /// game's cost, not this machine's pace drifting between sizes measured
 /// minutes apart (one run gave verify at 1,000,000 events 0.83x its rate
-/// at 10,000 measured so, and 0.91x to 1.03x in four runs in turns).
+/// at 10,000 measured so). Turns do not make this machine steady (ten runs
+/// gave 0.80x to 1.06x, single turns 0.77x to 1.33x), but both sizes share
+/// its pace; callgrind gives the per-event cost that repeats (19,263
+/// instructions at 10,000 events, 19,737 at 200,000).
 fn verify_by_size(small: &SledStore, small_n: u64, long: &SledStore, n: u64) {
     let (mut small_events, mut small_time, mut long_time) = (0, Duration::ZERO, Duration::ZERO);
+    let mut each = vec![];
     for _ in 0..TURNS {
-        let t = Instant::now();
+        let (t, events) = (Instant::now(), small_events);
         while t.elapsed() < Duration::from_millis(500) {
             measured_verify(small, small_n);
             small_events += small_n;
         }
-        small_time += t.elapsed();
+        let small_turn = t.elapsed();
+        small_time += small_turn;
         let t = Instant::now();
         measured_verify(long, n);
         long_time += t.elapsed();
+        let rate = |events: u64, d: Duration| events as f64 / d.as_secs_f64();
+        each.push(format!("{:.2}x", rate(n, t.elapsed()) / rate(small_events - events, small_turn)));
     }
     let small_rate = small_events as f64 / small_time.as_secs_f64();
     let long_rate = (n * TURNS as u64) as f64 / long_time.as_secs_f64();
     println!(
-        "verify in {TURNS} turns with the first size: {small_n} events {small_rate:.0}/s, {n} events {long_rate:.0}/s: {:.2}x the rate at {small_n}",
-        long_rate / small_rate
+        "verify in {TURNS} turns with the first size: {small_n} events {small_rate:.0}/s, {n} events {long_rate:.0}/s: {:.2}x the rate at {small_n} (each turn: {})",
+        long_rate / small_rate,
+        each.join(", ")
     );
 }
 
