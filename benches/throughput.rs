@@ -16,8 +16,9 @@
 //! for `tools/bench --instructions`, which counts its instructions with
 //! callgrind (only inside the `measured_*` functions), per event;
 //! `--phase replay-beside-verify N` times the two in turns, three times, as
-//! the main run does (each turn, then all of them); `--phase verify-by-size
-//! N` times verify of a 10,000-event game and of an N-event one in turns.
+//! the main run does, and prints each turn, then all of them; `--phase
+//! verify-by-size N` times verify of a 10,000-event game and of an N-event
+//! one in turns.
 //!
 //! The stream is the bundled sample combat, replayed over and over (it ends
 //! between combats, so it can follow itself): real Doomtrooper events, with
@@ -81,8 +82,11 @@ fn main() {
         let rates = in_process(&dir, n);
         rates.print(n, first.as_ref());
         if let Some(&small) = sizes.first().filter(|&&s| s < n) {
-            let small_store = SledStore::open(&work.path().join(format!("n{small}"))).unwrap();
-            verify_by_size(&small_store, small, &SledStore::open(&dir).unwrap(), n);
+            let (small_store, store) =
+                (SledStore::open(&work.path().join(format!("n{small}"))).unwrap(), SledStore::open(&dir).unwrap());
+            verify_by_size(&small_store, small, &store, n);
+            small_store.close();
+            store.close();
         }
         with_the_store_open(&dir, n);
         through_the_binary(&dir, n);
@@ -169,6 +173,7 @@ fn in_process(dir: &Path, n: u64) -> Rates {
 
     let turns = verify_and_replay_in_turns(&store, n);
     let (verify, replay) = turns.rates(n);
+    store.close();
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
     Rates { ceiling: rate(ceiling), verify, fold: rate(fold), replay }
 }
@@ -200,16 +205,23 @@ impl Turns {
     }
 }
 
+/// The two in turns, the one that goes first changing each turn (verify,
+/// replay, replay, verify, ...), so that neither always finds the caches
+/// the other left.
 fn verify_and_replay_in_turns(store: &SledStore, n: u64) -> Turns {
     let mut turns = Turns { verify: vec![], replay: vec![], replay_cpu: vec![] };
-    for _ in 0..TURNS {
-        let t = Instant::now();
-        measured_verify(store, n);
-        turns.verify.push(t.elapsed());
-        let (cpu, t) = (cpu_seconds(), Instant::now());
-        measured_replay(store, n);
-        turns.replay.push(t.elapsed());
-        turns.replay_cpu.push(cpu_seconds() - cpu);
+    for turn in 0..TURNS {
+        for replay_now in [turn % 2 == 1, turn % 2 == 0] {
+            let (cpu, t) = (cpu_seconds(), Instant::now());
+            if replay_now {
+                measured_replay(store, n);
+                turns.replay.push(t.elapsed());
+                turns.replay_cpu.push(cpu_seconds() - cpu);
+            } else {
+                measured_verify(store, n);
+                turns.verify.push(t.elapsed());
+            }
+        }
     }
     turns
 }
@@ -398,30 +410,42 @@ fn durable_append(work: &Path, sample: &Sample, n: usize) {
 }
 
 /// Verify of a small game and of a long one in turns (the small one over
-/// and over for half a second a turn), printed with the long one's rate
-/// beside the small one's: so that a rate that falls with the size is the
-/// game's cost, not this machine's pace drifting between sizes measured
-/// minutes apart (one run gave verify at 1,000,000 events 0.83x its rate
-/// at 10,000 measured so). Turns do not make this machine steady (ten runs
+/// and over), printed with the long one's rate beside the small one's: so
+/// that a rate that falls with the size is the game's cost, not this
+/// machine's pace drifting between sizes measured minutes apart (one run
+/// gave verify at 1,000,000 events 0.83x its rate at 10,000 measured so).
+/// The game's cost includes sled's: the small game stays in sled's cache
+/// (8 MiB), the long one is read from the file's pages. Turns do not make this machine steady (ten runs
 /// gave 0.80x to 1.06x, single turns 0.77x to 1.33x), but both sizes share
 /// its pace; callgrind gives the per-event cost that repeats (19,263
 /// instructions at 10,000 events, 19,737 at 200,000).
 fn verify_by_size(small: &SledStore, small_n: u64, long: &SledStore, n: u64) {
     let (mut small_events, mut small_time, mut long_time) = (0, Duration::ZERO, Duration::ZERO);
     let mut each = vec![];
-    for _ in 0..TURNS {
-        let (t, events) = (Instant::now(), small_events);
-        while t.elapsed() < Duration::from_millis(500) {
-            measured_verify(small, small_n);
-            small_events += small_n;
+    // The small game's side of a turn lasts as long as the long one's last
+    // (half a second the first time), so that both weigh alike in a turn.
+    let mut last_long = Duration::from_millis(500);
+    for turn in 0..TURNS {
+        let (mut small_turn, mut small_turn_events, mut long_turn) = (Duration::ZERO, 0, Duration::ZERO);
+        // Which goes first changes each turn: small, long, long, small, ...
+        for long_now in [turn % 2 == 1, turn % 2 == 0] {
+            let t = Instant::now();
+            if long_now {
+                measured_verify(long, n);
+                long_turn = t.elapsed();
+            } else {
+                while t.elapsed() < last_long {
+                    measured_verify(small, small_n);
+                    small_turn_events += small_n;
+                }
+                small_turn = t.elapsed();
+            }
         }
-        let small_turn = t.elapsed();
-        small_time += small_turn;
-        let t = Instant::now();
-        measured_verify(long, n);
-        long_time += t.elapsed();
+        last_long = long_turn;
+        (small_events, small_time, long_time) =
+            (small_events + small_turn_events, small_time + small_turn, long_time + long_turn);
         let rate = |events: u64, d: Duration| events as f64 / d.as_secs_f64();
-        each.push(format!("{:.2}x", rate(n, t.elapsed()) / rate(small_events - events, small_turn)));
+        each.push(format!("{:.2}x", rate(n, long_turn) / rate(small_turn_events, small_turn)));
     }
     let small_rate = small_events as f64 / small_time.as_secs_f64();
     let long_rate = (n * TURNS as u64) as f64 / long_time.as_secs_f64();

@@ -270,32 +270,29 @@ impl Differ {
     /// both sides and walked, one on one side only is a change of the
     /// whole element.
     pub fn list<T: Serialize + PartialEq>(&mut self, before: &[T], after: &[T]) {
-        for i in 0..before.len().max(after.len()) {
-            let (a, b) = (before.get(i), after.get(i));
-            if a == b {
-                continue;
-            }
-            self.at_index(i, |d| match (a, b) {
-                (Some(a), Some(b)) => d.written(a, b),
-                _ => d.optional(&a, &b),
-            });
-        }
+        self.elements(before, after, Differ::written);
     }
 
     /// A list of leaves (strings, numbers), element by element as
     /// [`Differ::list`] takes it, each element that differs on both sides
     /// taken as a [`Differ::leaf`]: the walk of two leaves finds that one
-    /// change, and writing both as text to walk them was a fifth of
+    /// change, and writing both as text to walk them was a tenth of
     /// replay's comparing (callgrind: a window's order is new at a quarter
-    /// of the events).
+    /// of a Doomtrooper game's events).
     pub fn leaves<T: Serialize + PartialEq>(&mut self, before: &[T], after: &[T]) {
+        self.elements(before, after, Differ::leaf);
+    }
+
+    /// Two lists element by element: `both` for an element that differs on
+    /// both sides, a change of the whole element for one on one side only.
+    fn elements<T: Serialize + PartialEq>(&mut self, before: &[T], after: &[T], both: fn(&mut Differ, &T, &T)) {
         for i in 0..before.len().max(after.len()) {
             let (a, b) = (before.get(i), after.get(i));
             if a == b {
                 continue;
             }
             self.at_index(i, |d| match (a, b) {
-                (Some(a), Some(b)) => d.leaf(a, b),
+                (Some(a), Some(b)) => both(d, a, b),
                 _ => d.optional(&a, &b),
             });
         }
@@ -851,6 +848,37 @@ mod tests {
         assert_eq!(d[1].path, "finished[0].results[0]");
         let renumbered: Vec<&str> = d.iter().filter(|c| is_renumbering(c)).map(|c| c.path.as_str()).collect();
         assert_eq!(renumbered, vec!["finished[0].battle_tactic[0]", "finished[0].effects[0].seq"]);
+    }
+
+    /// A list compared as leaves finds what the walk over the two lists'
+    /// JSON finds, whichever side is longer, empty, or shares a prefix.
+    #[test]
+    fn a_list_of_leaves_changes_as_its_json_diffs() {
+        #[derive(Serialize)]
+        struct Listed {
+            order: Vec<String>,
+            counts: Vec<u64>,
+        }
+        crate::changes_by_member!(Listed { counts: leaves, order: leaves });
+        let listed = |order: &[&str], counts: &[u64]| Listed {
+            order: order.iter().map(|s| s.to_string()).collect(),
+            counts: counts.to_vec(),
+        };
+        let sides = [
+            listed(&[], &[]),
+            listed(&["p1"], &[0]),
+            listed(&["p1", "p2"], &[0, 4]),
+            listed(&["p2", "p1"], &[4, 0]),
+            listed(&["p1", "p2", "p3"], &[0, 4, 5]),
+            listed(&["p3"], &[5, 0, 4]),
+        ];
+        let mut differ = Differ::default();
+        for a in &sides {
+            for b in &sides {
+                let by_json = diff(&serde_json::to_value(a).unwrap(), &serde_json::to_value(b).unwrap());
+                assert_eq!(differ.changes(a, b), by_json);
+            }
+        }
     }
 
     /// The leaves the walk reads directly read as serde_json's parser reads them.
