@@ -415,10 +415,11 @@ fn durable_append(work: &Path, sample: &Sample, n: usize) {
 /// machine's pace drifting between sizes measured minutes apart (one run
 /// gave verify at 1,000,000 events 0.83x its rate at 10,000 measured so).
 /// The game's cost includes sled's: the small game stays in sled's cache
-/// (8 MiB), the long one is read from the file's pages. Turns do not make this machine steady (ten runs
-/// gave 0.80x to 1.06x, single turns 0.77x to 1.33x), but both sizes share
-/// its pace; callgrind gives the per-event cost that repeats (19,263
-/// instructions at 10,000 events, 19,737 at 200,000).
+/// (8 MiB), the long one is read from the file's pages. Turns do not make
+/// this machine steady (thirteen runs gave 0.80x to 1.06x, single turns
+/// 0.73x to 1.33x), but both sizes share its pace; callgrind gives the
+/// per-event cost that repeats (19,263 instructions at 10,000 events,
+/// 19,737 at 200,000).
 fn verify_by_size(small: &SledStore, small_n: u64, long: &SledStore, n: u64) {
     let (mut small_events, mut small_time, mut long_time) = (0, Duration::ZERO, Duration::ZERO);
     let mut each = vec![];

@@ -154,8 +154,6 @@ impl Drop for Served {
     }
 }
 
-/// `arbiter serve` on a free port of 127.0.0.1 over `data`, with `extra`
-/// flags: (child, url, organiser token, empty once the store has one).
 /// The value of one sample (`name{labels}`) in `/metrics`'s OpenMetrics
 /// `text` (0 when absent).
 pub fn metric(text: &str, sample: &str) -> f64 {
@@ -164,6 +162,8 @@ pub fn metric(text: &str, sample: &str) -> f64 {
         .map_or(0.0, |v| v.parse().unwrap())
 }
 
+/// `arbiter serve` on a free port of 127.0.0.1 over `data`, with `extra`
+/// flags: (child, url, organiser token, empty once the store has one).
 pub fn spawn(data: &Path, extra: &[&str]) -> (Child, String, String) {
     spawn_with(&["--data", data.to_str().unwrap()], extra)
 }
