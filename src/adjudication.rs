@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::check_name;
+use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
 /// `{"type":"ruling", ...}` or `{"type":"note", ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -178,4 +179,86 @@ pub struct PenaltyRecord {
     pub infraction: String,
     pub penalty: String,
     pub fix: String,
+}
+
+/// The adjudication's moves at a point of the game whose next event is
+/// `next_seq`, added to the ruleset's own (`moves`): every judge may rewind,
+/// penalise a seat and add a judge; while the game waits for a ruling, each
+/// judge's move of the ruleset is offered as a `decide` too; every seat and
+/// judge may note an earlier event. A ruling names the event it concerns
+/// (`{"seq", "hash"}`, entered: the recorder fills the hash in from the seq).
+pub fn moves(table: &crate::rules::Table, next_seq: u64, moves: &mut Vec<Move>) {
+    use serde_json::json;
+    let header = &table.header;
+    let last = i64::try_from(next_seq).unwrap_or(i64::MAX) - 1;
+    let concerns = |label: &str, max: i64| Entry::number("concerns", EntryKind::Event, label, Some(0), Some(max));
+    let reason = || Entry::new("reason", EntryKind::Text, "the reason");
+    let rule = || Entry::new("rule", EntryKind::Text, "the rule cited").optional();
+    if last < 0 {
+        return;
+    }
+    let decisions: Vec<Move> = match table.view().awaiting_ruling {
+        Some(_) => moves.iter().filter(|m| header.is_judge(&m.seat)).map(decide).collect(),
+        None => vec![],
+    };
+    moves.extend(decisions.into_iter().map(|m| m.entering(concerns("the event the decision answers", last))));
+    for judge in &header.judges {
+        // A rewind takes back at least one event (fold.rs): it names one before the last.
+        if last >= 1 {
+            moves.push(
+                Move::new(judge, "rewind", json!({"type": "ruling", "kind": "rewind"}))
+                    .entering(concerns("the event to return to", last - 1))
+                    .entering(reason())
+                    .entering(rule()),
+            );
+        }
+        let seats = header.seats.iter().map(|s| Pick::new(s.id.clone(), header.name_of(&s.id))).collect();
+        moves.push(
+            Move::new(judge, "penalty", json!({"type": "ruling", "kind": "penalty"}))
+                .entering(concerns("the event it concerns", last))
+                .choosing(Choice::one("seat", seats))
+                .entering(Entry::new("infraction", EntryKind::Text, "the infraction"))
+                .entering(Entry::new("penalty", EntryKind::Text, "the penalty"))
+                .entering(Entry::new("fix", EntryKind::Text, "the fix"))
+                .entering(reason())
+                .entering(rule()),
+        );
+        moves.push(
+            Move::new(judge, "add judge", json!({"type": "ruling", "kind": "add_judge"}))
+                .entering(concerns("the event it concerns", last))
+                .entering(Entry::new("judge", EntryKind::Name, "the judge's name"))
+                .entering(reason())
+                .entering(rule()),
+        );
+    }
+    for actor in header.seats.iter().map(|s| &s.id).chain(&header.judges) {
+        moves.push(
+            Move::new(actor, "note", json!({"type": "note"}))
+                .entering(concerns("the event it is about", last))
+                .entering(Entry::new("text", EntryKind::Text, "the note")),
+        );
+    }
+}
+
+/// A judge's move of the ruleset as a `decide` ruling: its action becomes
+/// the decision, its fields move under `decision/`.
+fn decide(m: &Move) -> Move {
+    use serde_json::json;
+    let under = |field: &str| if field.is_empty() { "decision".to_string() } else { format!("decision/{field}") };
+    Move {
+        seat: m.seat.clone(),
+        kind: crate::event::ActionType::Ruling,
+        label: format!("decide: {}", m.label),
+        action: json!({"type": "ruling", "kind": "decide", "decision": m.action}),
+        choose: m.choose.iter().map(|c| Choice { field: under(&c.field), ..c.clone() }).collect(),
+        enter: m
+            .enter
+            .iter()
+            .map(|e| Entry { field: under(&e.field), ..e.clone() })
+            .chain([
+                Entry::new("reason", EntryKind::Text, "the reason"),
+                Entry::new("rule", EntryKind::Text, "the rule cited").optional(),
+            ])
+            .collect(),
+    }
 }

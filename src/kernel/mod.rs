@@ -12,6 +12,8 @@
 //! - [`Chain`]: items that resolve newest first (Riftbound's Chain).
 //! - [`Violation`]: why an action is refused, naming the step, the rule and
 //!   who may act.
+//! - [`Move`]: one thing an actor may record now, with what it chooses and
+//!   enters; each ruleset generates its moves from its state.
 //! - [`View`]: what the kernel tells about any point of a game: the step and
 //!   its reference in the rules text, who may act, which action types are legal.
 //!
@@ -19,10 +21,12 @@
 
 mod chain;
 mod ledger;
+pub mod moves;
 mod window;
 
 pub use chain::{Chain, ChainItem};
 pub use ledger::{Effect, Ledger};
+pub use moves::{Choice, Entry, EntryKind, Move, Pick};
 pub use window::Window;
 
 use std::collections::BTreeMap;

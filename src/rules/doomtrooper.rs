@@ -96,7 +96,9 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Window, refuse};
 
 mod board;
+mod moves;
 pub use board::{Board, board, changes, outcome};
+pub use moves::moves;
 
 pub const NAME: &str = "doomtrooper";
 pub const VERSION: u64 = 1;

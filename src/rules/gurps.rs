@@ -51,7 +51,9 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
 mod board;
+mod moves;
 pub use board::{Board, Combatant as ChartLine, board, changes, maneuver_name, outcome};
+pub use moves::moves;
 
 pub const NAME: &str = "gurps";
 pub const VERSION: u64 = 1;

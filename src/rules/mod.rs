@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
 use crate::delta::{CatchUp, Changes, Differ, copy_where_differs};
 use crate::event::{ActionType, Header};
-use crate::kernel::{StepRef, View, Violation};
+use crate::kernel::{Move, StepRef, View, Violation};
 
 /// Ruleset names and the versions this build knows.
 pub const RULESETS: &[(&str, u64)] = &[
@@ -369,6 +369,21 @@ impl Table {
             RulesetState::Doomtrooper(s) => s.step_ref(),
             _ => self.view().step,
         }
+    }
+
+    /// What each seat and judge may record now, the next event being
+    /// `next_seq`: the ruleset's moves, then the adjudication's (rulings
+    /// and notes). See [`crate::kernel::moves`].
+    pub fn moves(&self, next_seq: u64) -> Vec<Move> {
+        let mut moves = match &self.state {
+            RulesetState::Doomtrooper(s) => doomtrooper::moves(s, &self.header),
+            RulesetState::Wtactics(s) => wtactics::moves(s, &self.header),
+            RulesetState::Riftbound(s) => riftbound::moves(s, &self.header),
+            RulesetState::Rawdeal(s) => rawdeal::moves(s, &self.header),
+            RulesetState::Gurps(s) => gurps::moves(s, &self.header),
+        };
+        crate::adjudication::moves(self, next_seq, &mut moves);
+        moves
     }
 
     pub fn view(&self) -> View {

@@ -54,7 +54,9 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
 mod board;
+mod moves;
 pub use board::{Board, BreakdownLine, Pile, board, changes, outcome, values};
+pub use moves::moves;
 
 pub const NAME: &str = "rawdeal";
 pub const VERSION: u64 = 1;

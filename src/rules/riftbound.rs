@@ -93,7 +93,9 @@ pub const NAME: &str = "riftbound";
 pub const VERSION: u64 = 1;
 
 mod board;
+mod moves;
 pub use board::{Board, UnitLine, board, changes, outcome, stats};
+pub use moves::moves;
 
 // ---------------------------------------------------------------------------
 // Payloads.

@@ -59,7 +59,9 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Refusal, StepRef, View, Violation, Window, refuse};
 
 mod board;
+mod moves;
 pub use board::{Board, Fighter, board, changes, fighter, outcome, result_words};
+pub use moves::moves;
 
 pub const NAME: &str = "wtactics";
 pub const VERSION: u64 = 1;

@@ -99,6 +99,11 @@ impl Sim {
         if options.as_object().is_some_and(|o| !o.is_empty()) {
             h["options"] = options;
         }
+        Sim::open(h)
+    }
+
+    /// A game opened with this header (event 0's action).
+    pub fn open(h: Value) -> Sim {
         let draft = Draft { actor: "organiser".into(), action: h, at: None };
         let (event, _) = seal(&draft, None, parse_time("2026-11-21T10:00:00Z").unwrap()).unwrap();
         assert_schema_valid(&event);
@@ -121,6 +126,7 @@ impl Sim {
         let pushed = in_place.push(&event, &self.events);
         let next = match self.folder.next(&event, &self.events) {
             Ok(next) => {
+                assert_offered(&self.table, &self.events, actor, &event.action);
                 assert!(pushed.is_ok(), "folded in place, {event:?} was refused: {pushed:?}");
                 assert_eq!(in_place.table(), Some(&next.table), "folded in place, {event:?} gave another state");
                 next
@@ -239,6 +245,35 @@ impl Sim {
     pub fn combat(&self) -> &doomtrooper::Combat {
         self.state().combat.as_ref().expect("a combat is under way")
     }
+}
+
+/// The rulesets whose moves are complete: every action a test records is
+/// checked to be offered just before it.
+pub const MOVES_OFFERED: &[&str] = &[];
+
+/// Completeness of the moves: the action `actor` recorded after `events`
+/// is admitted by a move offered to `actor` just before it.
+#[track_caller]
+pub fn assert_offered(table: &Table, events: &[Event], actor: &str, action: &Value) {
+    if !MOVES_OFFERED.contains(&table.header.ruleset.as_str()) {
+        return;
+    }
+    let moves = table.moves(events.len() as u64);
+    let mine: Vec<_> = moves.iter().filter(|m| m.seat == actor).collect();
+    if mine.iter().any(|m| m.admits(action).is_ok()) {
+        return;
+    }
+    let why: Vec<String> = mine
+        .iter()
+        .filter(|m| m.kind.name() == action.get("type").and_then(Value::as_str).unwrap_or_default())
+        .map(|m| format!("  {}: {}", m.label, m.admits(action).unwrap_err()))
+        .collect();
+    panic!(
+        "{actor} {action} was accepted at {} but no move offered to {actor} admits it:\n{}\nmoves offered to {actor}: {:?}",
+        table.view().step.reference,
+        why.join("\n"),
+        mine.iter().map(|m| &m.label).collect::<Vec<_>>()
+    );
 }
 
 // Actions, in the payloads of schemas/doomtrooper/action.schema.json.
