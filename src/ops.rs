@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use crate::event::{Event, Header};
 use crate::fold::Source;
 use crate::fold::{FoldError, fold_to};
-use crate::kernel::View;
+use crate::kernel::{Move, View};
 use crate::record::{self, Appended, RecordError, Recorder, StoredGame, verify};
+use crate::rules::Table;
 use crate::store::Store;
 
 /// `new`: the game's event 0.
@@ -29,12 +30,12 @@ pub fn head(store: &dyn Store, game: &str) -> Result<Value, RecordError> {
     Ok(json!({"seq": head.seq, "hash": head.hash, "at": head.at}))
 }
 
-/// `state`: where the game is after `at` (default: the head), and the ruleset's state.
-pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, RecordError> {
-    let (table, seq, hash) = match at {
+/// The game's table after `at` (default: the head), with that event's seq and hash.
+fn table_at(store: &dyn Store, game: &str, at: Option<u64>) -> Result<(Table, u64, String), RecordError> {
+    match at {
         None => {
             let r = Recorder::load(store, game)?;
-            (r.table().clone(), r.head().seq, r.head().hash.clone())
+            Ok((r.table().clone(), r.head().seq, r.head().hash.clone()))
         }
         Some(at) => {
             let head = store.head(game)?.ok_or_else(|| RecordError::NoSuchGame(game.to_string()))?;
@@ -46,16 +47,39 @@ pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, Re
                 FoldError::Source(e) => e,
             })?;
             let event = store.get(game, at)?.ok_or_else(|| RecordError::Io(format!("seq {at} is missing")))?;
-            (folder.table().expect("a folded game has a state").clone(), at, event.hash)
+            Ok((folder.table().expect("a folded game has a state").clone(), at, event.hash))
         }
-    };
+    }
+}
+
+/// `state`: where the game is after `at` (default: the head), and the ruleset's state.
+pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, RecordError> {
+    let (table, seq, hash) = table_at(store, game, at)?;
     let view = table.view();
     // The adjudication (judges as they stand, penalties, notes) is shown
     // beside the combat: it stands across rewinds, which return the combat only.
     Ok(json!({"game": game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "header": table.header,
         "step": view.step, "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling,
+        "moves": table.moves(seq + 1),
         "priority": table.priority(), "judges": table.header.judges, "penalties": table.penalties, "rulings": table.rulings,
         "notes": table.notes, "board": table.board(), "state": table.state}))
+}
+
+/// `moves`: what each seat and judge (or only `actor`) may record after
+/// `at` (default: the head), as `{"game", "seq", "hash", "seats", "step",
+/// "may_act", "awaiting_ruling", "moves"}`: `seq` is
+/// the event the moves follow, so an append made from one expects `seq + 1`.
+pub fn moves(store: &dyn Store, game: &str, at: Option<u64>, actor: Option<&str>) -> Result<Value, RecordError> {
+    let (table, seq, hash) = table_at(store, game, at)?;
+    if let Some(a) = actor.filter(|a| !table.header.is_seat(a) && !table.header.is_judge(a)) {
+        let mut known = table.header.seat_ids();
+        known.extend(table.header.judges.iter().cloned());
+        return Err(RecordError::Input(format!("{a} is not a seat or judge of {game}; they are {}", known.join(", "))));
+    }
+    let moves: Vec<Move> = table.moves(seq + 1).into_iter().filter(|m| actor.is_none_or(|a| m.seat == a)).collect();
+    let view = table.view();
+    Ok(json!({"game": game, "seq": seq, "hash": hash, "seats": table.header.seats, "step": view.step,
+        "may_act": view.may_act, "awaiting_ruling": view.awaiting_ruling, "moves": moves}))
 }
 
 /// `verify GAME`: hashes, links and a full re-fold, optionally to an expected head.

@@ -13,6 +13,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
     vec![
         ("event.schema.json", serde_json::to_value(schema_for!(Event)).expect("schema")),
         ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
+        ("move.schema.json", serde_json::to_value(schema_for!(crate::kernel::Move)).expect("schema")),
         ("ruling.schema.json", serde_json::to_value(schema_for!(crate::adjudication::Adjudication)).expect("schema")),
         ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
         ("doomtrooper/board.schema.json", serde_json::to_value(schema_for!(doomtrooper::Board)).expect("schema")),

@@ -510,3 +510,36 @@ fn a_graceful_shutdown_finishes_appends_in_flight_and_acknowledges_only_stored_o
         assert!(store.log_position(game, *seq).unwrap().unwrap() < store.log_size().unwrap());
     }
 }
+
+#[test]
+fn the_moves_are_the_callers_own_and_as_the_store_gives_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    s.doomtrooper("g", "token");
+    let p1 = s.token("g", "seat", "p1");
+    let seats = |v: &Value| -> std::collections::BTreeSet<String> {
+        v["moves"].as_array().unwrap().iter().map(|m| m["seat"].as_str().unwrap().to_string()).collect()
+    };
+    // The organiser reads every actor's moves, or one actor's with `as`.
+    let (status, all) = s.get("/api/games/g/moves", Some(&s.organiser));
+    assert_eq!(status, 200, "{all}");
+    assert_eq!(all["seq"], json!(0));
+    assert!(seats(&all).is_superset(&["Dana", "p1", "p2"].map(String::from).into()), "{all}");
+    let (status, v) = s.get("/api/games/g/moves?as=p2", Some(&s.organiser));
+    assert_eq!((status, seats(&v)), (200, ["p2".to_string()].into()), "{v}");
+    // A seat's token: its own moves, and no other seat's.
+    let (status, mine) = s.get("/api/games/g/moves", Some(&p1));
+    assert_eq!((status, seats(&mine)), (200, ["p1".to_string()].into()), "{mine}");
+    assert!(mine["moves"].as_array().unwrap().iter().any(|m| m["type"] == "announce"), "p1 may attack: {mine}");
+    let (status, v) = s.get("/api/games/g/moves?as=p2", Some(&p1));
+    assert_eq!((status, code(&v)), (403, "forbidden"), "{v}");
+    // Not a seat: a clear 400; a token-only game without a token: 401.
+    let (status, v) = s.get("/api/games/g/moves?as=p9", Some(&s.organiser));
+    assert_eq!((status, code(&v)), (400, "input"), "{v}");
+    assert_eq!(s.get("/api/games/g/moves", None).0, 401);
+    // The CLI against the server shows what the API gives.
+    let out = arbiter(dir.path(), &["--server", &s.url, "--token", &p1, "--json", "moves", "g"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli["moves"], mine["moves"]);
+}

@@ -9,9 +9,11 @@ mod copy;
 mod demo;
 mod diff;
 mod fork;
+mod moves;
 mod new;
 mod progress;
 mod read;
+mod record;
 mod remote;
 mod replay;
 mod rule;
@@ -87,6 +89,16 @@ pub enum Command {
         after_help = "Examples:\n  arbiter state g1\n  arbiter state g1 --at 12\n  arbiter --json state g1 | jq .legal"
     )]
     State(read::StateArgs),
+    /// What each seat and judge may record now: every move with its choices and the values it asks for.
+    #[command(
+        after_help = "Examples:\n  arbiter moves g1\n  arbiter moves g1 --as p2\n  arbiter --json moves g1 --at 12 | jq '.moves[].label'"
+    )]
+    Moves(moves::Args),
+    /// Record a game by picking moves on a terminal: the board, the numbered moves, their choices and values; no JSON typed.
+    #[command(
+        after_help = "Examples:\n  arbiter record g1                  (everyone's moves: the table's one laptop)\n  arbiter record g1 --as p2          (Bob's moves; waits while another seat is to act)\n  arbiter --server http://127.0.0.1:7878 --token TOKEN record g1 --judge Dana"
+    )]
+    Record(record::Args),
     /// The last event's seq and hash.
     Head(read::GameArg),
     /// Verify stored games: hashes, links, and a full re-fold.
@@ -190,6 +202,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log(a) => read::log(target()?, a, &out),
         Command::State(a) => read::state(target()?, a, &out),
         Command::Head(a) => read::head(target()?, a, &out),
+        Command::Moves(a) => moves::run(target()?, a, &out),
+        // Waiting for another seat needs a store others can write meanwhile:
+        // a server or a database, not a directory this process holds open.
+        Command::Record(a) => {
+            let waits = cli.server.is_some() || !matches!(cli.location()?, Location::Dir(_));
+            record::run(target()?, a, waits, &out)
+        }
         Command::Verify(a) => verify::run(target()?, a, &out),
         Command::Copy(a) => copy::run(&cli, a, &out),
         Command::Export(a) => transfer::export(target()?, a, &out),
@@ -289,6 +308,7 @@ impl Command {
             Command::Games
                 | Command::Log(_)
                 | Command::State(_)
+                | Command::Moves(_)
                 | Command::Head(_)
                 | Command::Verify(_)
                 | Command::Export(_)
@@ -304,6 +324,7 @@ impl Command {
             self,
             Command::New(_)
                 | Command::Append(_)
+                | Command::Record(_)
                 | Command::Import(_)
                 | Command::Fork(_)
                 | Command::Rewind(_)

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use arbiter::event::{ActionType, Event, decode};
 use arbiter::kernel::View;
+use arbiter::kernel::moves::{Move, in_words};
 use arbiter::ops;
 use arbiter::record::{RecordError, StoredGame};
 use arbiter::replay::{Logged, Said};
@@ -143,14 +144,19 @@ fn log_line(event: &Event, logged: Option<&Logged>) -> String {
     line
 }
 
-pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let v = match target {
-        Target::Local(store) => ops::state(store.as_ref(), &a.game, a.at).map_err(rec)?,
+/// The `state` answer, from the store or the server.
+pub fn state_value(target: &Target, game: &str, at: Option<u64>) -> anyhow::Result<Value> {
+    match target {
+        Target::Local(store) => ops::state(store.as_ref(), game, at).map_err(rec),
         Target::Remote(c) => {
-            let at = a.at.map(|at| format!("?at={at}")).unwrap_or_default();
-            c.get(&c.game(&a.game, &format!("/state{at}"))?)?
+            let at = at.map(|at| format!("?at={at}")).unwrap_or_default();
+            c.get(&c.game(game, &format!("/state{at}"))?)
         }
-    };
+    }
+}
+
+pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let v = state_value(target, &a.game, a.at)?;
     out.emit(v.clone(), || state_text(&a.game, &v, Paint::for_stdout()));
     Ok(ExitCode::SUCCESS)
 }
@@ -167,7 +173,7 @@ pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCo
 /// `state` for people: the header in words, where the combat stands (step,
 /// who may act by name, what is legal, a pending ruling), the board, then
 /// the adjudication that stands.
-fn state_text(game: &str, v: &Value, paint: Paint) -> String {
+pub fn state_text(game: &str, v: &Value, paint: Paint) -> String {
     let h = &v["header"];
     let mut title = vec![format!("{game}: {}", super::ruleset_title(text(&v["ruleset"])))];
     if let Some(t) = h["tournament"].as_str() {
@@ -187,8 +193,11 @@ fn state_text(game: &str, v: &Value, paint: Paint) -> String {
     if let Ok(view) = serde_json::from_value::<View>(v.clone()) {
         let who: Vec<String> = view.may_act.iter().map(|id| by_name(v, id)).collect();
         let who = if who.is_empty() { "no one".to_string() } else { who.join(", ") };
-        let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
-        s += &format!("  step: {}\n  may act: {who}\n  legal: {}\n", view.step.reference, legal.join(", "));
+        s += &format!("  step: {}\n  may act: {who}\n", view.step.reference);
+        let moves: Vec<Move> = serde_json::from_value(v["moves"].clone()).unwrap_or_default();
+        for line in in_words(&moves, |id| by_name(v, id)) {
+            s += &format!("  {line}\n");
+        }
         if let Some(r) = &view.awaiting_ruling {
             s += &format!("  {}\n", paint.alert(&format!("awaiting a judge's ruling: {r}")));
         }

@@ -73,6 +73,17 @@ impl Client {
             .context("cannot read the server's answer")
     }
 
+    /// A live stream (Server-Sent Events), read line by line as it comes.
+    pub fn stream(&self, path: &str) -> anyhow::Result<impl std::io::BufRead + use<>> {
+        let req = self.auth(self.agent.get(&self.url(path))).header("Accept", "text/event-stream");
+        let resp = req.call().map_err(|e| self.unreachable(e))?;
+        if !resp.status().is_success() {
+            answer(resp)?;
+            anyhow::bail!("the server did not open the live stream");
+        }
+        Ok(std::io::BufReader::new(resp.into_body().into_reader()))
+    }
+
     pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         let resp = self.auth(self.agent.post(&self.url(path))).send_json(body).map_err(|e| self.unreachable(e))?;
         answer(resp)

@@ -451,3 +451,53 @@ mod tests {
         assert!(m.admits(&many).is_err());
     }
 }
+
+/// Whether a move is one of those always open to every seat or judge (a
+/// note, a rewind, a penalty, a judge added), not a move of the combat.
+pub fn always_open(m: &Move) -> bool {
+    match m.kind {
+        ActionType::Note => true,
+        ActionType::Ruling => m.action.get("kind").and_then(Value::as_str) != Some("decide"),
+        _ => false,
+    }
+}
+
+/// The moves as a recorder lists them: the combat's first, in the order
+/// the ruleset gives them, then those always open (notes, rulings).
+pub fn menu(moves: &[Move]) -> Vec<&Move> {
+    let (combat, always): (Vec<&Move>, Vec<&Move>) = moves.iter().partition(|m| !always_open(m));
+    combat.into_iter().chain(always).collect()
+}
+
+/// One move in words: its label, then the options of its first choice,
+/// e.g. "counter Combat Drugs (seq 50) / Cancel (seq 52)".
+pub fn move_words(m: &Move) -> String {
+    match m.choose.first() {
+        Some(c) if !c.options.is_empty() && c.options.len() <= 8 => {
+            let options: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
+            format!("{} {}", m.label, options.join(" / "))
+        }
+        _ => m.label.clone(),
+    }
+}
+
+/// The moves of the combat in words, one line per actor, in the order the
+/// moves come: "Bob (p2) may: pass · counter Combat Drugs (seq 50) · play
+/// modify / end_combat / save". `name` gives an actor's name ("Bob (p2)").
+/// The moves always open (notes, rulings) are left out.
+pub fn in_words(moves: &[Move], name: impl Fn(&str) -> String) -> Vec<String> {
+    let mut actors: Vec<&str> = vec![];
+    for m in moves.iter().filter(|m| !always_open(m)) {
+        if !actors.contains(&m.seat.as_str()) {
+            actors.push(&m.seat);
+        }
+    }
+    actors
+        .into_iter()
+        .map(|actor| {
+            let words: Vec<String> =
+                moves.iter().filter(|m| m.seat == actor && !always_open(m)).map(move_words).collect();
+            format!("{} may: {}", name(actor), words.join(" · "))
+        })
+        .collect()
+}

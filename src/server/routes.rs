@@ -170,6 +170,17 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/api/games/{game}/moves",
+        summary: "What each seat and judge may record after a seq: every move with its choices and the values it asks for (schemas/move.schema.json); a seat's or judge's token sees its own",
+        who: Who::Reader,
+        query: &[("at", "the seq (default the head)"), ("as", "only this seat's or judge's moves")],
+        body: None,
+        ok: (200, "{game, seq, hash, seats, step, may_act, awaiting_ruling, moves}"),
+        errors: READ_ERRORS,
+        handler: || get(views::moves),
+    },
+    Route {
+        method: "get",
         path: "/api/games/{game}/verify",
         summary: "Verify hashes, links and a full re-fold",
         who: Who::Reader,

@@ -56,6 +56,34 @@ pub async fn state(
     Ok(Json(v))
 }
 
+/// `GET /api/games/{game}/moves?at=SEQ&as=SEAT`: what may be recorded now.
+/// A seat's or judge's token (as a bearer or as the page's cookie) sees its
+/// own moves: `as` may name only itself. Anyone else who may read the game
+/// sees every actor's moves, or `as`'s alone.
+pub async fn moves(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Json<Value>, ApiError> {
+    let grant = s.reading(&h, &q)?;
+    s.may_read(&grant, &game)?;
+    let at = query_num(&q, "at")?;
+    let own = grant.as_ref().map(|g| match g {
+        crate::access::Grant::Cookie(inner) => inner.as_ref(),
+        g => g,
+    });
+    let actor = match (own.and_then(|g| g.actor_in(&game)), q.get("as")) {
+        (Some(own), Some(other)) if own != other => {
+            return Err(ApiError::forbidden(format!("this token is {own}'s: it shows {own}'s moves, not {other}'s")));
+        }
+        (Some(own), _) => Some(own.to_string()),
+        (None, asked) => asked.cloned(),
+    };
+    let store = s.store();
+    Ok(Json(blocking(move || ops::moves(store, &game, at, actor.as_deref())).await??))
+}
+
 /// `GET /api/games/{game}/verify?head=HASH`.
 pub async fn verify(
     State(s): State<Shared>,
