@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::adjudication::{Adjudication, NoteRecord, PenaltyRecord, Ruling, RulingRecord};
 use crate::event::{ActionType, Event, Header, Link};
 use crate::kernel::{StepRef, Violation};
-use crate::rules::{RULESETS, RulesetState, Table, doomtrooper, gurps, rawdeal, riftbound, wtactics};
+use crate::rules::{Kind, RulesetState, Table};
 use crate::store::StoredEvents;
 
 /// Somewhere events can be read again from any seq: a stored game, an export
@@ -414,19 +414,18 @@ impl Folder {
         if head.format != SNAPSHOT_FORMAT {
             return Err(format!("snapshot format {}, this build reads {SNAPSHOT_FORMAT}", head.format));
         }
-        if !RULESETS.contains(&(head.ruleset.as_str(), head.ruleset_version)) {
+        let Some(kind) = Kind::named(&head.ruleset).filter(|k| k.version() == head.ruleset_version) else {
             return Err(format!("ruleset {} v{} is not one this build folds", head.ruleset, head.ruleset_version));
-        }
+        };
         if head.seq != seq || head.hash != hash {
             return Err(format!("it follows seq {} {}, not the stored seq {seq} {hash}", head.seq, head.hash));
         }
-        let folder = match head.ruleset.as_str() {
-            doomtrooper::NAME => folder_of(body, seq, RulesetState::Doomtrooper),
-            wtactics::NAME => folder_of(body, seq, RulesetState::Wtactics),
-            riftbound::NAME => folder_of(body, seq, RulesetState::Riftbound),
-            rawdeal::NAME => folder_of(body, seq, RulesetState::Rawdeal),
-            gurps::NAME => folder_of(body, seq, RulesetState::Gurps),
-            other => Err(format!("no state type for ruleset {other}")),
+        let folder = match kind {
+            Kind::Doomtrooper => folder_of(body, seq, RulesetState::Doomtrooper),
+            Kind::Wtactics => folder_of(body, seq, RulesetState::Wtactics),
+            Kind::Riftbound => folder_of(body, seq, RulesetState::Riftbound),
+            Kind::Rawdeal => folder_of(body, seq, RulesetState::Rawdeal),
+            Kind::Gurps => folder_of(body, seq, RulesetState::Gurps),
         }?;
         let header = &folder.table.as_ref().expect("a state").header;
         if (header.ruleset.as_str(), header.ruleset_version) != (head.ruleset.as_str(), head.ruleset_version) {

@@ -6,27 +6,24 @@ use schemars::schema_for;
 use serde_json::Value;
 
 use crate::event::{Event, Header};
-use crate::rules::{doomtrooper, gurps, rawdeal, riftbound, wtactics};
+use crate::rules::Kind;
 
 /// (path under schemas/, schema) for every committed schema file.
-pub fn all() -> Vec<(&'static str, Value)> {
+pub fn all() -> Vec<(String, Value)> {
+    let mut all: Vec<(String, Value)> = kernel().into_iter().map(|(p, v)| (p.to_string(), v)).collect();
+    all.extend(Kind::ALL.iter().flat_map(|k| k.schemas()));
+    // Not a JSON Schema but written from the same types: the HTTP API.
+    all.push(("openapi.json".into(), crate::server::routes::openapi()));
+    all
+}
+
+/// The schemas of the kernel's types: the envelope, the header, rulings, moves.
+fn kernel() -> Vec<(&'static str, Value)> {
     vec![
         ("event.schema.json", serde_json::to_value(schema_for!(Event)).expect("schema")),
         ("open.schema.json", serde_json::to_value(schema_for!(Header)).expect("schema")),
         ("move.schema.json", serde_json::to_value(schema_for!(crate::kernel::Move)).expect("schema")),
         ("ruling.schema.json", serde_json::to_value(schema_for!(crate::adjudication::Adjudication)).expect("schema")),
-        ("doomtrooper/action.schema.json", serde_json::to_value(schema_for!(doomtrooper::Action)).expect("schema")),
-        ("doomtrooper/board.schema.json", serde_json::to_value(schema_for!(doomtrooper::Board)).expect("schema")),
-        ("wtactics/action.schema.json", serde_json::to_value(schema_for!(wtactics::Action)).expect("schema")),
-        ("wtactics/board.schema.json", serde_json::to_value(schema_for!(wtactics::Board)).expect("schema")),
-        ("gurps/action.schema.json", serde_json::to_value(schema_for!(gurps::Action)).expect("schema")),
-        ("gurps/board.schema.json", serde_json::to_value(schema_for!(gurps::Board)).expect("schema")),
-        ("rawdeal/action.schema.json", serde_json::to_value(schema_for!(rawdeal::Action)).expect("schema")),
-        ("rawdeal/board.schema.json", serde_json::to_value(schema_for!(rawdeal::Board)).expect("schema")),
-        ("riftbound/action.schema.json", serde_json::to_value(schema_for!(riftbound::Action)).expect("schema")),
-        ("riftbound/board.schema.json", serde_json::to_value(schema_for!(riftbound::Board)).expect("schema")),
-        // Not a JSON Schema but written from the same types: the HTTP API.
-        ("openapi.json", crate::server::routes::openapi()),
     ]
 }
 

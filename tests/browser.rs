@@ -112,8 +112,8 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
 async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(&dir.path().join("store"));
-    let rulesets = ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"];
-    for r in rulesets {
+    let rulesets: Vec<&str> = arbiter::rules::Kind::ALL.iter().map(|k| k.name()).collect();
+    for &r in &rulesets {
         let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
             .env("ARBITER_SERVER", &s.url)
             .env("ARBITER_TOKEN", &s.organiser)
@@ -127,7 +127,7 @@ async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
     let profile = tempfile::tempdir().unwrap();
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1400, 1000).await.unwrap();
-    for r in rulesets {
+    for &r in &rulesets {
         let head = s.get(&format!("/api/games/{r}"), None).1["seq"].as_u64().unwrap();
         let state = s.get(&format!("/api/games/{r}/state"), None).1;
         c.goto(&format!("{}/games/{r}/replay", s.url)).await.unwrap();

@@ -9,7 +9,7 @@ use common::*;
 #[test]
 fn committed_schemas_are_current() {
     for (path, value) in schema::all() {
-        let committed = std::fs::read_to_string(repo_file("schemas").join(path)).unwrap_or_default();
+        let committed = std::fs::read_to_string(repo_file("schemas").join(&path)).unwrap_or_default();
         assert!(committed == schema::render(&value), "schemas/{path} is stale: run `cargo run -- schema`");
     }
 }
@@ -17,7 +17,7 @@ fn committed_schemas_are_current() {
 #[test]
 fn the_sample_games_validate_event_by_event() {
     let dir = tempfile::tempdir().unwrap();
-    for ruleset in ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"] {
+    for ruleset in arbiter::rules::Kind::ALL.iter().map(|k| k.name()) {
         let out = arbiter(dir.path(), &["demo", "--ruleset", ruleset, "--as", ruleset]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let out = arbiter(dir.path(), &["export", ruleset]);
@@ -37,7 +37,7 @@ fn the_sample_games_validate_event_by_event() {
 #[test]
 fn every_board_of_the_samples_validates_against_its_schema() {
     let dir = tempfile::tempdir().unwrap();
-    for ruleset in ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"] {
+    for ruleset in arbiter::rules::Kind::ALL.iter().map(|k| k.name()) {
         let path = repo_file("schemas").join(ruleset).join("board.schema.json");
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         let validator = jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap();

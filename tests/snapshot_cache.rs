@@ -19,7 +19,10 @@ use serde_json::{Value, json};
 /// A small interval, so each sample has several snapshots.
 const EVERY: u64 = 4;
 
-const RULESETS: &[&str] = &["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"];
+/// Every ruleset this build knows, from the registry.
+fn rulesets() -> Vec<&'static str> {
+    arbiter::rules::Kind::ALL.iter().map(|k| k.name()).collect()
+}
 
 fn sample(ruleset: &str) -> (Submission, Vec<Submission>) {
     let path = format!("{}/examples/{ruleset}-sample.jsonl", env!("CARGO_MANIFEST_DIR"));
@@ -123,11 +126,11 @@ fn answers(store: &SledStore, game: &str) -> Vec<Value> {
 fn folding_from_snapshots_gives_the_same_states_and_answers_for_every_ruleset() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("s")).unwrap();
-    for ruleset in RULESETS {
+    for ruleset in rulesets() {
         record(&store, ruleset);
     }
     record_with_rulings(&store);
-    for game in RULESETS.iter().copied().chain(["ruled"]) {
+    for game in rulesets().into_iter().chain(["ruled"]) {
         let head = store.head(game).unwrap().unwrap().seq;
         let kept = store.snapshot_seqs(game).unwrap();
         let latest = head / EVERY * EVERY;

@@ -6,7 +6,7 @@
 
 use std::io::IsTerminal;
 
-use arbiter::rules::{doomtrooper, gurps, rawdeal, riftbound, wtactics};
+use arbiter::rules::{Kind, doomtrooper, gurps, rawdeal, riftbound, wtactics};
 use crossterm::style::Stylize;
 use serde_json::Value;
 
@@ -39,13 +39,13 @@ impl Paint {
 
 /// The board's lines for `ruleset`, or None if the answer has none.
 pub fn text(ruleset: &str, board: &Value, paint: Paint) -> Option<String> {
-    match ruleset {
-        "doomtrooper" => serde_json::from_value(board.clone()).ok().map(|b| doomtrooper_text(&b, paint)),
-        "riftbound" => serde_json::from_value(board.clone()).ok().map(|b| riftbound_text(&b, paint)),
-        "wtactics" => serde_json::from_value(board.clone()).ok().map(|b| wtactics_text(&b, paint)),
-        "rawdeal" => serde_json::from_value(board.clone()).ok().map(|b| rawdeal_text(&b, paint)),
-        "gurps" => serde_json::from_value(board.clone()).ok().map(|b| gurps_text(&b, paint)),
-        _ => None,
+    let board = board.clone();
+    match Kind::named(ruleset)? {
+        Kind::Doomtrooper => serde_json::from_value(board).ok().map(|b| doomtrooper_text(&b, paint)),
+        Kind::Riftbound => serde_json::from_value(board).ok().map(|b| riftbound_text(&b, paint)),
+        Kind::Wtactics => serde_json::from_value(board).ok().map(|b| wtactics_text(&b, paint)),
+        Kind::Rawdeal => serde_json::from_value(board).ok().map(|b| rawdeal_text(&b, paint)),
+        Kind::Gurps => serde_json::from_value(board).ok().map(|b| gurps_text(&b, paint)),
     }
 }
 

@@ -10,7 +10,7 @@ use arbiter::event::Header;
 use arbiter::kernel::View;
 use arbiter::ops;
 use arbiter::record::{self, RecordError, Recorder, Submission};
-use arbiter::rules::describe;
+use arbiter::rules::{Kind, describe};
 use serde_json::json;
 
 use super::new::str;
@@ -25,13 +25,7 @@ use super::{Output, Target, append, rec};
 /// a combat with triggers, a chain, Tank damage and a conquest. Raw Deal: a
 /// maneuver reversed by a nested breakdown, then a Multi card. GURPS: ties by
 /// DX and by a roll, two seconds of combat, a knock-out, a drop out.
-const SAMPLES: &[(&str, &str)] = &[
-    ("doomtrooper", include_str!("../../examples/doomtrooper-sample.jsonl")),
-    ("wtactics", include_str!("../../examples/wtactics-sample.jsonl")),
-    ("riftbound", include_str!("../../examples/riftbound-sample.jsonl")),
-    ("rawdeal", include_str!("../../examples/rawdeal-sample.jsonl")),
-    ("gurps", include_str!("../../examples/gurps-sample.jsonl")),
-];
+/// Each is the ruleset's `Ruleset::SAMPLE`.
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,7 +33,7 @@ pub struct Args {
     #[arg(long = "as")]
     pub name: Option<String>,
     /// Which ruleset's sample to record.
-    #[arg(long, default_value = "doomtrooper", value_parser = super::rulesets())]
+    #[arg(long, default_value = arbiter::rules::doomtrooper::NAME, value_parser = super::rulesets())]
     pub ruleset: String,
 }
 
@@ -51,14 +45,18 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     let name = match &a.name {
         Some(n) => n.clone(),
         None => {
-            let base = if a.ruleset == "doomtrooper" { "sample".to_string() } else { format!("{}-sample", a.ruleset) };
+            // The first ruleset's sample is plain "sample", as the quick start shows it.
+            let base = match Kind::named(&a.ruleset) {
+                Some(Kind::Doomtrooper) => "sample".to_string(),
+                _ => format!("{}-sample", a.ruleset),
+            };
             (1..)
                 .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
                 .find(|n| !games.contains(n))
                 .expect("a free name")
         }
     };
-    let sample = SAMPLES.iter().find(|(r, _)| *r == a.ruleset).map(|(_, s)| *s).expect("a bundled sample");
+    let sample = Kind::named(&a.ruleset).expect("--ruleset takes a known ruleset").sample();
     let mut lines = sample.lines().filter(|l| !l.trim().is_empty());
     let first = Submission::parse(lines.next().expect("sample has a header")).map_err(rec)?;
     let header: Header = serde_json::from_value(first.action).map_err(|e| rec(RecordError::Input(e.to_string())))?;

@@ -32,6 +32,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arbiter::record::RecordError;
+use arbiter::rules::Kind;
 use arbiter::store::{Location, OpenError, SledStore, Store, checkpoints};
 use clap::{Parser, Subcommand};
 
@@ -442,28 +443,19 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
 /// The rulesets, each with the document it follows: `--ruleset`'s possible
 /// values, so `new --help` lists them.
 pub fn rulesets() -> clap::builder::PossibleValuesParser {
-    use arbiter::rules::RULESETS;
-    clap::builder::PossibleValuesParser::new(RULESETS.iter().map(|(name, _)| {
-        let help = match DOCUMENTS.iter().find(|(n, _, _)| n == name) {
-            Some((_, title, document)) => format!("{title}: {document}"),
-            None => name.to_string(),
-        };
-        clap::builder::PossibleValue::new(*name).help(help)
-    }))
+    clap::builder::PossibleValuesParser::new(
+        Kind::ALL
+            .iter()
+            .map(|k| clap::builder::PossibleValue::new(k.name()).help(format!("{}: {}", k.title(), k.document()))),
+    )
 }
-
-/// Each ruleset: its name, as its players write it, and the document it follows.
-const DOCUMENTS: &[(&str, &str, &str)] = &[
-    ("doomtrooper", "Doomtrooper", "the Mother of all combat breakdowns"),
-    ("wtactics", "WTactics", "combat"),
-    ("riftbound", "Riftbound", "combat and showdowns"),
-    ("rawdeal", "Raw Deal", "the timing breakdown"),
-    ("gurps", "GURPS", "the combat turn sequence"),
-];
 
 /// The ruleset's name as its players write it ("Raw Deal").
 pub fn ruleset_title(name: &str) -> &str {
-    DOCUMENTS.iter().find(|(n, _, _)| *n == name).map_or(name, |(_, title, _)| title)
+    match Kind::named(name) {
+        Some(k) => k.title(),
+        None => name,
+    }
 }
 
 /// The rows of an outcome where two records disagree, each side labelled.

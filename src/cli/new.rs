@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use arbiter::access::{self, ReadAccess};
 use arbiter::event::{Header, OpenTag, Seat};
 use arbiter::ops;
-use arbiter::rules::RULESETS;
+use arbiter::rules::Kind;
 use serde_json::{Value, json};
 
 use super::{Output, Target, rec};
@@ -59,10 +59,7 @@ fn parse_option(s: &str) -> Result<(String, serde_json::Value), String> {
 }
 
 pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
-    let version = a
-        .ruleset_version
-        .or_else(|| RULESETS.iter().filter(|(n, _)| *n == a.ruleset).map(|(_, v)| *v).max())
-        .unwrap_or(0);
+    let version = a.ruleset_version.or_else(|| Kind::named(&a.ruleset).map(Kind::version)).unwrap_or(0);
     let header = Header {
         kind: OpenTag::Open,
         ruleset: a.ruleset.clone(),

@@ -9,8 +9,11 @@
 pub mod doomtrooper;
 pub mod gurps;
 pub mod rawdeal;
+mod registry;
 pub mod riftbound;
 pub mod wtactics;
+
+pub use registry::{Kind, Ruleset};
 
 use std::sync::Arc;
 
@@ -21,15 +24,6 @@ use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
 use crate::delta::{CatchUp, Changes, Differ, copy_where_differs};
 use crate::event::{ActionType, Header};
 use crate::kernel::{Move, StepRef, View, Violation};
-
-/// Ruleset names and the versions this build knows.
-pub const RULESETS: &[(&str, u64)] = &[
-    (doomtrooper::NAME, doomtrooper::VERSION),
-    (wtactics::NAME, wtactics::VERSION),
-    (riftbound::NAME, riftbound::VERSION),
-    (rawdeal::NAME, rawdeal::VERSION),
-    (gurps::NAME, gurps::VERSION),
-];
 
 /// Each ruleset's state, one variant per ruleset.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -123,18 +117,19 @@ impl Table {
             may_act: vec![],
         };
         header.check().map_err(refuse)?;
-        let state = match (header.ruleset.as_str(), header.ruleset_version) {
-            (doomtrooper::NAME, doomtrooper::VERSION) => {
-                RulesetState::Doomtrooper(doomtrooper::open(header).map_err(refuse)?)
-            }
-            (wtactics::NAME, wtactics::VERSION) => RulesetState::Wtactics(wtactics::open(header).map_err(refuse)?),
-            (riftbound::NAME, riftbound::VERSION) => RulesetState::Riftbound(riftbound::open(header).map_err(refuse)?),
-            (rawdeal::NAME, rawdeal::VERSION) => RulesetState::Rawdeal(rawdeal::open(header).map_err(refuse)?),
-            (gurps::NAME, gurps::VERSION) => RulesetState::Gurps(gurps::open(header).map_err(refuse)?),
-            (name, version) => {
-                let known: Vec<String> = RULESETS.iter().map(|(n, v)| format!("{n} v{v}")).collect();
+        let kind = Kind::named(&header.ruleset).filter(|k| k.version() == header.ruleset_version);
+        let state = match kind {
+            Some(Kind::Doomtrooper) => RulesetState::Doomtrooper(registry::Doomtrooper::open(header).map_err(refuse)?),
+            Some(Kind::Wtactics) => RulesetState::Wtactics(registry::Wtactics::open(header).map_err(refuse)?),
+            Some(Kind::Riftbound) => RulesetState::Riftbound(registry::Riftbound::open(header).map_err(refuse)?),
+            Some(Kind::Rawdeal) => RulesetState::Rawdeal(registry::Rawdeal::open(header).map_err(refuse)?),
+            Some(Kind::Gurps) => RulesetState::Gurps(registry::Gurps::open(header).map_err(refuse)?),
+            None => {
+                let known: Vec<String> = Kind::ALL.iter().map(|k| format!("{} v{}", k.name(), k.version())).collect();
                 return Err(refuse(format!(
-                    "unknown ruleset {name} v{version}; this arbiter knows {}",
+                    "unknown ruleset {} v{}; this arbiter knows {}",
+                    header.ruleset,
+                    header.ruleset_version,
                     known.join(", ")
                 )));
             }
@@ -375,12 +370,13 @@ impl Table {
     /// `next_seq`: the ruleset's moves, then the adjudication's (rulings
     /// and notes). See [`crate::kernel::moves`].
     pub fn moves(&self, next_seq: u64) -> Vec<Move> {
+        let h = &self.header;
         let mut moves = match &self.state {
-            RulesetState::Doomtrooper(s) => doomtrooper::moves(s, &self.header),
-            RulesetState::Wtactics(s) => wtactics::moves(s, &self.header),
-            RulesetState::Riftbound(s) => riftbound::moves(s, &self.header),
-            RulesetState::Rawdeal(s) => rawdeal::moves(s, &self.header),
-            RulesetState::Gurps(s) => gurps::moves(s, &self.header),
+            RulesetState::Doomtrooper(s) => registry::Doomtrooper::moves(s, h),
+            RulesetState::Wtactics(s) => registry::Wtactics::moves(s, h),
+            RulesetState::Riftbound(s) => registry::Riftbound::moves(s, h),
+            RulesetState::Rawdeal(s) => registry::Rawdeal::moves(s, h),
+            RulesetState::Gurps(s) => registry::Gurps::moves(s, h),
         };
         crate::adjudication::moves(self, next_seq, &mut moves);
         moves

@@ -26,7 +26,7 @@ fn schema(path: &str) -> &'static jsonschema::Validator {
         arbiter::schema::all()
             .into_iter()
             .map(|(p, _)| {
-                let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(p);
+                let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(&p);
                 let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
                 (p.to_string(), jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{p}: {e}")))
             })
