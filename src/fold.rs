@@ -199,8 +199,8 @@ impl Folder {
         };
         if known.as_deref() != Some(concerns.hash.as_str()) {
             let why = match known {
-                None => format!("seq {} is not an earlier event of this game", concerns.seq),
-                Some(_) => format!("the hash given for seq {} is not that event's hash", concerns.seq),
+                None => format!("concerns: seq {} is not an earlier event of this game", concerns.seq),
+                Some(_) => format!("concerns: the hash given for seq {} is not that event's hash", concerns.seq),
             };
             return Err(illegal(Violation::new(
                 &view,
@@ -222,14 +222,14 @@ impl Folder {
                     return Err(illegal(Violation::new(
                         &view,
                         "rewind to an event that stands",
-                        format!("seq {target} was itself rewound"),
+                        format!("concerns: seq {target} was itself rewound"),
                     )));
                 }
                 if target + 1 >= event.seq {
                     return Err(illegal(Violation::new(
                         &view,
                         "rewind takes back later events",
-                        format!("nothing follows seq {target}: there is nothing to rewind"),
+                        format!("concerns: nothing follows seq {target}: there is nothing to rewind"),
                     )));
                 }
                 let earlier = fold_to(source, target)?;
@@ -237,7 +237,7 @@ impl Folder {
                     return Err(illegal(Violation::new(
                         &view,
                         "rewind to an earlier event",
-                        format!("the events up to seq {target} are not available to rebuild the state"),
+                        format!("concerns: the events up to seq {target} are not available to rebuild the state"),
                     )));
                 }
                 let earlier = earlier.table.expect("a fold to a seq has a state");

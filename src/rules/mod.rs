@@ -140,12 +140,14 @@ impl Table {
     /// The state after event `seq` by `actor`, or why it is illegal.
     pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<Table, Violation> {
         self.check_action(actor, action)?;
+        use registry::{Doomtrooper, Gurps, Rawdeal, Riftbound, Wtactics};
+        let (seq, a) = (seq, actor);
         let state = match &self.state {
-            RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(s.apply(seq, actor, action)?),
-            RulesetState::Wtactics(s) => RulesetState::Wtactics(s.apply(seq, actor, action)?),
-            RulesetState::Riftbound(s) => RulesetState::Riftbound(s.apply(seq, actor, action)?),
-            RulesetState::Rawdeal(s) => RulesetState::Rawdeal(s.apply(seq, actor, action)?),
-            RulesetState::Gurps(s) => RulesetState::Gurps(s.apply(seq, actor, action)?),
+            RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(Doomtrooper::apply(s, seq, a, action)?),
+            RulesetState::Wtactics(s) => RulesetState::Wtactics(Wtactics::apply(s, seq, a, action)?),
+            RulesetState::Riftbound(s) => RulesetState::Riftbound(Riftbound::apply(s, seq, a, action)?),
+            RulesetState::Rawdeal(s) => RulesetState::Rawdeal(Rawdeal::apply(s, seq, a, action)?),
+            RulesetState::Gurps(s) => RulesetState::Gurps(Gurps::apply(s, seq, a, action)?),
         };
         Ok(Table {
             header: self.header.clone(),

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::{doomtrooper, gurps, rawdeal, riftbound, wtactics};
 use crate::event::Header;
-use crate::kernel::{Move, View};
+use crate::kernel::{Move, View, Violation};
 
 /// One ruleset: its names, its document and sample, and the functions the
 /// rest of arbiter calls besides its reducer (`State::apply`).
@@ -38,6 +38,10 @@ pub trait Ruleset {
 
     /// The state after event 0, or why the header does not suit the ruleset.
     fn open(header: &Header) -> Result<Self::State, String>;
+    /// The reducer: the state after event `seq`, `actor`'s `action`, or
+    /// why it is refused (nothing changes). The kernel has already checked
+    /// that the actor is a seat or judge and the type is known.
+    fn apply(state: &Self::State, seq: u64, actor: &str, action: &Value) -> Result<Self::State, Violation>;
     /// Where the game is, who may act, what is legal.
     fn view(state: &Self::State) -> View;
     /// What each seat and judge may record now (`kernel::moves`).
@@ -60,7 +64,7 @@ pub trait Ruleset {
 
 /// Implements [`Ruleset`] for a ruleset module whose functions have the
 /// usual names (`open`, `moves`, `board`, `outcome`, `changes`,
-/// `State::view`).
+/// `State::apply`, `State::view`).
 macro_rules! ruleset {
     ($ty:ident, $module:ident, $title:literal, $document:literal, $sample:literal) => {
         /// The ruleset of the module of the same name.
@@ -78,6 +82,14 @@ macro_rules! ruleset {
 
             fn open(header: &Header) -> Result<$module::State, String> {
                 $module::open(header)
+            }
+            fn apply(
+                state: &$module::State,
+                seq: u64,
+                actor: &str,
+                action: &Value,
+            ) -> Result<$module::State, Violation> {
+                state.apply(seq, actor, action)
             }
             fn view(state: &$module::State) -> View {
                 state.view()
