@@ -356,3 +356,12 @@ fn an_uneven_value_is_offered_to_the_judges_within_its_roundings() {
     assert_eq!(sim.rawdeal().stack[0].cost, Some(3));
     assert_eq!(sim.view().step.number, "2b-2c");
 }
+
+#[test]
+fn the_requirements_move_says_when_2d_will_end_the_play_for_the_cost() {
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Spear", 5, Some(4)));
+    sim.act("p1", cost(3, json!([]), json!([]), 5));
+    let req = moves_of(&sim, "p1").into_iter().find(|m| m.action["what"] == "requirements").unwrap();
+    assert!(req.label.contains("the cost 5 is more than the Fortitude 3: not played"), "{}", req.label);
+}

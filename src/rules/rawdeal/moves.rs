@@ -131,7 +131,8 @@ fn pass(seat: &str, b: &Breakdown) -> Move {
 fn resolves(state: &State, actor: &str, b: &Breakdown, header: &Header) -> Vec<Move> {
     let s = b.step_now();
     let resolve = |what: &str| json!({"type": "resolve", "what": what});
-    let at = |what: &str| format!("{what} ({}: {})", s.no, s.title);
+    // Labels name the card: a reversal's breakdown runs on top of the card it answers.
+    let at = |what: &str| format!("{what} for {} ({}: {})", b.card, s.no, s.title);
     let yes_no =
         |field: &str, yes: &str, no: &str| Choice::one(field, vec![Pick::new(true, yes), Pick::new(false, no)]);
     let effects =
@@ -147,19 +148,21 @@ fn resolves(state: &State, actor: &str, b: &Breakdown, header: &Header) -> Vec<M
                 let mut action = resolve("cost");
                 action["cost"] = json!(cost);
                 moves.push(
-                    Move::new(actor, format!("cost {cost} as printed, no modifiers (2a)"), action)
+                    Move::new(actor, format!("{}'s cost {cost} as printed, no modifiers (2a)", b.card), action)
                         .entering(fortitude()),
                 );
             }
             moves.push(
-                Move::new(actor, format!("cost with modifiers (2a: printed cost {})", b.printed_cost), resolve("cost"))
-                    .entering(fortitude())
-                    .entering(modifiers("player_mods", "the player's cost modifiers").optional())
-                    .entering(modifiers("opponent_mods", "the opponent's cost modifiers").optional())
-                    .entering(
-                        modifiers("when_played", "'when played' effects of this play that lower the cost").optional(),
-                    )
-                    .entering(Entry::new("cost", EntryKind::Points, "the cost with these modifiers")),
+                Move::new(
+                    actor,
+                    format!("{}'s cost with modifiers (2a: printed cost {})", b.card, b.printed_cost),
+                    resolve("cost"),
+                )
+                .entering(fortitude())
+                .entering(modifiers("player_mods", "the player's cost modifiers").optional())
+                .entering(modifiers("opponent_mods", "the opponent's cost modifiers").optional())
+                .entering(modifiers("when_played", "'when played' effects of this play that lower the cost").optional())
+                .entering(Entry::new("cost", EntryKind::Points, "the cost with these modifiers")),
             );
             moves
         }
@@ -169,8 +172,9 @@ fn resolves(state: &State, actor: &str, b: &Breakdown, header: &Header) -> Vec<M
                 at("requirements")
             } else {
                 let (cost, fortitude) = (b.cost.unwrap_or_default(), b.fortitude.unwrap_or_default());
+                let card = &b.card;
                 format!(
-                    "requirements (2d: the cost {cost} is more than the Fortitude {fortitude}: the card is not played)"
+                    "requirements for {card} (2d: the cost {cost} is more than the Fortitude {fortitude}: not played)"
                 )
             };
             let follow_up = vec![
@@ -196,7 +200,11 @@ fn resolves(state: &State, actor: &str, b: &Breakdown, header: &Header) -> Vec<M
             // Without modifiers the reducer's answer is known: the damage as it stands.
             if let Ok(Computed::Exact(damage)) = compute(current, &[], rounding) {
                 let action = json!({"type": "resolve", "what": "damage", "mods": [], "damage": damage});
-                moves.push(Move::new(actor, format!("damage stays {damage}, no modifiers ({})", s.no), action));
+                moves.push(Move::new(
+                    actor,
+                    format!("{}'s damage stays {damage}, no modifiers ({})", b.card, s.no),
+                    action,
+                ));
             }
             moves.push(
                 Move::new(actor, at(&format!("damage modifiers to {current}")), resolve("damage"))
@@ -211,7 +219,8 @@ fn resolves(state: &State, actor: &str, b: &Breakdown, header: &Header) -> Vec<M
                 .entering(effects("other reversal modifiers").optional()),
         ],
         D::Overturn => {
-            let label = format!("overturn a card ({} of {} damage)", b.overturned.len() + 1, b.current_damage());
+            let (n, damage) = (b.overturned.len() + 1, b.current_damage());
+            let label = format!("overturn a card for {}'s damage ({n} of {damage})", b.card);
             vec![
                 Move::new(actor, label, resolve("overturn"))
                     .entering(Entry::new("card", EntryKind::Card, "the card overturned"))
