@@ -267,3 +267,101 @@ fn uneven_division_follows_the_header_option_or_waits_for_a_judge() {
     up.refused("p1", cost(10, json!([m("div", 2)]), json!([]), 2));
     up.act("p1", cost(10, json!([m("div", 2)]), json!([]), 3));
 }
+
+/// The moves offered now to `actor`.
+fn moves_of(sim: &Sim, actor: &str) -> Vec<arbiter::kernel::Move> {
+    sim.table.moves(sim.events.len() as u64).into_iter().filter(|m| m.seat == actor).collect()
+}
+
+#[test]
+fn moves_carry_the_cost_and_damage_the_reducer_computes() {
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Chokeslam", 3, Some(5)));
+    // 2a without modifiers: the cost is the printed one, filled in; the Fortitude is typed.
+    for actor in ["p1", "Dana"] {
+        let printed = moves_of(&sim, actor).into_iter().find(|m| m.action["what"] == "cost" && m.enter.len() == 1);
+        let printed = printed.unwrap_or_else(|| panic!("{actor} has no move with the cost as printed"));
+        assert_eq!(printed.action, json!({"type": "resolve", "what": "cost", "cost": 3}));
+        assert_eq!(printed.enter[0].field, "fortitude");
+    }
+    assert!(moves_of(&sim, "p2").iter().all(|m| m.kind == ActionType::Note), "p2 has no priority at 2a");
+    // With modifiers typed, the cost is typed too, and a wrong one is refused naming it.
+    let v = sim.refused("p1", cost(12, json!([m("add", 1)]), json!([m("div", 2)]), 3));
+    assert!(v.message.contains("cost 3 with these modifiers is 2, not 3"), "{v}");
+    sim.act("p1", cost(12, json!([m("add", 1)]), json!([m("div", 2)]), 2));
+    // 2d is known at 2b-2c: the cost is met.
+    let req = moves_of(&sim, "p1").into_iter().find(|m| m.action["what"] == "requirements").unwrap();
+    assert!(!req.label.contains("not played"), "{}", req.label);
+    sim.act("p1", requirements(true));
+    sim.pass(&["p1", "p2"]); // 2e, 2f
+    // 3a: the damage as it stands, filled in.
+    let stays = moves_of(&sim, "p1").into_iter().find(|m| m.action["what"] == "damage" && m.enter.is_empty()).unwrap();
+    assert_eq!(stays.action, json!({"type": "resolve", "what": "damage", "mods": [], "damage": 5}));
+    sim.act("p1", damage(json!([m("mul", 2)]), 10));
+    sim.pass(&["p1"]); // 3b
+    let stays = moves_of(&sim, "p2").into_iter().find(|m| m.action["what"] == "damage" && m.enter.is_empty()).unwrap();
+    assert_eq!(stays.action["damage"], 10, "4: the damage after 3a's modifiers");
+    // A mistyped modifier is refused naming its list.
+    let v = sim.refused(
+        "p2",
+        json!({"type": "resolve", "what": "damage", "mods": [{"op": "halve", "value": 2}], "damage": 5}),
+    );
+    assert!(v.message.contains("mods"), "{v}");
+    let v = sim.refused("p2", damage(json!([m("div", 0)]), 5));
+    assert!(v.message.contains("mods: a Div by 0"), "{v}");
+}
+
+#[test]
+fn moves_offer_no_reversal_where_3b_bars_it_and_name_a_multi_cards_first_reversal() {
+    let mut sim = game(Some("down"));
+    through_2f(
+        &mut sim,
+        "p1",
+        "p2",
+        json!({"type": "play", "card": "Flurry", "cost": 0, "damage": 2, "multi": true}),
+        0,
+    );
+    sim.pass(&["p1", "p1", "p2"]); // 3a, 3b, 4
+    let plays: Vec<_> = moves_of(&sim, "p2").into_iter().filter(|m| m.kind == ActionType::Play).collect();
+    assert!(!plays.is_empty() && plays.iter().all(|m| m.action["reversal"] == true));
+    assert!(plays[0].label.contains("the first reversal to a Multi card does not reverse it"), "{}", plays[0].label);
+    assert!(moves_of(&sim, "Dana").iter().all(|m| m.kind != ActionType::Play), "plays are the players' own");
+    let mut sim = game(Some("down"));
+    through_2f(&mut sim, "p1", "p2", play("Panic", 0, Some(3)), 0);
+    sim.pass(&["p1"]); // 3a
+    sim.act("p1", json!({"type": "resolve", "what": "reversal_mods", "cannot_be_reversed": true}));
+    sim.pass(&["p2"]); // 4
+    let kinds: Vec<_> = moves_of(&sim, "p2").iter().map(|m| m.kind).filter(|k| *k != ActionType::Note).collect();
+    assert_eq!(kinds, vec![ActionType::Pass], "3b: Panic cannot be reversed");
+}
+
+#[test]
+fn an_uneven_value_is_offered_to_the_judges_within_its_roundings() {
+    let mut sim = game(None);
+    sim.act("p1", play("Chokeslam", 5, Some(5)));
+    sim.act("p1", cost(10, json!([m("div", 2)]), json!([]), 2));
+    assert!(moves_of(&sim, "p1").iter().all(|m| m.kind == ActionType::Note), "only a judge rules");
+    let dana = moves_of(&sim, "Dana");
+    let rule = dana.iter().find(|m| m.action["what"] == "rounding").unwrap();
+    assert_eq!((rule.enter[0].field.as_str(), rule.enter[0].min, rule.enter[0].max), ("value", Some(2), Some(3)));
+    // The same ruling as a `decide`, built from the move offered.
+    let decide = dana.iter().find(|m| m.action["decision"]["what"] == "rounding").unwrap();
+    let concerns = json!({"seq": 2, "hash": sim.events[2].hash});
+    let action = decide.build(&[
+        ("decision/value".into(), json!(3)),
+        ("concerns".into(), concerns),
+        ("reason".into(), json!("a half rounds up at this table")),
+    ]);
+    sim.act("Dana", action);
+    assert_eq!(sim.rawdeal().stack[0].cost, Some(3));
+    assert_eq!(sim.view().step.number, "2b-2c");
+}
+
+#[test]
+fn the_requirements_move_says_when_2d_will_end_the_play_for_the_cost() {
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Spear", 5, Some(4)));
+    sim.act("p1", cost(3, json!([]), json!([]), 5));
+    let req = moves_of(&sim, "p1").into_iter().find(|m| m.action["what"] == "requirements").unwrap();
+    assert!(req.label.contains("the cost 5 is more than the Fortitude 3: not played"), "{}", req.label);
+}

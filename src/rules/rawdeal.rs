@@ -98,12 +98,12 @@ pub enum Resolve {
     /// 2a: the player's current Fortitude, the modifiers, and the cost they give.
     Cost {
         fortitude: i64,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "named::player_mods")]
         player_mods: Vec<Modifier>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "named::opponent_mods")]
         opponent_mods: Vec<Modifier>,
         /// A 'when played' effect of this play that lowers the cost.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "named::when_played")]
         when_played: Vec<Modifier>,
         cost: i64,
     },
@@ -116,7 +116,11 @@ pub enum Resolve {
     /// 2e, 2f, 7a, 7b, 8, 9c, 9d: effects, in the order applied.
     Effects { effects: Vec<String> },
     /// 3a, 4, 9a: damage modifiers and the damage they give.
-    Damage { mods: Vec<Modifier>, damage: i64 },
+    Damage {
+        #[serde(deserialize_with = "named::mods")]
+        mods: Vec<Modifier>,
+        damage: i64,
+    },
     /// 3b.
     ReversalMods {
         cannot_be_reversed: bool,
@@ -155,6 +159,44 @@ pub enum Op {
     Div,
     Add,
     Sub,
+}
+
+/// Lists of modifiers whose parse errors name their field: the table types
+/// each `op`, and a refusal should say which list holds the one mistyped.
+mod named {
+    use serde::de::{Deserialize, Deserializer, Error};
+
+    use super::Modifier;
+
+    macro_rules! named {
+        ($($field:ident),*) => {$(
+            pub fn $field<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Modifier>, D::Error> {
+                Vec::deserialize(d).map_err(|e| D::Error::custom(format!("{}: {e}", stringify!($field))))
+            }
+        )*};
+    }
+
+    named!(player_mods, opponent_mods, when_played, mods);
+}
+
+impl Modifier {
+    /// Whether the reducer can apply it (gap 6: no negative multipliers or
+    /// divisors, no division by zero); if not, why.
+    pub fn check(&self) -> Result<(), String> {
+        if self.value < 0 || (self.op == Op::Div && self.value == 0) {
+            return Err(format!("a {:?} by {} is not a modifier the reducer can apply (gap 6)", self.op, self.value));
+        }
+        Ok(())
+    }
+}
+
+/// [`compute`]'s refusal in words that name the list (`fields`: each list's
+/// field and modifiers) holding the modifier it cannot apply.
+fn modifiers_refusal(fields: &[(&str, &[Modifier])], what: &str, message: String) -> String {
+    match fields.iter().find(|(_, mods)| mods.iter().any(|m| m.check().is_err())) {
+        Some((field, _)) => format!("{field}: {message}"),
+        None => format!("the {what} with these modifiers: {message}"),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -378,9 +420,7 @@ pub fn compute(base: i64, sets: &[&[Modifier]], rounding: Option<&str>) -> Resul
         let first = set.iter().filter(|m| matches!(m.op, Op::Mul | Op::Div));
         let then = set.iter().filter(|m| matches!(m.op, Op::Add | Op::Sub));
         for m in first.chain(then) {
-            if m.value < 0 || (m.op == Op::Div && m.value == 0) {
-                return Err(format!("a {:?} by {} is not a modifier the reducer can apply (gap 6)", m.op, m.value));
-            }
+            m.check()?;
             let div = |x: i64, up: bool| if up { (x + m.value - 1).div_euclid(m.value) } else { x.div_euclid(m.value) };
             (low, high) = match m.op {
                 Op::Mul => (low.checked_mul(m.value).ok_or("overflow")?, high.checked_mul(m.value).ok_or("overflow")?),
@@ -547,8 +587,7 @@ impl State {
                         format!("{} cannot be reversed", top.card),
                     );
                 }
-                // The first reversal to a Multi card does not reverse it (step 6).
-                let reverses = if top.multi && top.reversals_completed == 0 { None } else { Some(top.seq) };
+                let reverses = top.reversed_by_a_reversal();
                 let (player, opponent) = (top.opponent.clone(), top.player.clone());
                 let printed = Printed { card, cost: *cost, damage: *damage, multi: *multi, goes_to, targets };
                 self.open_breakdown(seq, &player, &opponent, printed, reverses)
@@ -565,9 +604,11 @@ impl State {
                 Ok(())
             }
             (D::Cost, Action::Resolve(Resolve::Cost { fortitude, player_mods, opponent_mods, when_played, cost })) => {
+                let fields =
+                    [("player_mods", &player_mods[..]), ("opponent_mods", opponent_mods), ("when_played", when_played)];
                 let computed =
                     compute(top.printed_cost, &[player_mods, opponent_mods, when_played], self.rounding.as_deref())
-                        .or_else(|m| refuse(RULE_2A, m))?;
+                        .or_else(|m| refuse(RULE_2A, modifiers_refusal(&fields, "cost", m)))?;
                 self.top().fortitude = Some(*fortitude);
                 let base = top.printed_cost;
                 self.record_value(seq, "cost", computed, *cost, RULE_2A, &format!("printed cost {base}"))
@@ -592,9 +633,9 @@ impl State {
                 Ok(())
             }
             (D::Damage, Action::Resolve(Resolve::Damage { mods, damage })) => {
-                let current = top.damage.or(top.printed_damage).unwrap_or(0);
-                let computed =
-                    compute(current, &[mods], self.rounding.as_deref()).or_else(|m| refuse(RULE_DAMAGE, m))?;
+                let current = top.current_damage();
+                let computed = compute(current, &[mods], self.rounding.as_deref())
+                    .or_else(|m| refuse(RULE_DAMAGE, modifiers_refusal(&[("mods", mods)], "damage", m)))?;
                 self.record_value(seq, "damage", computed, *damage, RULE_DAMAGE, &format!("damage {current}"))
             }
             (D::ReversalMods, Action::Resolve(Resolve::ReversalMods { cannot_be_reversed, effects })) => {
@@ -715,8 +756,7 @@ impl State {
         let done = STEPS[b.at].no;
         if done == "2b-2c" {
             // 2d: if any of 2a-2c cannot be satisfied, the sequence ends.
-            let cost_met = b.cost.unwrap_or(i64::MAX) <= b.fortitude.unwrap_or(i64::MIN);
-            if !(cost_met && b.requirements_met) {
+            if !(b.cost_met() && b.requirements_met) {
                 self.finish(seq, Outcome::NotPlayed);
                 return;
             }
@@ -817,7 +857,7 @@ impl State {
                 awaiting_ruling: None,
             };
         };
-        let s = &STEPS[b.at];
+        let s = b.step_now();
         let chain: Vec<&str> = self.stack.iter().map(|f| f.card.as_str()).collect();
         let depth = if self.stack.len() > 1 {
             format!(", breakdown {} of {}: {}", self.stack.len(), self.stack.len(), chain.join(" <- "))
@@ -840,19 +880,53 @@ impl State {
                 )),
             };
         }
-        let legal = match s.does {
-            // 3b barred reversals: the targeted opponent can only pass.
-            D::Reverse if b.cannot_be_reversed => vec![ActionType::Pass],
-            D::Reverse => vec![ActionType::Play, ActionType::Pass],
-            D::Cost | D::Requirements | D::Overturn => vec![ActionType::Resolve],
-            _ => vec![ActionType::Resolve, ActionType::Pass],
-        };
-        // A judge may record any determination (a resolve) for the table.
+        let legal = b.legal();
+        View { step, may_act: self.may_act(b, &legal), legal, awaiting_ruling: None }
+    }
+
+    /// Who may record at breakdown `b`'s step, given what is `legal` there:
+    /// the player with priority, and a judge may record any determination
+    /// (a resolve) for the table.
+    fn may_act(&self, b: &Breakdown, legal: &[ActionType]) -> Vec<String> {
         let mut may_act = vec![b.priority.clone()];
         if legal.contains(&ActionType::Resolve) {
             may_act.extend(self.judges.iter().cloned());
         }
-        View { step, may_act, legal, awaiting_ruling: None }
+        may_act
+    }
+}
+
+impl Breakdown {
+    /// The step it stands at.
+    fn step_now(&self) -> &'static Step {
+        &STEPS[self.at]
+    }
+
+    /// The action types its step takes (not while a judge rules on a value).
+    fn legal(&self) -> Vec<ActionType> {
+        match self.step_now().does {
+            // 3b barred reversals: the targeted opponent can only pass.
+            D::Reverse if self.cannot_be_reversed => vec![ActionType::Pass],
+            D::Reverse => vec![ActionType::Play, ActionType::Pass],
+            D::Cost | D::Requirements | D::Overturn => vec![ActionType::Resolve],
+            _ => vec![ActionType::Resolve, ActionType::Pass],
+        }
+    }
+
+    /// The damage the next modifiers apply to: as modified so far, or as printed.
+    fn current_damage(&self) -> i64 {
+        self.damage.or(self.printed_damage).unwrap_or(0)
+    }
+
+    /// 2a/2d: the Fortitude recorded meets the cost determined.
+    fn cost_met(&self) -> bool {
+        self.cost.unwrap_or(i64::MAX) <= self.fortitude.unwrap_or(i64::MIN)
+    }
+
+    /// The card a reversal played on it now reverses once successfully
+    /// played (6): this one, except for the first reversal to a Multi card.
+    fn reversed_by_a_reversal(&self) -> Option<u64> {
+        if self.multi && self.reversals_completed == 0 { None } else { Some(self.seq) }
     }
 }
 
