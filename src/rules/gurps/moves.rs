@@ -20,7 +20,7 @@ use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 /// yes/no, which only a choice can hold, and a choice's field is a fixed
 /// path: so a combat is offered once per number of combatants (the GM picks
 /// the move for the fight's size), up to this many.
-pub const MAX_COMBATANTS: usize = 12;
+const MAX_COMBATANTS: usize = 12;
 
 /// The moves of the state, for every seat and judge.
 pub fn moves(state: &State, header: &Header) -> Vec<Move> {
