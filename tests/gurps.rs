@@ -252,3 +252,72 @@ fn rolls_come_from_the_table_on_any_turn() {
     sim.act("p2", roll("Bob", "active_defense", 8)); // not Bob's turn: a defense is rolled on another's
     sim.refused("p2", roll("Alice", "damage", 8)); // but only for his own character
 }
+
+/// The moves of `seat` that are the ruleset's own (not rulings or notes).
+fn moves_of(sim: &Sim, seat: &str) -> Vec<arbiter::kernel::Move> {
+    let moves = sim.table.moves(sim.events.len() as u64);
+    moves.into_iter().filter(|m| m.seat == seat && !matches!(m.kind.name(), "ruling" | "note")).collect()
+}
+
+/// The values a move offers for `field`.
+fn options(m: &arbiter::kernel::Move, field: &str) -> Vec<Value> {
+    let c = m.choose.iter().find(|c| c.field == field).unwrap_or_else(|| panic!("{}: no choice {field}", m.label));
+    c.options.iter().map(|o| o.value.clone()).collect()
+}
+
+#[test]
+fn the_moves_follow_the_sequence_the_ties_and_the_maneuvers() {
+    let mut sim = game();
+    // Out of combat: the GM starts one or records a determination; the seats only note.
+    assert!(moves_of(&sim, "p1").is_empty());
+    let gm = moves_of(&sim, "GM");
+    assert!(gm.iter().any(|m| m.label == "start combat with 3 combatants"));
+    assert!(gm.iter().all(|m| m.label.starts_with("start combat") || m.label == "record a determination"));
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), pc("Bob", 24, 12, "p2"), npc("Orc", 22, 10, "orcs")]));
+    // Alice and Bob tie on Speed and DX: the GM settles it by rolls, one entered for each of them.
+    let tie = moves_of(&sim, "GM").into_iter().find(|m| m.label.starts_with("settle the tie by rolls")).unwrap();
+    assert_eq!(tie.action["rolls"], json!([{"combatant": "Alice"}, {"combatant": "Bob"}]));
+    assert_eq!(options(&tie, "order"), vec![json!("Alice"), json!("Bob")]);
+    assert_eq!(tie.enter.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["rolls/0/roll", "rolls/1/roll"]);
+    // The order depends on the rolls typed: the refusal names them.
+    let v = sim.refused(
+        "GM",
+        tie.build(&[
+            ("order".into(), json!(["Alice", "Bob"])),
+            ("rolls/0/roll".into(), json!(3)),
+            ("rolls/1/roll".into(), json!(5)),
+        ]),
+    );
+    assert!(v.message.contains("rolls"), "{v}");
+    sim.act(
+        "GM",
+        tie.build(&[
+            ("order".into(), json!(["Bob", "Alice"])),
+            ("rolls/0/roll".into(), json!(3)),
+            ("rolls/1/roll".into(), json!(5)),
+        ]),
+    );
+    // Bob's turn: only Bob's player chooses its maneuver; the GM may not for a PC.
+    assert!(moves_of(&sim, "GM").iter().all(|m| !m.label.starts_with("choose the maneuver")));
+    assert!(moves_of(&sim, "p1").iter().all(|m| !m.label.starts_with("choose the maneuver")));
+    let choose = moves_of(&sim, "p2").into_iter().find(|m| m.label.starts_with("choose the maneuver")).unwrap();
+    assert_eq!(options(&choose, "maneuver").len(), 13);
+    sim.act("p2", maneuver("all_out_attack"));
+    // Bob's attack roll is Bob's: filled in; no feint after All-Out Attack, no pass by Alice's player.
+    let p2 = moves_of(&sim, "p2");
+    let attack = p2.iter().find(|m| m.action["kind"] == "attack").unwrap();
+    assert_eq!(attack.action["by"], "Bob");
+    assert!(p2.iter().all(|m| m.action["kind"] != "feint"));
+    assert!(moves_of(&sim, "p1").iter().all(|m| m.kind != ActionType::Pass));
+    assert!(moves_of(&sim, "GM").iter().any(|m| m.kind == ActionType::Pass), "the GM may end a turn");
+    sim.act("p2", json!({"type": "pass"}));
+    // Until his next turn Bob has no active defense: not offered to his player, nor for him to the GM.
+    assert!(moves_of(&sim, "p2").iter().all(|m| m.action["kind"] != "active_defense"));
+    let defense = moves_of(&sim, "GM").into_iter().find(|m| m.action["kind"] == "active_defense").unwrap();
+    assert_eq!(options(&defense, "by"), vec![json!("Alice"), json!("Orc")]);
+    // The GM drops out of combat time; it resumes at the turn where it stopped.
+    sim.act("GM", json!({"type": "announce", "what": "drop_out"}));
+    let gm = moves_of(&sim, "GM");
+    assert!(gm.iter().any(|m| m.label == "resume combat time at Alice's turn"));
+    assert!(gm.iter().all(|m| m.action["what"] != "roll" && m.action["what"] != "drop_out"));
+}

@@ -289,20 +289,23 @@ impl Move {
     pub fn admits(&self, action: &Value) -> Result<(), String> {
         let mut rest = action.clone();
         let mut fixed = self.action.clone();
-        for c in &self.choose {
-            take(&mut fixed, &c.field);
-            match take(&mut rest, &c.field) {
-                Some(v) => check_choice(c, &v)?,
-                None if c.min == 0 => {}
-                None => return Err(format!("{} is not chosen", c.field)),
-            }
-        }
+        // Entries first: a choice may pick an object whose other fields are
+        // entered (a GURPS combatant's PC/NPC and seat, then its name), as
+        // `build` puts the choice first and the entries into it.
         for e in &self.enter {
             take(&mut fixed, &e.field);
             match take(&mut rest, &e.field) {
                 Some(v) => e.check(&v)?,
                 None if e.optional => {}
                 None => return Err(format!("{} is not entered", e.field)),
+            }
+        }
+        for c in &self.choose {
+            take(&mut fixed, &c.field);
+            match take(&mut rest, &c.field) {
+                Some(v) => check_choice(c, &v)?,
+                None if c.min == 0 => {}
+                None => return Err(format!("{} is not chosen", c.field)),
             }
         }
         if rest != fixed {

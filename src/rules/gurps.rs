@@ -128,6 +128,30 @@ pub enum RollKind {
     Other,
 }
 
+impl Maneuver {
+    /// Every maneuver, in the order the module docs list them.
+    pub const ALL: [Maneuver; 13] = [
+        Maneuver::DoNothing,
+        Maneuver::Move,
+        Maneuver::ChangePosture,
+        Maneuver::Aim,
+        Maneuver::Evaluate,
+        Maneuver::Attack,
+        Maneuver::Feint,
+        Maneuver::AllOutAttack,
+        Maneuver::MoveAndAttack,
+        Maneuver::AllOutDefense,
+        Maneuver::Concentrate,
+        Maneuver::Ready,
+        Maneuver::Wait,
+    ];
+}
+
+impl RollKind {
+    pub const ALL: [RollKind; 5] =
+        [RollKind::Attack, RollKind::Feint, RollKind::ActiveDefense, RollKind::Damage, RollKind::Other];
+}
+
 /// The kind of roll in words, for the record: "active defense".
 fn roll_name(kind: RollKind) -> &'static str {
     match kind {
@@ -339,28 +363,15 @@ impl State {
         // Each action has its own rule: a refusal names the rule it breaks, never another actor's next action.
         match action {
             Action::Announce(Announce::Combat { combatants }) => {
-                self.gm_only(actor, RULE_START)?;
-                if self.phase != Phase::Out {
-                    return refuse(
-                        RULE_START,
-                        "a combat is under way: the GM ends it (end_combat) before starting another",
-                    );
-                }
+                self.may_start(actor)?;
                 self.start(combatants)
             }
             Action::Resolve(Resolve::Tie { order, rolls }) => {
-                self.gm_only(actor, RULE_TIES)?;
-                match self.phase {
-                    Phase::Ties => self.settle_tie(order, rolls),
-                    Phase::Out => refuse(RULE_TIES, "no combat under way: ties are settled when the GM starts one"),
-                    _ => refuse(RULE_SEQ, "this combat's turn sequence was fixed at its start; its ties stay settled"),
-                }
+                self.may_settle_tie(actor)?;
+                self.settle_tie(order, rolls)
             }
             Action::Resolve(Resolve::Status { combatant, active, reason }) => {
-                self.gm_only(actor, RULE_ACTIVE)?;
-                if self.phase == Phase::Out {
-                    return refuse(RULE_ACTIVE, "no combat under way");
-                }
+                self.may_set_status(actor)?;
                 let Some(c) = self.characters.get_mut(combatant) else {
                     return refuse(RULE_ACTIVE, format!("{combatant} is not in this combat"));
                 };
@@ -385,95 +396,160 @@ impl State {
                 Ok(())
             }
             Action::Announce(Announce::Maneuver { maneuver }) => {
-                let (index, chosen) = self.turn_under_way()?;
+                let index = self.may_choose_maneuver(actor, *maneuver)?;
                 let who = self.sequence[index].clone();
-                if !self.controls(actor, &who) {
-                    return refuse(RULE_TURN, format!("it is {who}'s turn"));
-                }
-                if chosen {
-                    let first = self.characters[&who].maneuver.expect("chosen");
-                    return refuse(
-                        RULE_YOUR_TURN,
-                        format!(
-                            "{who} chose {first:?} this turn, not {maneuver:?}: one maneuver a turn; a pass ends it"
-                        ),
-                    );
-                }
                 self.characters.get_mut(&who).expect("character").maneuver = Some(*maneuver);
                 self.phase = Phase::Turn { index, chosen: true };
                 Ok(())
             }
             Action::Pass {} => {
-                let (index, chosen) = self.turn_under_way()?;
-                let who = self.sequence[index].clone();
-                if !self.controls(actor, &who) && !self.is_gm(actor) {
-                    return refuse(RULE_TURN, format!("{who}'s player or the GM ends {who}'s turn"));
-                }
-                if !chosen {
-                    return refuse(
-                        RULE_YOUR_TURN,
-                        format!("{who} has not chosen a maneuver: a turn is choosing one (Do Nothing is a maneuver)"),
-                    );
-                }
+                let index = self.may_pass(actor)?;
                 self.next_turn(index);
                 Ok(())
             }
             Action::Resolve(Resolve::Roll { by, kind, roll, target, result, ruling }) => {
-                let (index, chosen) = match self.phase {
-                    Phase::Turn { index, chosen } => (index, chosen),
-                    Phase::Ties => {
-                        return refuse(RULE_TIES, "no turn has begun: the ties in the turn sequence are settled first");
-                    }
-                    Phase::Out | Phase::DroppedOut { .. } => {
-                        return refuse(
-                            RULE_OUT_OF_TIME,
-                            "not in combat time: the GM records a roll made outside it as a determination",
-                        );
-                    }
-                };
-                self.roll(actor, index, chosen, by, *kind, ruling.as_deref())?;
+                self.may_roll(actor, by, *kind, ruling.is_some())?;
                 let t = target.map(|t| format!(" vs {t}")).unwrap_or_default();
                 self.log.push((seq, format!("{by}'s {} roll {roll}{t}: {result}", roll_name(*kind))));
                 Ok(())
             }
             Action::Announce(Announce::DropOut {}) => {
-                self.gm_only(actor, RULE_TIME)?;
-                match self.phase {
-                    Phase::Turn { index, .. } => {
-                        self.phase = Phase::DroppedOut { index };
-                        Ok(())
-                    }
-                    Phase::DroppedOut { .. } => refuse(RULE_TIME, "combat time is dropped out of already"),
-                    Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
-                    Phase::Out => refuse(RULE_TIME, "no combat under way"),
-                }
+                let index = self.may_drop_out(actor)?;
+                self.phase = Phase::DroppedOut { index };
+                Ok(())
             }
             Action::Announce(Announce::Resume {}) => {
-                self.gm_only(actor, RULE_TIME)?;
-                match self.phase {
-                    Phase::DroppedOut { index } => {
-                        // Gap 3: combat time resumes where it stopped.
-                        self.phase = Phase::Turn { index, chosen: false };
-                        if !self.characters[&self.sequence[index]].active {
-                            self.next_turn(index);
-                        }
-                        Ok(())
-                    }
-                    Phase::Turn { .. } => refuse(RULE_TIME, "combat time is running: there is nothing to resume"),
-                    Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
-                    Phase::Out => refuse(RULE_TIME, "no combat under way: the GM starts one (announce combat)"),
+                let index = self.may_resume(actor)?;
+                // Gap 3: combat time resumes where it stopped.
+                self.phase = Phase::Turn { index, chosen: false };
+                if !self.characters[&self.sequence[index]].active {
+                    self.next_turn(index);
                 }
+                Ok(())
             }
             Action::Announce(Announce::EndCombat {}) => {
-                self.gm_only(actor, RULE_START)?;
-                if self.phase == Phase::Out {
-                    return refuse(RULE_START, "no combat under way");
-                }
+                self.may_end_combat(actor)?;
                 self.phase = Phase::Out;
                 self.combats += 1;
                 Ok(())
             }
         }
+    }
+
+    // Whether `actor` may record each action now, whatever its typed values:
+    // the step checks these first, and the moves (`moves.rs`) offer an
+    // action to exactly the actors these let through.
+
+    /// The GM starts a combat when none is under way.
+    fn may_start(&self, actor: &str) -> Result<(), Refusal> {
+        self.gm_only(actor, RULE_START)?;
+        if self.phase != Phase::Out {
+            return refuse(RULE_START, "a combat is under way: the GM ends it (end_combat) before starting another");
+        }
+        Ok(())
+    }
+
+    /// The GM settles the first tie group still open (returned with how it is settled).
+    fn may_settle_tie(&self, actor: &str) -> Result<&(Vec<String>, String), Refusal> {
+        self.gm_only(actor, RULE_TIES)?;
+        match self.phase {
+            Phase::Ties => Ok(&self.ties[0]),
+            Phase::Out => refuse(RULE_TIES, "no combat under way: ties are settled when the GM starts one"),
+            _ => refuse(RULE_SEQ, "this combat's turn sequence was fixed at its start; its ties stay settled"),
+        }
+    }
+
+    /// The GM makes a combatant inactive or active again, during a combat.
+    fn may_set_status(&self, actor: &str) -> Result<(), Refusal> {
+        self.gm_only(actor, RULE_ACTIVE)?;
+        if self.phase == Phase::Out {
+            return refuse(RULE_ACTIVE, "no combat under way");
+        }
+        Ok(())
+    }
+
+    /// The acting character's player chooses its maneuver, once a turn; the
+    /// turn's index in the sequence.
+    fn may_choose_maneuver(&self, actor: &str, maneuver: Maneuver) -> Result<usize, Refusal> {
+        let (index, chosen) = self.turn_under_way()?;
+        let who = &self.sequence[index];
+        if !self.controls(actor, who) {
+            return refuse(RULE_TURN, format!("it is {who}'s turn"));
+        }
+        if chosen {
+            let first = self.characters[who].maneuver.expect("chosen");
+            return refuse(
+                RULE_YOUR_TURN,
+                format!("{who} chose {first:?} this turn, not {maneuver:?}: one maneuver a turn; a pass ends it"),
+            );
+        }
+        Ok(index)
+    }
+
+    /// The acting character's player, or the GM, ends its turn once it chose
+    /// a maneuver; the turn's index in the sequence.
+    fn may_pass(&self, actor: &str) -> Result<usize, Refusal> {
+        let (index, chosen) = self.turn_under_way()?;
+        let who = &self.sequence[index];
+        if !self.controls(actor, who) && !self.is_gm(actor) {
+            return refuse(RULE_TURN, format!("{who}'s player or the GM ends {who}'s turn"));
+        }
+        if !chosen {
+            return refuse(
+                RULE_YOUR_TURN,
+                format!("{who} has not chosen a maneuver: a turn is choosing one (Do Nothing is a maneuver)"),
+            );
+        }
+        Ok(index)
+    }
+
+    /// A roll of `kind` for `by`, in combat time (`ruling`: the GM records
+    /// it by ruling, gap 4).
+    fn may_roll(&self, actor: &str, by: &str, kind: RollKind, ruling: bool) -> Result<(), Refusal> {
+        let (index, chosen) = match self.phase {
+            Phase::Turn { index, chosen } => (index, chosen),
+            Phase::Ties => {
+                return refuse(RULE_TIES, "no turn has begun: the ties in the turn sequence are settled first");
+            }
+            Phase::Out | Phase::DroppedOut { .. } => {
+                return refuse(
+                    RULE_OUT_OF_TIME,
+                    "not in combat time: the GM records a roll made outside it as a determination",
+                );
+            }
+        };
+        self.roll(actor, index, chosen, by, kind, ruling)
+    }
+
+    /// The GM drops out of combat time during a turn; the turn it resumes at.
+    fn may_drop_out(&self, actor: &str) -> Result<usize, Refusal> {
+        self.gm_only(actor, RULE_TIME)?;
+        match self.phase {
+            Phase::Turn { index, .. } => Ok(index),
+            Phase::DroppedOut { .. } => refuse(RULE_TIME, "combat time is dropped out of already"),
+            Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
+            Phase::Out => refuse(RULE_TIME, "no combat under way"),
+        }
+    }
+
+    /// The GM resumes combat time dropped out of; the turn it resumes at.
+    fn may_resume(&self, actor: &str) -> Result<usize, Refusal> {
+        self.gm_only(actor, RULE_TIME)?;
+        match self.phase {
+            Phase::DroppedOut { index } => Ok(index),
+            Phase::Turn { .. } => refuse(RULE_TIME, "combat time is running: there is nothing to resume"),
+            Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
+            Phase::Out => refuse(RULE_TIME, "no combat under way: the GM starts one (announce combat)"),
+        }
+    }
+
+    /// The GM ends a combat under way.
+    fn may_end_combat(&self, actor: &str) -> Result<(), Refusal> {
+        self.gm_only(actor, RULE_START)?;
+        if self.phase == Phase::Out {
+            return refuse(RULE_START, "no combat under way");
+        }
+        Ok(())
     }
 
     fn gm_only(&self, actor: &str, rule: &'static str) -> Result<(), Refusal> {
@@ -627,10 +703,10 @@ impl State {
         chosen: bool,
         by: &str,
         kind: RollKind,
-        ruling: Option<&str>,
+        ruling: bool,
     ) -> Result<(), Refusal> {
         let Some(c) = self.characters.get(by) else { return refuse(RULE_TURN, format!("{by} is not in this combat")) };
-        if ruling.is_some() {
+        if ruling {
             return if self.is_gm(actor) {
                 Ok(())
             } else {
