@@ -469,4 +469,17 @@ mod tests {
         many["items"] = json!(["a", "b", "c"]);
         assert!(m.admits(&many).is_err());
     }
+
+    #[test]
+    fn a_list_item_may_have_picked_fields() {
+        let flag = Choice { min: 0, ..Choice::one("tank", vec![Pick::new(true, "Tank"), Pick::new(false, "no Tank")]) };
+        let units = Entry::list("units", "the units", Some(1), None, vec![Entry::new("name", EntryKind::Name, "unit")])
+            .choosing(flag);
+        let m = Move::new("p1", "move", json!({"type": "announce", "what": "move"})).entering(units);
+        let a =
+            json!({"type": "announce", "what": "move", "units": [{"name": "Golem", "tank": true}, {"name": "Imp"}]});
+        assert_eq!(m.admits(&a), Ok(()));
+        let bad = json!({"type": "announce", "what": "move", "units": [{"name": "Golem", "tank": 1}]});
+        assert!(m.admits(&bad).unwrap_err().contains("tank"));
+    }
 }

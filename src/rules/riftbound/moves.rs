@@ -349,6 +349,8 @@ fn lethal_assignments(
             let mut list: Vec<Assignment> =
                 lethal.iter().map(|n| Assignment { unit: n.to_string(), damage: state.lethal(n) }).collect();
             list.push(Assignment { unit: l.to_string(), damage: rest });
+            // Listed in the order reached: Tanks first, a unit short of lethal last.
+            list.sort_by_key(|a| (a.damage < state.lethal(&a.unit), !state.units[&a.unit].tank));
             let mut amounts: Vec<(String, i64)> = list.iter().map(|a| (a.unit.clone(), a.damage)).collect();
             amounts.sort();
             if legal(&list) && seen.insert(amounts) {
