@@ -792,3 +792,61 @@ fn a_unit_moved_into_the_combat_under_way_is_refused_not_guessed() {
     assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"), "only the attacker is left: conquered");
     assert_eq!(s.units["Reserve"].at, None, "Reserve stayed at base");
 }
+
+/// The moves offered to `seat` now, as (label, action) for the combat's own
+/// (not notes or rulings).
+fn offered(sim: &Sim, seat: &str) -> Vec<(String, Value)> {
+    sim.table
+        .moves(sim.events.len() as u64)
+        .into_iter()
+        .filter(|m| m.seat == seat && !matches!(m.kind.name(), "note" | "ruling"))
+        .map(|m| (m.label, m.action))
+        .collect()
+}
+
+#[test]
+fn damage_moves_carry_the_lethal_amounts_tanks_first() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 2), {"name": "Bulwark", "might": 1, "tank": true, "shield": [2]}]));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Brute", 4), unit("Imp", 1)]), "Altar"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    // 5 damage; Bulwark (Tank, 1 + Shield 2 = 3) must have lethal before Wall gets any.
+    let moves = offered(&sim, "p1");
+    let computed: Vec<&Value> =
+        moves.iter().filter(|(l, _)| !l.contains("typed")).map(|(_, a)| &a["assignments"]).collect();
+    assert_eq!(
+        computed,
+        [&json!([{"unit": "Bulwark", "damage": 3}, {"unit": "Wall", "damage": 2}])],
+        "only the Tank-first, lethal-first assignment: {moves:?}"
+    );
+    assert!(moves.iter().any(|(l, _)| l == "assign Player p1 (p1)'s 5 damage: Bulwark 3 (lethal), Wall 2 (lethal)"));
+    // The judge may assign too; every computed move is accepted.
+    assert!(offered(&sim, "Dana").iter().any(|(_, a)| a["assignments"] == *computed[0]));
+    sim.act("p1", moves.iter().find(|(l, _)| !l.contains("typed")).unwrap().1.clone());
+    // p2's 2 + 3 = 5 Might (Shield counts while defending) on Brute (4) and Imp (1): both lethal, once.
+    let p2: Vec<Value> = offered(&sim, "p2")
+        .into_iter()
+        .filter(|(l, _)| !l.contains("typed"))
+        .map(|(_, a)| a["assignments"].clone())
+        .collect();
+    assert_eq!(p2, [json!([{"unit": "Imp", "damage": 1}, {"unit": "Brute", "damage": 4}])]);
+}
+
+#[test]
+fn moves_name_the_pending_combats_and_the_attackers_trigger() {
+    let (mut sim, portal) = portal_in_the_tower_showdown();
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
+    sim.pass(&["p2", "p3", "p1"]);
+    // Two pending combats: the turn player picks one.
+    let choose = sim.table.moves(sim.events.len() as u64);
+    let m = choose.iter().find(|m| m.seat == "p1" && m.label.starts_with("choose the combat")).unwrap();
+    let options: Vec<&Value> = m.choose[0].options.iter().map(|o| &o.value).collect();
+    assert_eq!(options, [&json!("Altar"), &json!("Forge")]);
+    assert!(!choose.iter().any(|m| m.seat == "p2" && m.kind.name() == "announce"));
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
+    // The Attacker's initial chain takes "when I attack" triggers, filled in.
+    let p1 = offered(&sim, "p1");
+    assert!(p1.iter().any(|(_, a)| a == &json!({"type": "play", "kind": "trigger", "trigger": "attack"})), "{p1:?}");
+    assert!(offered(&sim, "p3").is_empty(), "the Defender adds its triggers after the Attacker");
+}

@@ -101,6 +101,11 @@ pub struct Entry {
     /// For a list: the fields of each item.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<Entry>,
+    /// For a list: the fields of each item picked from a closed list (a
+    /// flag such as a unit's `tank`, or a unit on the board), relative to
+    /// the item.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choose: Vec<Choice>,
 }
 
 /// What kind of value an [`Entry`] takes.
@@ -163,6 +168,7 @@ impl Entry {
             optional: false,
             suggest: vec![],
             items: vec![],
+            choose: vec![],
         }
     }
 
@@ -182,6 +188,12 @@ impl Entry {
 
     pub fn suggesting(self, suggest: Vec<Pick>) -> Entry {
         Entry { suggest, ..self }
+    }
+
+    /// For a list: a field of each item picked from a closed list.
+    pub fn choosing(mut self, choice: Choice) -> Entry {
+        self.choose.push(choice);
+        self
     }
 
     /// Whether `value` is of this entry's kind and within its bounds; if
@@ -221,6 +233,13 @@ impl Entry {
                 within(list.len() as i64, "a list of")?;
                 for item in list {
                     let mut rest = item.clone();
+                    for c in &self.choose {
+                        match take(&mut rest, &c.field) {
+                            Some(v) => check_choice(c, &v).map_err(|m| format!("{name}: {m}"))?,
+                            None if c.min == 0 => {}
+                            None => return Err(format!("{name}: an item has no {}", c.field)),
+                        }
+                    }
                     for e in &self.items {
                         match take(&mut rest, &e.field) {
                             Some(v) => e.check(&v)?,
@@ -452,6 +471,19 @@ mod tests {
         let mut many = a;
         many["items"] = json!(["a", "b", "c"]);
         assert!(m.admits(&many).is_err());
+    }
+
+    #[test]
+    fn a_list_item_may_have_picked_fields() {
+        let flag = Choice { min: 0, ..Choice::one("tank", vec![Pick::new(true, "Tank"), Pick::new(false, "no Tank")]) };
+        let units = Entry::list("units", "the units", Some(1), None, vec![Entry::new("name", EntryKind::Name, "unit")])
+            .choosing(flag);
+        let m = Move::new("p1", "move", json!({"type": "announce", "what": "move"})).entering(units);
+        let a =
+            json!({"type": "announce", "what": "move", "units": [{"name": "Golem", "tank": true}, {"name": "Imp"}]});
+        assert_eq!(m.admits(&a), Ok(()));
+        let bad = json!({"type": "announce", "what": "move", "units": [{"name": "Golem", "tank": 1}]});
+        assert!(m.admits(&bad).unwrap_err().contains("tank"));
     }
 }
 

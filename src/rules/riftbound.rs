@@ -736,7 +736,9 @@ impl State {
                     );
                 }
                 let target = if assigning == attacker { &defender } else { &attacker };
-                self.check_assignment(&battlefield, &assigning, target, assignments)?;
+                // The amounts are what the table may type: a refusal names them.
+                self.check_assignment(&battlefield, &assigning, target, assignments)
+                    .map_err(|(rule, m)| (rule, format!("assignments: {m}")))?;
                 match first {
                     None => {
                         self.phase = Phase::Damage {
@@ -837,40 +839,28 @@ impl State {
             if !self.battlefields.contains_key(bf) {
                 return refuse(RULE, format!("{bf} is not a battlefield of this game"));
             }
-            // The Two-Player Limit.
-            let combatants = self.combat_players(bf);
-            if let Some((a, d)) = &combatants
-                && actor != a
-                && actor != d
-            {
-                return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
-            }
-            let opposing: BTreeSet<String> =
-                self.occupants(bf).into_iter().filter(|p| self.side(p) != self.side(actor)).collect();
-            if opposing.len() > 1 {
-                return refuse(
-                    "Combat is ALWAYS between exactly two players",
-                    format!("{bf} already holds units of {opposing:?}"),
-                );
-            }
+            self.may_enter(actor, bf)?;
         }
+        // The units are what the table types: each refusal about one names `units`.
         let mut seen = BTreeSet::new();
         for spec in units {
             if !seen.insert(spec.name.clone()) {
-                return refuse(RULE, format!("{} is named twice", spec.name));
+                return refuse(RULE, format!("units: {} is named twice", spec.name));
             }
-            check_name("unit", &spec.name).or_else(|m| refuse(RULE, m))?;
+            check_name("unit", &spec.name).or_else(|m| refuse(RULE, format!("units: {m}")))?;
             match self.units.get(&spec.name) {
-                Some(u) if u.owner != actor => return refuse(RULE, format!("{} is {}'s unit", spec.name, u.owner)),
+                Some(u) if u.owner != actor => {
+                    return refuse(RULE, format!("units: {} is {}'s unit", spec.name, u.owner));
+                }
                 Some(u) if spec.might.is_some_and(|m| m != u.might) => {
-                    return refuse(RULE, format!("{} has Might {}", spec.name, u.might));
+                    return refuse(RULE, format!("units: {} has Might {}", spec.name, u.might));
                 }
                 Some(_) => {}
                 None => {
                     if self.trash.contains(&spec.name) {
-                        return refuse(RULE, format!("{} is dead", spec.name));
+                        return refuse(RULE, format!("units: {} is dead", spec.name));
                     }
-                    let unit = new_unit(spec, actor, None).or_else(|m| refuse(RULE, m))?;
+                    let unit = new_unit(spec, actor, None).or_else(|m| refuse(RULE, format!("units: {m}")))?;
                     self.units.insert(spec.name.clone(), unit);
                 }
             }
@@ -906,6 +896,27 @@ impl State {
             }
         }
         self.cleanup(seq);
+        Ok(())
+    }
+
+    /// Whether `player`'s units may go to the battlefield `bf` (a move, or a
+    /// card's): not into a combat of two other players (the Two-Player
+    /// Limit), nor where two opponents already have units.
+    fn may_enter(&self, player: &str, bf: &str) -> Result<(), Refusal> {
+        if let Some((a, d)) = self.combat_players(bf)
+            && player != a
+            && player != d
+        {
+            return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
+        }
+        let opposing: BTreeSet<String> =
+            self.occupants(bf).into_iter().filter(|p| self.side(p) != self.side(player)).collect();
+        if opposing.len() > 1 {
+            return refuse(
+                "Combat is ALWAYS between exactly two players",
+                format!("{bf} already holds units of {opposing:?}"),
+            );
+        }
         Ok(())
     }
 
@@ -1025,11 +1036,10 @@ impl State {
                         format!("it is {holder}'s turn to add a trigger or pass"),
                     );
                 }
-                let (attacker, _) = sd.combat.clone().expect("combat");
                 match action {
                     Action::Pass {} => window.pass(),
                     Action::Play { kind: PlayKind::Trigger, card, trigger: Some(t) } => {
-                        let want = if actor == attacker { Trigger::Attack } else { Trigger::Defend };
+                        let want = sd.trigger_of(actor);
                         if *t != want {
                             return refuse(
                                 "625.3: \"When I attack\" triggers, \"When I defend\" triggers",
@@ -1078,7 +1088,7 @@ impl State {
                         }
                         sd.stage = Stage::Focus { window };
                     }
-                    Action::Play { kind, card, trigger: None } if *kind != PlayKind::Trigger => {
+                    Action::Play { kind, card, trigger: None } if FOCUS_PLAYS.contains(kind) => {
                         check_name("card", card).or_else(|m| refuse(RULE_SHOWDOWN, m))?;
                         sd.chain.push(ChainItem {
                             seq,
@@ -1090,7 +1100,7 @@ impl State {
                         sd.stage = Stage::Chain { window: Window::new(others), focus: window };
                     }
                     Action::Announce(Announce::Invite { player }) => {
-                        if !self.seats.contains(player) || sd.relevant.contains(player) {
+                        if !self.invitable(&sd).contains(player) {
                             return refuse(
                                 "Relevant Players: Invited: Players who accept invitation",
                                 format!("{player} is not a player outside the showdown"),
@@ -1127,9 +1137,9 @@ impl State {
                 }
                 match action {
                     Action::Pass {} => window.pass(),
-                    Action::Play { kind: PlayKind::Reaction | PlayKind::ReactionAbility, card, trigger: None } => {
+                    Action::Play { kind, card, trigger: None } if CHAIN_PLAYS.contains(kind) => {
                         check_name("card", card).or_else(|m| refuse(RULE_CHAIN, m))?;
-                        let kind = if let Action::Play { kind, .. } = action { *kind } else { unreachable!() };
+                        let kind = *kind;
                         sd.chain.push(ChainItem {
                             seq,
                             seat: actor.to_string(),
@@ -1160,7 +1170,8 @@ impl State {
                         format!("{} (who played it) or a judge records how {} resolves", newest.seat, newest.card),
                     );
                 }
-                self.apply_changes(seq, changes)?;
+                // The changes are what the table types: a refusal names them.
+                self.apply_changes(seq, changes).map_err(|(rule, m)| (rule, format!("changes: {m}")))?;
                 if self.phase == Phase::Over {
                     // A Conquer elsewhere won the game (gap 5).
                     return Ok(());
@@ -1204,21 +1215,10 @@ impl State {
                 if !self.battlefields.contains_key(bf) {
                     return refuse(RULE, format!("{bf} is not a battlefield of this game"));
                 }
-                if let Some((a, d)) = self.combat_players(bf)
-                    && owner != a
-                    && owner != d
-                {
-                    return refuse(RULE_LIMIT, format!("{bf} has a pending or ongoing combat between {a} and {d}"));
-                }
+                self.may_enter(&owner, bf)?;
                 let occupants = self.occupants(bf);
                 let opposing: BTreeSet<&String> =
                     occupants.iter().filter(|p| self.side(p) != self.side(&owner)).collect();
-                if opposing.len() > 1 {
-                    return refuse(
-                        "Combat is ALWAYS between exactly two players",
-                        format!("{bf} already holds units of {opposing:?}"),
-                    );
-                }
                 if occupants.is_empty() && self.battlefields[bf].controller.is_none() {
                     return refuse(
                         "gap 9 (module docs)",
@@ -1551,6 +1551,30 @@ impl State {
             Phase::Over => (step("629-633", "Victory"), vec![], vec![]),
         };
         View { step, may_act, legal, awaiting_ruling: None }
+    }
+}
+
+/// What the player with Focus may play: an Action or Reaction, spell or ability.
+const FOCUS_PLAYS: [PlayKind; 4] =
+    [PlayKind::Action, PlayKind::Reaction, PlayKind::ActionAbility, PlayKind::ReactionAbility];
+/// What may be added to an open Chain: Reactions only.
+const CHAIN_PLAYS: [PlayKind; 2] = [PlayKind::Reaction, PlayKind::ReactionAbility];
+
+impl Showdown {
+    /// The initial chain's triggers (625.3): the Attacker's "when I attack",
+    /// the Defender's "when I defend".
+    fn trigger_of(&self, player: &str) -> Trigger {
+        match &self.combat {
+            Some((attacker, _)) if attacker == player => Trigger::Attack,
+            _ => Trigger::Defend,
+        }
+    }
+}
+
+impl State {
+    /// The players the player with Focus may invite: those outside the showdown.
+    fn invitable(&self, sd: &Showdown) -> Vec<String> {
+        self.seats.iter().filter(|p| !sd.relevant.contains(p)).cloned().collect()
     }
 }
 
