@@ -182,6 +182,13 @@ pub struct Creature {
     pub enchantments: Vec<Enchantment>,
 }
 
+impl Creature {
+    /// `owner`'s and not dead: what its owner may unmark (gap 4).
+    fn living_of(&self, owner: &str) -> bool {
+        self.owner == owner && !self.dead
+    }
+}
+
 /// Where an attack is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "phase")]
@@ -468,7 +475,7 @@ impl State {
             (Phase::Idle, Action::Resolve(Resolve::Unmark { creatures })) => {
                 for name in creatures {
                     match self.creatures.get_mut(name) {
-                        Some(c) if c.owner == actor && !c.dead => c.marked = false,
+                        Some(c) if c.living_of(actor) => c.marked = false,
                         _ => {
                             return refuse(
                                 "gap 4 (module docs): the owner records that its creatures are unmarked",
@@ -898,7 +905,7 @@ impl State {
     /// (the checks of [`State::creature`] on a creature already named):
     /// its own, alive and unmarked.
     fn fighters(&self, owner: &str) -> Vec<(&String, &Creature)> {
-        self.creatures.iter().filter(|(_, c)| c.owner == owner && !c.dead && !c.marked).collect()
+        self.creatures.iter().filter(|(_, c)| c.living_of(owner) && !c.marked).collect()
     }
 
     /// The values recorded name this combat's creatures; with no Event or

@@ -41,12 +41,8 @@ fn between_attacks(state: &State, header: &Header) -> Vec<Move> {
                 state.fighters(seat).into_iter().map(|(n, c)| Pick::new(json!({"name": n}), creature(n, c))).collect();
             if !fighters.is_empty() {
                 let most = fighters.len() as u32;
-                moves.push(Move::new(seat, "announce attackers", announce.clone()).choosing(Choice::some(
-                    "attackers",
-                    fighters,
-                    1,
-                    most,
-                )));
+                let pick = Choice::some("attackers", fighters, 1, most);
+                moves.push(Move::new(seat, "announce attackers", announce.clone()).choosing(pick));
             }
             moves.push(Move::new(seat, "announce attackers, naming them", announce).entering(Entry::list(
                 "attackers",
@@ -59,18 +55,12 @@ fn between_attacks(state: &State, header: &Header) -> Vec<Move> {
         let living: Vec<Pick> = state
             .creatures
             .iter()
-            .filter(|(_, c)| c.owner == *seat && !c.dead)
+            .filter(|(_, c)| c.living_of(seat))
             .map(|(n, c)| Pick::new(n.clone(), if c.marked { format!("{n} (marked)") } else { n.clone() }))
             .collect();
         let most = living.len() as u32;
-        moves.push(
-            Move::new(seat, "unmark creatures", json!({"type": "resolve", "what": "unmark"})).choosing(Choice::some(
-                "creatures",
-                living,
-                0,
-                most,
-            )),
-        );
+        let unmark = json!({"type": "resolve", "what": "unmark"});
+        moves.push(Move::new(seat, "unmark creatures", unmark).choosing(Choice::some("creatures", living, 0, most)));
     }
     moves
 }
@@ -148,51 +138,39 @@ fn actors(state: &State, may: impl Fn(&str) -> bool) -> Vec<&String> {
     state.seats.iter().chain(&state.judges).filter(|a| may(a)).collect()
 }
 
+/// The move `m` (its seat left empty) for each of `actors`.
+fn each(actors: Vec<&String>, m: Move) -> Vec<Move> {
+    actors.into_iter().map(|a| Move { seat: a.clone(), ..m.clone() }).collect()
+}
+
 /// II: the influence lost to the attacks let through: with no Event or
 /// Ability played, each attacker's own ATK and their total; else the table
 /// enters each attacker's damage and the total.
 fn undefended(state: &State, header: &Header) -> Vec<Move> {
     let attack = state.attack.as_ref().expect("an attack");
     let passive = header.name_of(&attack.passive);
-    let action = match state.own_damage() {
+    let recorders = actors(state, |a| state.may_record(a));
+    match state.own_damage() {
         // The reducer refuses a negative damage: a creature named with a
         // negative ATK leaves nothing to offer but the judges' rulings.
-        Some(own) if own.iter().any(|d| d.damage < 0) => return vec![],
+        Some(own) if own.iter().any(|d| d.damage < 0) => vec![],
         Some(own) => {
             let total: i64 = own.iter().map(|d| d.damage).sum();
             let fixed = json!({"type": "resolve", "what": "undefended", "damage": own, "influence_lost": total});
-            return actors(state, |a| state.may_record(a))
-                .into_iter()
-                .map(|a| Move::new(a, format!("{passive} loses {total} influence"), fixed.clone()))
-                .collect();
+            each(recorders, Move::new("", format!("{passive} loses {total} influence"), fixed))
         }
         None => {
             let named: Vec<Value> = attack.combats.iter().map(|(a, _)| json!({"attacker": a})).collect();
-            json!({"type": "resolve", "what": "undefended", "damage": named})
+            let action = json!({"type": "resolve", "what": "undefended", "damage": named});
+            let mut m = Move::new("", "record the influence lost", action);
+            for (i, (a, _)) in attack.combats.iter().enumerate() {
+                let what = format!("{a}'s damage, all effects counted");
+                m = m.entering(Entry::number(&format!("damage/{i}/damage"), EntryKind::Points, what, Some(0), None));
+            }
+            let what = format!("the influence {passive} loses: the damage's total");
+            each(recorders, m.entering(Entry::number("influence_lost", EntryKind::Points, what, Some(0), None)))
         }
-    };
-    let mut entered: Vec<Entry> = attack
-        .combats
-        .iter()
-        .enumerate()
-        .map(|(i, (a, _))| {
-            let what = format!("{a}'s damage, all effects counted");
-            Entry::number(&format!("damage/{i}/damage"), EntryKind::Points, what, Some(0), None)
-        })
-        .collect();
-    entered.push(Entry::number(
-        "influence_lost",
-        EntryKind::Points,
-        format!("the influence {passive} loses: the damage's total"),
-        Some(0),
-        None,
-    ));
-    actors(state, |a| state.may_record(a))
-        .into_iter()
-        .map(|a| {
-            entered.iter().fold(Move::new(a, "record the influence lost", action.clone()), |m, e| m.entering(e.clone()))
-        })
-        .collect()
+    }
 }
 
 /// Gap 2: a judge rules on the influence lost to the attackers left
@@ -246,58 +224,38 @@ fn pick(state: &State, picker: &str) -> Vec<Move> {
 fn resolution(state: &State, attacker: &str, ruling: bool) -> Vec<Move> {
     let actors = if ruling { state.judges.iter().collect() } else { actors(state, |a| state.may_record(a)) };
     let in_combat = state.in_combat(attacker);
-    let dead = || {
-        let role = |n: &String| if n == attacker { "attacker" } else { "defender" };
-        let picks: Vec<Pick> = in_combat.iter().map(|n| Pick::new(n.clone(), format!("{n} ({})", role(n)))).collect();
-        Choice::some("dead", picks, 0, in_combat.len() as u32)
-    };
-    let make: Box<dyn Fn(&str) -> Move + '_> = match state.own_values(attacker) {
+    let role = |n: &String| if n == attacker { "attacker" } else { "defender" };
+    let picks = in_combat.iter().map(|n| Pick::new(n.clone(), format!("{n} ({})", role(n)))).collect();
+    let dead = Choice::some("dead", picks, 0, in_combat.len() as u32);
+    let m = match state.own_values(attacker) {
         Some((values, defenders)) if !ruling => {
             let died = dies(attacker, &values, &defenders[0]);
-            let label = format!("resolve combat: {}", died_words(&died));
             let action =
                 json!({"type": "resolve", "what": "combat", "attacker": values, "defenders": defenders, "dead": died});
-            Box::new(move |a| Move::new(a, label.clone(), action.clone()))
+            Move::new("", format!("resolve combat: {}", died_words(&died)), action)
         }
         Some((values, defenders)) => {
             let action = json!({"type": "resolve", "what": "combat", "attacker": values, "defenders": defenders});
-            Box::new(move |a| {
-                Move::new(a, "resolve combat (several defenders): name the dead", action.clone()).choosing(dead())
-            })
+            Move::new("", "resolve combat (several defenders): name the dead", action).choosing(dead)
         }
         None => {
             let blockers = state.blockers(attacker);
             let names: Vec<Value> = blockers.iter().map(|d| json!({"name": d})).collect();
             let action = json!({"type": "resolve", "what": "combat", "attacker": {}, "defenders": names});
-            let mut values = vec![
-                Entry::number(
-                    "attacker/atk",
-                    EntryKind::Rating,
-                    format!("{attacker}'s ATK, all effects counted"),
-                    None,
-                    None,
-                ),
-                Entry::number(
-                    "attacker/def",
-                    EntryKind::Rating,
-                    format!("{attacker}'s DEF, all effects counted"),
-                    None,
-                    None,
-                ),
-            ];
-            for (i, d) in blockers.iter().enumerate() {
+            let label = if ruling { "resolve combat (several defenders)" } else { "resolve combat" };
+            let mut m = Move::new("", label, action);
+            let fighters = std::iter::once(("attacker".to_string(), attacker))
+                .chain(blockers.iter().enumerate().map(|(i, d)| (format!("defenders/{i}"), d.as_str())));
+            for (at, name) in fighters {
                 for (field, what) in [("atk", "ATK"), ("def", "DEF")] {
-                    let label = format!("{d}'s {what}, all effects counted");
-                    values.push(Entry::number(&format!("defenders/{i}/{field}"), EntryKind::Rating, label, None, None));
+                    let label = format!("{name}'s {what}, all effects counted");
+                    m = m.entering(Entry::number(&format!("{at}/{field}"), EntryKind::Rating, label, None, None));
                 }
             }
-            let label = if ruling { "resolve combat (several defenders)" } else { "resolve combat" };
-            Box::new(move |a| {
-                values.iter().fold(Move::new(a, label, action.clone()), |m, e| m.entering(e.clone())).choosing(dead())
-            })
+            m.choosing(dead)
         }
     };
-    actors.into_iter().map(|a| make(a)).collect()
+    each(actors, m)
 }
 
 /// "Orc Raider dies", "Knight and Orc Raider die", "no one dies".
