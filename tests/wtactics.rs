@@ -273,3 +273,72 @@ fn wtactics_is_a_two_player_game() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The moves offered to `actor` now whose label starts with `label`.
+fn offered(sim: &Sim, actor: &str, label: &str) -> Vec<arbiter::kernel::Move> {
+    let moves = sim.table.moves(sim.events.len() as u64);
+    moves.into_iter().filter(|m| m.seat == actor && m.label.starts_with(label)).collect()
+}
+
+#[test]
+fn with_no_effect_played_the_moves_carry_the_outcome_the_reducer_computes() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2), creature("Imp", 2, 1)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[(creature("Knight", 2, 3), "Orc"), (creature("Squire", 1, 1), "Imp")]));
+    let pick = offered(&sim, "p1", "choose the next combat");
+    assert_eq!(pick[0].choose[0].options.len(), 2);
+    sim.act("p1", next("Imp"));
+    sim.pass(&["p2", "p1"]);
+    // Imp ATK 2 > Squire DEF 1: the Squire dies; Squire ATK 1 >= Imp DEF 1: the Imp dies.
+    for actor in ["p1", "p2", "Dana"] {
+        let resolve = offered(&sim, actor, "resolve combat");
+        assert_eq!(resolve.len(), 1, "{actor}");
+        assert_eq!(resolve[0].label, "resolve combat: Squire and Imp die");
+        assert!(resolve[0].choose.is_empty() && resolve[0].enter.is_empty(), "the whole action is fixed");
+        assert_eq!(resolve[0].action, outcome((2, 1), &[("Squire", 1, 1)], &["Squire", "Imp"]));
+    }
+    sim.act("Dana", offered(&sim, "Dana", "resolve combat")[0].action.clone());
+    sim.pass(&["p2", "p1"]);
+    let resolve = offered(&sim, "p2", "resolve combat");
+    assert_eq!(resolve[0].action["dead"], json!(["Orc"]));
+    sim.act("p2", resolve[0].action.clone());
+
+    // Undefended: each attacker's own ATK, and their total.
+    sim.act("p2", turn());
+    sim.act("p2", attackers(&[json!({"name": "Knight"})]));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", blocks(&[]));
+    let lost = offered(&sim, "p1", "Player p1 (p1) loses");
+    assert_eq!(lost[0].label, "Player p1 (p1) loses 2 influence");
+    assert_eq!(
+        lost[0].action,
+        json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Knight", "damage": 2}], "influence_lost": 2})
+    );
+}
+
+#[test]
+fn with_an_effect_played_the_values_are_entered_and_the_dead_picked() {
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Orc", 3, 2)]));
+    sim.pass(&["p2"]);
+    sim.act("p1", event("Frenzy"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[(creature("Knight", 2, 3), "Orc")]));
+    sim.pass(&["p2", "p1"]);
+    let resolve = offered(&sim, "p1", "resolve combat");
+    let fields: Vec<&str> = resolve[0].enter.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["attacker/atk", "attacker/def", "defenders/0/atk", "defenders/0/def"]);
+    assert_eq!(resolve[0].choose[0].field, "dead");
+    // A wrong pick of the dead is refused, naming the values entered.
+    let wrong = resolve[0].build(&[
+        ("attacker/atk".into(), json!(5)),
+        ("attacker/def".into(), json!(2)),
+        ("defenders/0/atk".into(), json!(1)),
+        ("defenders/0/def".into(), json!(3)),
+        ("dead".into(), json!([])),
+    ]);
+    let v = sim.refused("p1", wrong);
+    assert!(v.message.contains("ATK 5 against DEF 3"), "{v}");
+    sim.act("p1", outcome((5, 2), &[("Knight", 1, 3)], &["Knight"]));
+}

@@ -247,7 +247,7 @@ impl Entry {
                             None => return Err(format!("{name}: an item has no {}", e.field)),
                         }
                     }
-                    if !(rest.is_null() || rest.as_object().is_some_and(Map::is_empty)) {
+                    if !(rest.is_null() || only_empty_objects(&rest)) {
                         return Err(format!("{name}: an item has fields this move does not take: {rest}"));
                     }
                 }
@@ -255,6 +255,13 @@ impl Entry {
             }
         }
     }
+}
+
+/// Whether what is left of a list item, its entries taken, is only the
+/// objects that held them (an item's field may be nested, e.g.
+/// `defender/name`: taking it leaves `{"defender": {}}`).
+fn only_empty_objects(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| o.values().all(only_empty_objects))
 }
 
 /// `min..=max` in words.
@@ -435,6 +442,26 @@ mod tests {
         assert!(m.admits(&json!({"type": "counter", "target": 50})).unwrap_err().contains("card"));
         assert!(m.admits(&json!({"type": "counter", "target": 50, "card": "C", "x": 1})).is_err());
         assert!(m.admits(&json!({"type": "play", "target": 50, "card": "C"})).is_err());
+    }
+
+    #[test]
+    fn a_list_item_may_have_nested_fields() {
+        let item = vec![
+            Entry::new("defender/name", EntryKind::Name, "the defender"),
+            Entry::new("attacker", EntryKind::Name, "the attacker"),
+        ];
+        let m = Move::new("p2", "defend", json!({"type": "announce"})).entering(Entry::list(
+            "blocks",
+            "the defenders",
+            Some(1),
+            None,
+            item,
+        ));
+        let a = json!({"type": "announce", "blocks": [{"defender": {"name": "Knight"}, "attacker": "Orc"}]});
+        assert_eq!(m.admits(&a), Ok(()));
+        let extra =
+            json!({"type": "announce", "blocks": [{"defender": {"name": "Knight", "x": 1}, "attacker": "Orc"}]});
+        assert!(m.admits(&extra).unwrap_err().contains("does not take"));
     }
 
     #[test]

@@ -182,6 +182,13 @@ pub struct Creature {
     pub enchantments: Vec<Enchantment>,
 }
 
+impl Creature {
+    /// `owner`'s and not dead: what its owner may unmark (gap 4).
+    fn living_of(&self, owner: &str) -> bool {
+        self.owner == owner && !self.dead
+    }
+}
+
 /// Where an attack is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "phase")]
@@ -369,6 +376,26 @@ const RULE_IV_PICK: &str =
     "IV: the attacking player chooses which combat resolves first, then the defending player the next, alternating";
 const RULE_IV: &str = "IV: Attacker ATK higher than Defender DEF: the Defender dies; Defender ATK equal to or higher than Attacker DEF: the Attacker dies";
 
+/// A refusal about a creature of a list the table typed, naming the list
+/// (`attackers`, `blocks`).
+fn in_list(field: &'static str) -> impl Fn(Refusal) -> Refusal {
+    move |(rule, message)| (rule, format!("{field}: {message}"))
+}
+
+/// IV: who dies in a combat of one attacker (with `values`) against one
+/// defender: the defender when the attacker's ATK is higher than its DEF,
+/// the attacker when the defender's ATK is equal to or higher than its DEF.
+fn dies(attacker: &str, values: &Values, defender: &Named) -> Vec<String> {
+    let mut dead = vec![];
+    if values.atk > defender.def {
+        dead.push(defender.name.clone());
+    }
+    if defender.atk >= values.def {
+        dead.push(attacker.to_string());
+    }
+    dead
+}
+
 impl State {
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
         kernel::apply(self, State::view, NAME, action, |s, a: &Action| s.step(seq, actor, a))
@@ -448,7 +475,7 @@ impl State {
             (Phase::Idle, Action::Resolve(Resolve::Unmark { creatures })) => {
                 for name in creatures {
                     match self.creatures.get_mut(name) {
-                        Some(c) if c.owner == actor && !c.dead => c.marked = false,
+                        Some(c) if c.living_of(actor) => c.marked = false,
                         _ => {
                             return refuse(
                                 "gap 4 (module docs): the owner records that its creatures are unmarked",
@@ -467,7 +494,7 @@ impl State {
             (Phase::Defense, Action::Announce(Announce::Defenders { blocks })) => self.defenders(actor, blocks),
             (Phase::Undefended, Action::Resolve(Resolve::Undefended { damage, influence_lost })) => {
                 let attack = self.attack.clone().expect("attack");
-                if actor != attack.active && actor != attack.passive && !judge {
+                if !self.may_record(actor) {
                     return refuse("II", format!("{actor} may not record this"));
                 }
                 let mut named: Vec<&str> = damage.iter().map(|d| d.attacker.as_str()).collect();
@@ -477,9 +504,9 @@ impl State {
                 if named != attackers {
                     return refuse("II", format!("name the damage of every attacker once: {}", attackers.join(", ")));
                 }
-                if !self.effects_played() {
+                if let Some(own) = self.own_damage() {
                     for d in damage {
-                        let atk = self.creatures[&d.attacker].atk;
+                        let atk = own.iter().find(|o| o.attacker == d.attacker).expect("an attacker").damage;
                         if d.damage != atk {
                             return refuse(
                                 "II: influence lost equal to the total damage dealt by the attackers; an attacker deals its ATK, all effects taken into account (gap 5, module docs)",
@@ -542,19 +569,12 @@ impl State {
                 Phase::Resolution { attacker },
                 Action::Resolve(Resolve::Combat { attacker: values, defenders, dead }),
             ) => {
-                let attack = self.attack.clone().expect("attack");
-                if actor != attack.active && actor != attack.passive && !judge {
+                if !self.may_record(actor) {
                     return refuse(RULE_IV, format!("{actor} may not record this"));
                 }
                 self.check_values(&attacker, values, defenders)?;
                 let d = &defenders[0];
-                let mut expected = BTreeSet::new();
-                if values.atk > d.def {
-                    expected.insert(d.name.clone());
-                }
-                if d.atk >= values.def {
-                    expected.insert(attacker.clone());
-                }
+                let expected: BTreeSet<String> = dies(&attacker, values, d).into_iter().collect();
                 let recorded: BTreeSet<String> = dead.iter().cloned().collect();
                 if recorded != expected || recorded.len() != dead.len() {
                     return refuse(
@@ -580,8 +600,7 @@ impl State {
                     );
                 }
                 self.check_values(&attacker, values, defenders)?;
-                let mut in_combat: BTreeSet<String> = self.blockers(&attacker).into_iter().collect();
-                in_combat.insert(attacker.clone());
+                let in_combat: BTreeSet<String> = self.in_combat(&attacker).into_iter().collect();
                 let recorded: BTreeSet<String> = dead.iter().cloned().collect();
                 if !recorded.is_subset(&in_combat) {
                     return refuse(
@@ -651,13 +670,14 @@ impl State {
         Ok(())
     }
 
-    fn attackers(&mut self, actor: &str, attackers: &[CreatureSpec]) -> Result<(), Refusal> {
+    /// I and gap 7: whether `actor` may announce the attackers now (between
+    /// attacks): the active player, once a turn; before the first turn
+    /// either player, whose announcement begins turn 1.
+    fn may_announce_attackers(&self, actor: &str) -> Result<(), Refusal> {
         if !self.seats.iter().any(|s| s == actor) {
             return refuse(RULE_I, format!("{actor} is not a player"));
         }
-        // The first attack of the record begins the first turn (gap 7).
-        let turn =
-            self.turn.get_or_insert_with(|| Turn { number: 1, active: actor.to_string(), attackers_announced: false });
+        let Some(turn) = &self.turn else { return Ok(()) };
         if turn.active != actor {
             return refuse(
                 RULE_ACTIVE,
@@ -676,20 +696,28 @@ impl State {
                 ),
             );
         }
+        Ok(())
+    }
+
+    fn attackers(&mut self, actor: &str, attackers: &[CreatureSpec]) -> Result<(), Refusal> {
+        self.may_announce_attackers(actor)?;
         if attackers.is_empty() {
             return refuse(RULE_I, "announce at least one attacker");
         }
         let mut names = BTreeSet::new();
         for spec in attackers {
             if !names.insert(spec.name.clone()) {
-                return refuse(RULE_I, format!("{} is announced twice", spec.name));
+                return refuse(RULE_I, format!("attackers: {} is announced twice", spec.name));
             }
-            self.creature(spec, actor, RULE_I)?;
+            self.creature(spec, actor, RULE_I).map_err(in_list("attackers"))?;
         }
         for spec in attackers {
             self.creatures.get_mut(&spec.name).expect("registered").marked = true;
         }
-        self.turn.as_mut().expect("a turn").attackers_announced = true;
+        // The first attack of the record begins the first turn (gap 7).
+        self.turn
+            .get_or_insert_with(|| Turn { number: 1, active: actor.to_string(), attackers_announced: false })
+            .attackers_announced = true;
         let passive = self.other(actor);
         self.attack = Some(Attack {
             active: actor.to_string(),
@@ -757,15 +785,15 @@ impl State {
         let mut seen = BTreeSet::new();
         for b in blocks {
             if !attackers.contains(b.attacker.as_str()) {
-                return refuse(RULE_III, format!("{} is not an attacker", b.attacker));
+                return refuse(RULE_III, format!("blocks: {} is not an attacker", b.attacker));
             }
             if attackers.contains(b.defender.name.as_str()) {
-                return refuse(RULE_III, format!("{} is an attacker and cannot also defend", b.defender.name));
+                return refuse(RULE_III, format!("blocks: {} is an attacker and cannot also defend", b.defender.name));
             }
             if !seen.insert(b.defender.name.clone()) {
-                return refuse(RULE_III, format!("{} can only defend against one attacker", b.defender.name));
+                return refuse(RULE_III, format!("blocks: {} can only defend against one attacker", b.defender.name));
             }
-            self.creature(&b.defender, actor, RULE_III)?;
+            self.creature(&b.defender, actor, RULE_III).map_err(in_list("blocks"))?;
         }
         let attack = self.attack.as_mut().expect("attack");
         for b in blocks {
@@ -794,9 +822,8 @@ impl State {
 
     /// The next combat is picked by the attacking player first, then alternately.
     fn next_pick(&mut self) {
+        let left = self.combats_left();
         let attack = self.attack.as_mut().expect("attack");
-        let left: Vec<String> =
-            attack.combats.iter().map(|(a, _)| a.clone()).filter(|a| !attack.resolved.contains(a)).collect();
         let picker = if attack.picks.is_multiple_of(2) { attack.active.clone() } else { attack.passive.clone() };
         match left.len() {
             0 => self.finish_attack(),
@@ -808,11 +835,17 @@ impl State {
         }
     }
 
+    /// IV: the combats (by attacker) not resolved yet, in the order announced.
+    fn combats_left(&self) -> Vec<String> {
+        let attack = self.attack.as_ref().expect("attack");
+        attack.combats.iter().map(|(a, _)| a.clone()).filter(|a| !attack.resolved.contains(a)).collect()
+    }
+
     fn start_combat(&mut self, attacker: &str) -> Result<(), Refusal> {
-        let attack = self.attack.as_mut().expect("attack");
-        if !attack.combats.iter().any(|(a, _)| a == attacker) || attack.resolved.iter().any(|a| a == attacker) {
+        if !self.combats_left().iter().any(|a| a == attacker) {
             return refuse(RULE_IV_PICK, format!("{attacker} has no combat left to resolve"));
         }
+        let attack = self.attack.as_mut().expect("attack");
         attack.picks += 1;
         let window = Window::new(vec![attack.passive.clone(), attack.active.clone()]);
         self.phase = Phase::CombatResponses { attacker: attacker.to_string(), window };
@@ -824,6 +857,55 @@ impl State {
     /// have changed a creature's values: they are its own ATK and DEF.
     fn effects_played(&self) -> bool {
         !self.attack.as_ref().expect("attack").responses.is_empty()
+    }
+
+    /// II and IV (gap 6): who may record the influence lost or a combat's
+    /// outcome: either player or a judge.
+    fn may_record(&self, actor: &str) -> bool {
+        let attack = self.attack.as_ref().expect("attack");
+        actor == attack.active || actor == attack.passive || self.is_judge(actor)
+    }
+
+    /// II (gap 5): each undefended attacker's damage when no Event or
+    /// Ability was played in the attack: its own ATK. None when effects
+    /// count: then the table records the damage.
+    fn own_damage(&self) -> Option<Vec<Damage>> {
+        if self.effects_played() {
+            return None;
+        }
+        let attack = self.attack.as_ref().expect("attack");
+        let own = |a: &String| Damage { attacker: a.clone(), damage: self.creatures[a].atk };
+        Some(attack.combats.iter().map(|(a, _)| own(a)).collect())
+    }
+
+    /// IV: the values of this combat's attacker and of its defenders (in the
+    /// order they were assigned) when no Event or Ability was played in the
+    /// attack: the creatures' own. None when effects count: then the table
+    /// records the values.
+    fn own_values(&self, attacker: &str) -> Option<(Values, Vec<Named>)> {
+        if self.effects_played() {
+            return None;
+        }
+        let c = &self.creatures[attacker];
+        let named = |name: &String| {
+            let d = &self.creatures[name];
+            Named { name: name.clone(), atk: d.atk, def: d.def }
+        };
+        Some((Values { atk: c.atk, def: c.def }, self.blockers(attacker).iter().map(named).collect()))
+    }
+
+    /// IV: the creatures that fight in this combat: the attacker, then its defenders.
+    fn in_combat(&self, attacker: &str) -> Vec<String> {
+        let mut all = vec![attacker.to_string()];
+        all.extend(self.blockers(attacker));
+        all
+    }
+
+    /// I and III: the creatures of `owner` that may attack or defend now
+    /// (the checks of [`State::creature`] on a creature already named):
+    /// its own, alive and unmarked.
+    fn fighters(&self, owner: &str) -> Vec<(&String, &Creature)> {
+        self.creatures.iter().filter(|(_, c)| c.living_of(owner) && !c.marked).collect()
     }
 
     /// The values recorded name this combat's creatures; with no Event or
@@ -840,17 +922,13 @@ impl State {
                 format!("give the values of every defender of {attacker} once: {}", want.join(", ")),
             );
         }
-        if !self.effects_played() {
-            let own = |name: &str| {
-                let c = &self.creatures[name];
-                Values { atk: c.atk, def: c.def }
-            };
-            if own(attacker) != *values || defenders.iter().any(|d| own(&d.name) != Values { atk: d.atk, def: d.def }) {
-                return refuse(
-                    "IV: take into account all effects",
-                    "no Event or Ability was played in this attack, so the values are the creatures' own ATK and DEF",
-                );
-            }
+        if let Some((own, own_defenders)) = self.own_values(attacker)
+            && (own != *values || defenders.iter().any(|d| !own_defenders.contains(d)))
+        {
+            return refuse(
+                "IV: take into account all effects",
+                "no Event or Ability was played in this attack, so the values are the creatures' own ATK and DEF",
+            );
         }
         Ok(())
     }
