@@ -11,6 +11,7 @@
 
 mod common;
 
+use arbiter::kernel::moves::put;
 use arbiter::kernel::{Entry, EntryKind, Move};
 use common::*;
 use serde_json::{Value, json};
@@ -92,11 +93,17 @@ fn entered(entry: &Entry, sim: &Sim, dice: &mut Dice) -> Value {
             (0..n)
                 .map(|_| {
                     let mut item = json!({});
+                    for c in &entry.choose {
+                        if c.min == 0 && dice.below(3) == 0 {
+                            continue;
+                        }
+                        put(&mut item, &c.field, c.options[dice.below(c.options.len())].value.clone());
+                    }
                     for e in &entry.items {
                         if e.optional && dice.below(2) == 0 {
                             continue;
                         }
-                        arbiter::kernel::moves::put(&mut item, &e.field, entered(e, sim, dice));
+                        put(&mut item, &e.field, entered(e, sim, dice));
                     }
                     item
                 })

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use arbiter::kernel::moves::{Entry, EntryKind, Move, menu, take};
+use arbiter::kernel::moves::{Choice, Entry, EntryKind, Move, Pick, menu, take};
 use common::*;
 use expectrl::session::OsSession;
 use expectrl::{Expect, Session};
@@ -35,16 +35,60 @@ fn sample(ruleset: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Waits for `prompt` on screen; if it does not come, fails with what the screen showed last.
+fn expect(p: &mut OsSession, prompt: &str) {
+    if let Err(e) = p.expect(prompt) {
+        let mut buf = vec![0u8; 1 << 16];
+        let n = p.try_read(&mut buf).unwrap_or(0);
+        let shown = String::from_utf8_lossy(&buf[..n]);
+        let tail: String = shown.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect();
+        panic!("no prompt {prompt:?} ({e}); the terminal showed last:\n{tail}");
+    }
+}
+
 /// Picks option `index` of the Select on screen (the first is highlighted).
 fn select(p: &mut OsSession, prompt: &str, index: usize) {
-    p.expect(prompt).unwrap_or_else(|e| panic!("no prompt {prompt:?}: {e}"));
+    expect(p, prompt);
     p.send(DOWN.repeat(index) + ENTER).unwrap();
 }
 
 /// Types `text` into the prompt on screen.
 fn typed(p: &mut OsSession, prompt: &str, text: &str) {
-    p.expect(prompt).unwrap_or_else(|e| panic!("no prompt {prompt:?}: {e}"));
+    expect(p, prompt);
     p.send(format!("{text}{ENTER}")).unwrap();
+}
+
+/// Picks `value` (or leaves it out) for choice `c`, whose field is at `path`, as `record` asks for it.
+fn choose(p: &mut OsSession, c: &Choice, path: &str, value: Option<&Value>) {
+    let index = |options: &[&Pick], v: &Value| {
+        options.iter().position(|o| o.value == *v).unwrap_or_else(|| panic!("{v} is not an option of {path}"))
+    };
+    if !c.list {
+        let options: Vec<_> = c.options.iter().collect();
+        let i = value.map_or(options.len(), |v| index(&options, v));
+        select(p, &format!("{path}:"), i);
+        return;
+    }
+    let wanted = value.and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut picked: Vec<Value> = vec![];
+    loop {
+        let left: Vec<_> = c.options.iter().filter(|o| !picked.contains(&o.value)).collect();
+        if picked.len() as u32 >= c.max || left.is_empty() {
+            break;
+        }
+        let can_stop = picked.len() as u32 >= c.min;
+        let prompt = format!("{path} ({} picked;", picked.len());
+        match wanted.get(picked.len()) {
+            None => {
+                select(p, &prompt, 0);
+                break;
+            }
+            Some(v) => {
+                select(p, &prompt, index(&left, v) + usize::from(can_stop));
+                picked.push(v.clone());
+            }
+        }
+    }
 }
 
 /// Enters `value` (or nothing) for `e` at `path`, as `record` asks for it.
@@ -55,6 +99,12 @@ fn enter(p: &mut OsSession, e: &Entry, path: &str, value: Option<&Value>) {
         (EntryKind::List, Some(Value::Array(items))) => {
             typed(p, &format!("how many: {prompt}"), &items.len().to_string());
             for (i, item) in items.iter().enumerate() {
+                // As `record` asks: the item's choices, then its entries.
+                let mut rest = item.clone();
+                let chosen: Vec<Option<Value>> = e.choose.iter().map(|c| take(&mut rest, &c.field)).collect();
+                for (c, v) in e.choose.iter().zip(&chosen) {
+                    choose(p, c, &format!("{path}/{i}/{}", c.field), v.as_ref());
+                }
                 for field in &e.items {
                     let at = if field.field.is_empty() {
                         format!("{path}/{i}")
@@ -62,8 +112,8 @@ fn enter(p: &mut OsSession, e: &Entry, path: &str, value: Option<&Value>) {
                         format!("{path}/{i}/{}", field.field)
                     };
                     let v =
-                        if field.field.is_empty() { Some(item) } else { item.pointer(&format!("/{}", field.field)) };
-                    enter(p, field, &at, v);
+                        if field.field.is_empty() { Some(item.clone()) } else { take(&mut item.clone(), &field.field) };
+                    enter(p, field, &at, v.as_ref());
                 }
             }
         }
@@ -73,44 +123,19 @@ fn enter(p: &mut OsSession, e: &Entry, path: &str, value: Option<&Value>) {
     }
 }
 
-/// Answers `m`'s questions so that it builds `action`.
+/// Answers `m`'s questions so that it builds `action`: its entries' values
+/// are taken out first (a choice may pick an object whose other fields are
+/// entered, as `Move::admits` reads it), then its choices'; `record` asks
+/// for the choices first.
 fn answer(p: &mut OsSession, m: &Move, action: &Value) {
     let mut rest = action.clone();
-    for c in &m.choose {
-        let value = take(&mut rest, &c.field);
-        let index = |options: &[&arbiter::kernel::Pick], v: &Value| {
-            options.iter().position(|o| o.value == *v).unwrap_or_else(|| panic!("{v} is not an option of {}", c.field))
-        };
-        if !c.list {
-            let options: Vec<_> = c.options.iter().collect();
-            let i = value.as_ref().map_or(options.len(), |v| index(&options, v));
-            select(p, &format!("{}:", c.field), i);
-            continue;
-        }
-        let wanted = value.as_ref().and_then(Value::as_array).cloned().unwrap_or_default();
-        let mut picked: Vec<Value> = vec![];
-        loop {
-            let left: Vec<_> = c.options.iter().filter(|o| !picked.contains(&o.value)).collect();
-            if picked.len() as u32 >= c.max || left.is_empty() {
-                break;
-            }
-            let can_stop = picked.len() as u32 >= c.min;
-            let prompt = format!("{} ({} picked;", c.field, picked.len());
-            match wanted.get(picked.len()) {
-                None => {
-                    select(p, &prompt, 0);
-                    break;
-                }
-                Some(v) => {
-                    select(p, &prompt, index(&left, v) + usize::from(can_stop));
-                    picked.push(v.clone());
-                }
-            }
-        }
+    let entered: Vec<Option<Value>> = m.enter.iter().map(|e| take(&mut rest, &e.field)).collect();
+    let chosen: Vec<Option<Value>> = m.choose.iter().map(|c| take(&mut rest, &c.field)).collect();
+    for (c, v) in m.choose.iter().zip(&chosen) {
+        choose(p, c, &c.field, v.as_ref());
     }
-    for e in &m.enter {
-        let value = take(&mut rest, &e.field);
-        enter(p, e, &e.field, value.as_ref());
+    for (e, v) in m.enter.iter().zip(&entered) {
+        enter(p, e, &e.field, v.as_ref());
     }
 }
 
@@ -123,7 +148,7 @@ fn record_again(ruleset: &str) {
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         out
     };
-    ok(&["demo", "--ruleset", ruleset]);
+    ok(&["demo", "--ruleset", ruleset, "--as", &reference]);
     // The same header, byte for byte: a fork at event 0.
     ok(&["fork", &reference, "again", "--at", "0"]);
 
@@ -131,6 +156,8 @@ fn record_again(ruleset: &str) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
     cmd.args(["--data", data.to_str().unwrap(), "record", "again"]).env("NO_COLOR", "1");
     let mut p = Session::spawn(cmd).unwrap();
+    // Wide enough that no prompt wraps: a wrapped line breaks the text the test waits for.
+    p.get_process_mut().set_window_size(1000, 50).unwrap();
     p.set_expect_timeout(Some(Duration::from_secs(30)));
     let mut sim = Sim::open(lines[0].1.clone());
     for (seq, (actor, action)) in lines.iter().enumerate().skip(1) {
@@ -141,13 +168,13 @@ fn record_again(ruleset: &str) {
         };
         select(&mut p, &format!("move after seq {}:", seq - 1), i);
         answer(&mut p, listed[i], action);
-        p.expect("(Y/n)").unwrap();
+        expect(&mut p, "(Y/n)");
         p.send(ENTER).unwrap();
-        p.expect(format!("seq {seq} appended")).unwrap_or_else(|e| panic!("{ruleset} seq {seq} was not appended: {e}"));
+        expect(&mut p, &format!("seq {seq} appended"));
         sim.act(actor, action.clone());
     }
     // Esc at the move list ends the recorder.
-    p.expect(format!("move after seq {}:", lines.len() - 1)).unwrap();
+    expect(&mut p, &format!("move after seq {}:", lines.len() - 1));
     p.send("\x1b").unwrap();
     p.expect(expectrl::Eof).unwrap();
 

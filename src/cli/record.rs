@@ -25,7 +25,7 @@ use arbiter::ops;
 use arbiter::record::{RecordError, Submission};
 use arbiter::rules::describe;
 use inquire::error::InquireError;
-use inquire::{Confirm, CustomType, Select, Text};
+use inquire::{Confirm, Select, Text};
 use serde_json::{Value, json};
 
 use super::board::Paint;
@@ -210,20 +210,33 @@ fn enter(target: &Target, game: &str, e: &Entry, path: &str) -> anyhow::Result<O
         })
     };
     if e.kind == EntryKind::List {
-        let (min, max) = (e.min.unwrap_or(0).max(0), e.max);
+        let (min, max, optional) = (e.min.unwrap_or(0).max(0), e.max, e.optional);
         let how_many = format!("how many: {question}");
-        let count = CustomType::<i64>::new(&how_many).with_validator(move |n: &i64| {
-            Ok(match *n < min || max.is_some_and(|m| *n > m) {
-                true => {
-                    inquire::validator::Validation::Invalid(format!("{n} is outside {}", bounds(Some(min), max)).into())
-                }
-                false => inquire::validator::Validation::Valid,
+        let count = Text::new(&how_many).with_validator(move |text: &str| {
+            use inquire::validator::Validation::{Invalid, Valid};
+            Ok(match text.trim().parse::<i64>() {
+                _ if text.is_empty() && optional => Valid,
+                Ok(n) if n >= min && max.is_none_or(|m| n <= m) => Valid,
+                Ok(n) => Invalid(format!("{n} is outside {}", bounds(Some(min), max)).into()),
+                Err(_) => Invalid(format!("{text:?} is not a whole number").into()),
             })
         });
-        let Some(n) = answer(count.prompt())? else { return Ok(None) };
+        let Some(text) = answer(count.prompt())? else { return Ok(None) };
+        if text.is_empty() {
+            return Ok(Some(None));
+        }
+        let n: i64 = text.trim().parse().context("a count")?;
         let mut list = vec![];
         for i in 0..n {
             let mut item = Value::Null;
+            for c in &e.choose {
+                let at = Choice { field: format!("{path}/{i}/{}", c.field), ..c.clone() };
+                match choose(&at)? {
+                    Some(Some(v)) => arbiter::kernel::moves::put(&mut item, &c.field, v),
+                    Some(None) => {}
+                    None => return Ok(None),
+                }
+            }
             for field in &e.items {
                 let at =
                     if field.field.is_empty() { format!("{path}/{i}") } else { format!("{path}/{i}/{}", field.field) };
