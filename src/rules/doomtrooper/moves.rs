@@ -54,9 +54,9 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
         }
         // Gap 1: the recorder or a judge.
         Does::Determine(what) => {
-            moves.extend(determine(c, what, c.recorder(), false));
+            moves.extend(determine(c, what, c.recorder(), false, header));
             for judge in judges {
-                moves.extend(determine(c, what, judge, true));
+                moves.extend(determine(c, what, judge, true, header));
             }
         }
         Does::Award(role) => {
@@ -294,7 +294,7 @@ fn effect_label(c: &Combat, e: &Effect, stands: bool, header: &Header) -> String
 }
 
 /// Steps 32, 37 and 44, by `actor` (the recorder, or a judge).
-fn determine(c: &Combat, what: &str, actor: &str, judge: bool) -> Vec<Move> {
+fn determine(c: &Combat, what: &str, actor: &str, judge: bool, header: &Header) -> Vec<Move> {
     let mut moves = vec![];
     for order in listings(c) {
         let list = |f: &dyn Fn(&str) -> Value| Value::Array(order.iter().map(|w| f(w)).collect());
@@ -317,9 +317,14 @@ fn determine(c: &Combat, what: &str, actor: &str, judge: bool) -> Vec<Move> {
                 // Step 37: "Note which cards were countered by card effects and
                 // disregard those cards": the modifiers that still stand.
                 let counted: Vec<u64> = c.standing_modifiers().into_iter().collect();
-                let label = match counted.len() {
-                    0 => format!("resolve combat: {names}, no modifiers counted"),
-                    _ => format!("resolve combat: {names}, counting seqs {counted:?}"),
+                let cards: Vec<String> = counted
+                    .iter()
+                    .filter_map(|q| c.effects.get(*q))
+                    .map(|e| effect_label(c, e, true, header))
+                    .collect();
+                let label = match cards.len() {
+                    0 => format!("resolve combat: {names}; no modifiers stand"),
+                    _ => format!("resolve combat: {names}; counting {}", cards.join(", ")),
                 };
                 let action = json!({"type": "resolve", "what": "results", "counted": counted,
                                     "results": list(&|w| json!({"warrior": w}))});
