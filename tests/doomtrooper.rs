@@ -679,3 +679,96 @@ fn other_players_priority_is_the_headers_seat_order_and_the_view_names_it() {
     sim.pass(&["p1", "p3"]);
     assert_eq!(sim.view().may_act, vec!["p2"]);
 }
+
+// ---------------------------------------------------------------------------
+// Issue 40: the moves carry what the reducer computes, and offer exactly
+// what it accepts (tests/moves.rs checks both over random games).
+// ---------------------------------------------------------------------------
+
+/// The combat's moves offered to `actor` now (not notes or rulings).
+fn offered(sim: &Sim, actor: &str) -> Vec<arbiter::kernel::Move> {
+    let moves = sim.table.moves(sim.events.len() as u64);
+    moves.into_iter().filter(|m| m.seat == actor && !matches!(m.kind.name(), "note" | "ruling")).collect()
+}
+
+fn options(m: &arbiter::kernel::Move, field: &str) -> Vec<serde_json::Value> {
+    let choice = m.choose.iter().find(|c| c.field == field).unwrap_or_else(|| panic!("{}: no {field}", m.label));
+    choice.options.iter().map(|o| o.value.clone()).collect()
+}
+
+#[test]
+fn step_37_is_offered_with_the_modifiers_that_still_stand_counted() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    let m1 = sim.act("p1", play("modify", "Stimulants"));
+    let c1 = sim.act("p2", counter("Cancel", m1));
+    sim.act("p1", counter("Cancel the Cancel", c1)); // m1 stands again
+    let m2 = sim.act("p2", play("modify", "Shield"));
+    sim.act("p1", counter("Cancel", m2));
+    sim.pass(&["p2", "p1"]);
+    for who in ["p1", "Dana"] {
+        let moves = offered(&sim, who);
+        // The text's order (attacker first), and the other.
+        assert_eq!(moves.len(), 2, "{who}");
+        for m in &moves {
+            assert_eq!(m.action["counted"], json!([m1]), "{}", m.label);
+            assert!(m.label.contains("Stimulants"), "{}", m.label);
+            assert_eq!(options(m, "results/0/outcome").len(), 4);
+        }
+    }
+    assert!(offered(&sim, "p2").is_empty(), "p2 records nothing at step 37");
+}
+
+#[test]
+fn counter_targets_are_the_effects_of_this_part_the_player_may_answer() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &[]);
+    let counter_move = |sim: &Sim, who: &str| offered(sim, who).into_iter().find(|m| m.label == "counter");
+    sim.act("p1", combat("p2", A, D));
+    let t = sim.act("p1", tactic("Fight"));
+    assert_eq!(options(&counter_move(&sim, "p2").unwrap(), "target"), vec![json!(t)]);
+    sim.pass(&["p2", "p1", "p3"]);
+    sim.act("p2", warzone(None));
+    sim.pass(&["p1", "p2", "p3"]);
+    let change = sim.act(
+        "p2",
+        json!({"type": "play", "effect": "change_combatants", "card": "Body Guard", "defender": "Sergeant"}),
+    );
+    // Step 13: the attacking player counters only the defending player's actions.
+    assert_eq!(options(&counter_move(&sim, "p1").unwrap(), "target"), vec![json!(change)]);
+    sim.pass(&["p1"]);
+    sim.act("p3", counter("Cancel", change));
+    // Step 12: the defending player only plays changes.
+    assert!(counter_move(&sim, "p2").is_none());
+    sim.pass(&["p2"]);
+    // p3's counter is not the defending player's; the change, countered, still is.
+    let m = counter_move(&sim, "p1").unwrap();
+    assert_eq!(options(&m, "target"), vec![json!(change)]);
+    assert!(m.choose[0].options[0].label.contains("already countered"), "{:?}", m.choose[0].options);
+}
+
+#[test]
+fn step_44_fills_in_each_status_no_save_changes() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_status_with_a_standing_save(&mut sim);
+    let m = offered(&sim, "p1").remove(0);
+    assert_eq!(m.action["status"], json!([{"warrior": A, "outcome": "unharmed"}, {"warrior": D}]));
+    // Saved from being killed: milder, for the recorder; anything, for a judge.
+    assert_eq!(options(&m, "status/1/outcome"), vec![json!("unharmed"), json!("wounded")]);
+    assert_eq!(options(&offered(&sim, "Dana")[0], "status/1/outcome").len(), 4);
+}
+
+#[test]
+fn where_only_special_cards_end_combat_they_are_the_choice() {
+    let mut sim = Sim::new(&["p1", "p2"], &[]);
+    to_step_24(&mut sim);
+    let moves = offered(&sim, "p1");
+    let end = moves.iter().find(|m| m.action["effect"] == "end_combat").unwrap();
+    assert_eq!(options(end, "card"), vec![json!("Personal Anti-Personnel Mines"), json!("Smoke Bomb")]);
+    let with_equipment = moves.iter().find(|m| m.action["effect"] == "equipment").unwrap();
+    assert_eq!(with_equipment.enter[0].suggest[0].value, json!("Ticker"));
+    sim.act("p1", play("end_combat", "Smoke Bomb"));
+    // Step 25 answers the card: counters and passes only (gap 2).
+    let labels: Vec<String> = offered(&sim, "p2").into_iter().map(|m| m.label).collect();
+    assert_eq!(labels, ["pass", "counter"]);
+}

@@ -854,12 +854,7 @@ impl State {
         let Some(combat) = self.combat.as_mut() else {
             return self.start_combat(seq, actor, action);
         };
-        let others: Vec<String> = self
-            .seats
-            .iter()
-            .filter(|s| **s != combat.attacking_player && **s != combat.defending_player)
-            .cloned()
-            .collect();
+        let others = combat.others(&self.seats);
         let judge = self.judges.iter().any(|j| j == actor);
         if combat.act(seq, actor, judge, &others, action)? {
             combat.leave(seq);
@@ -982,8 +977,7 @@ impl State {
                 awaiting_ruling: Some(p.describe()),
             };
         }
-        let others: Vec<String> =
-            self.seats.iter().filter(|x| **x != c.attacking_player && **x != c.defending_player).cloned().collect();
+        let others = c.others(&self.seats);
         let (may_act, legal) = match s.does {
             Does::Announce(role, _, kinds) => {
                 let mut legal = vec![ActionType::Announce];
@@ -994,7 +988,7 @@ impl State {
             }
             Does::Window(..) | Does::Plays(..) | Does::Awards(..) => {
                 let (_, may) = s.window().expect("window step");
-                let holder = c.window.as_ref().and_then(|w| w.holder()).map(str::to_string);
+                let holder = c.holder().map(str::to_string);
                 let mut legal = BTreeSet::new();
                 // While a combat-ending card stands, only counters and passes (gap 2).
                 let ending = c.ending_card().is_some();
@@ -1030,6 +1024,21 @@ impl State {
 impl Combat {
     fn current(&self) -> Step {
         self.part.script()[self.at]
+    }
+
+    /// "Other players": every seat but the two in combat, in the header's seat order.
+    fn others(&self, seats: &[String]) -> Vec<String> {
+        seats.iter().filter(|s| **s != self.attacking_player && **s != self.defending_player).cloned().collect()
+    }
+
+    /// The player with priority in the window now open.
+    fn holder(&self) -> Option<&str> {
+        self.window.as_ref().and_then(|w| w.holder())
+    }
+
+    /// What `actor` may do in a window whose roles may do `may`.
+    fn may_of(&self, may: &[(Role, May)], others: &[String], actor: &str) -> Vec<May> {
+        may.iter().filter(|(r, _)| self.plays(*r, others, actor)).map(|(_, m)| *m).collect()
     }
 
     fn seats(&self, role: Role, others: &[String]) -> Vec<String> {
@@ -1128,25 +1137,18 @@ impl Combat {
             }
             Does::Window(..) | Does::Plays(..) | Does::Awards(..) => {
                 let (_, may) = s.window().expect("window step");
-                let holder = self.window.as_ref().and_then(|w| w.holder()).unwrap_or_default().to_string();
+                let holder = self.holder().unwrap_or_default().to_string();
                 if holder != actor {
                     return refuse(rule_text(s), format!("it is {holder}'s turn to act or pass, not {actor}'s"));
                 }
-                let mine: Vec<May> =
-                    may.iter().filter(|(r, _)| self.plays(*r, others, actor)).map(|(_, m)| *m).collect();
+                let mine = self.may_of(&may, others, actor);
                 match action {
                     Action::Pass {} => {
                         self.window.as_mut().expect("window").pass();
                         Ok(self.window.as_ref().is_some_and(Window::is_closed))
                     }
                     Action::Play(p) => {
-                        let kinds: Vec<Kind> = mine
-                            .iter()
-                            .flat_map(|m| match m {
-                                May::Play(k) => k.to_vec(),
-                                _ => vec![],
-                            })
-                            .collect();
+                        let kinds = play_kinds(&mine);
                         if kinds.is_empty() {
                             return refuse(
                                 rule_text(s),
@@ -1161,10 +1163,7 @@ impl Combat {
                         Ok(matches!(s.does, Does::Plays(..)) && matches!(p, Play::EndCombat { .. }))
                     }
                     Action::Counter { card, target } => {
-                        let Some(answers) = mine.iter().find_map(|m| match m {
-                            May::Counter(a) => Some(*a),
-                            _ => None,
-                        }) else {
+                        let Some(answers) = counter_answers(&mine) else {
                             return refuse(rule_text(s), format!("{actor} may not counter here"));
                         };
                         self.counter(seq, actor, card, *target, answers, others, s)?;
@@ -1253,61 +1252,8 @@ impl Combat {
         // Which effects the step allows comes first, so a refusal names the
         // rule of the step (a save at step 34 is refused because saves belong
         // to ESCAPE WOUNDING, not because its warrior was not wounded).
-        if let Some(ending) = self.ending_card() {
-            return refuse(
-                "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37",
-                format!(
-                    "the combat-ending card played at seq {ending} still stands: only counters to it, or passes, are legal now"
-                ),
-            );
-        }
-        match special(card) {
-            Some(sp) => {
-                if !sp.sections.contains(&s.section) {
-                    let named: Vec<_> = sp.sections.iter().map(|x| x.title()).collect();
-                    return refuse(
-                        "special cards at the end of the text",
-                        format!(
-                            "{} is played during {} only, and this is {}",
-                            sp.name,
-                            named.join(" or "),
-                            s.section.title()
-                        ),
-                    );
-                }
-                if sp.ends_combat != (kind == Kind::EndCombat) {
-                    let should = if sp.ends_combat {
-                        "is a COMBAT ENDING CARD: play it as end_combat"
-                    } else {
-                        "is not a combat-ending card"
-                    };
-                    return refuse("special cards at the end of the text", format!("{} {should}", sp.name));
-                }
-                if !sp.ends_combat && !allowed.contains(&kind) {
-                    return refuse(rule_text(s), format!("{actor} may not play a {} effect here", kind.name()));
-                }
-            }
-            None if !allowed.contains(&kind) => {
-                let rule = match kind {
-                    Kind::Modify => "Cards which modify are played in the COMBAT MODIFICATION STEP",
-                    Kind::Save => {
-                        "steps 38, 40, 42: card effects \"save\" wounded and/or killed warriors in ESCAPE WOUNDING"
-                    }
-                    _ => rule_text(s),
-                };
-                let may: Vec<_> = allowed.iter().map(|k| k.name()).collect();
-                return refuse(
-                    rule,
-                    format!(
-                        "a {} effect is not legal here ({}); {actor} may play: {}",
-                        kind.name(),
-                        s.section.title(),
-                        may.join(", ")
-                    ),
-                );
-            }
-            None => {}
-        }
+        self.no_ending_card()?;
+        step_allows(actor, card, kind, allowed, s)?;
         // Then what the effect names.
         match p {
             Play::ChangeCombatants { attacker, defender, .. } => {
@@ -1318,21 +1264,17 @@ impl Combat {
                     check_name("warrior", w).or_else(|m| refuse(rule_text(s), m))?;
                 }
             }
-            Play::StrikeOrder { first: Some(f), .. } if *f != self.attacking_player && *f != self.defending_player => {
+            Play::StrikeOrder { first: Some(f), .. } if !self.may_strike_first(f) => {
                 return refuse(
                     rule_text(s),
                     format!("the first player must be the attacking or defending player, not {f}"),
                 );
             }
-            Play::Save { warrior, .. } => {
-                // "save" wounded and/or killed warriors: only those two fates.
-                let harmed = self.determined().results.clone().unwrap_or_default();
-                if !harmed.iter().any(|o| o.warrior == *warrior && matches!(o.outcome, Fate::Wounded | Fate::Killed)) {
-                    return refuse(
-                        "step 38: card effects \"save\" wounded and/or killed warriors",
-                        format!("{warrior} was not wounded or killed in this combat"),
-                    );
-                }
+            Play::Save { warrior, .. } if !self.harmed().any(|w| w == warrior) => {
+                return refuse(
+                    "step 38: card effects \"save\" wounded and/or killed warriors",
+                    format!("{warrior} was not wounded or killed in this combat"),
+                );
             }
             _ => {}
         }
@@ -1359,47 +1301,10 @@ impl Combat {
         others: &[String],
         s: Step,
     ) -> Result<(), Refusal> {
-        const RULE: &str = "the term \"counter\" refers to cards which NULLIFY a just-played card";
-        check_name("card", card).or_else(|m| refuse(RULE, m))?;
-        let Some(t) = self.effects.get(target).cloned() else {
-            return refuse(RULE, format!("seq {target} is not a card effect of this combat that can be countered"));
-        };
-        if t.scope != self.scope {
-            return refuse(
-                RULE,
-                format!(
-                    "seq {target} belongs to an earlier part of the breakdown; a counter answers a just-played card of {}",
-                    s.section.title()
-                ),
-            );
-        }
-        if let Some(sp) = special(card)
-            && !sp.sections.contains(&s.section)
-        {
-            return refuse(
-                "special cards at the end of the text",
-                format!("{} is not played during {}", sp.name, s.section.title()),
-            );
-        }
-        match answers {
-            Answers::Any => {}
-            Answers::EffectsOf(role) => {
-                if !self.plays(role, others, &t.seat) {
-                    return refuse(
-                        "step 13: Attacking player may play card effects to counter Defending player's actions",
-                        format!("seq {target} is not the defending player's"),
-                    );
-                }
-            }
-            Answers::Combatants => {
-                if t.seat != self.attacking_player && t.seat != self.defending_player {
-                    return refuse(
-                        "step 14: Other players may play card effects to counter either players' action",
-                        format!("seq {target} is not the attacking or defending player's"),
-                    );
-                }
-            }
-        }
+        check_name("card", card).or_else(|m| refuse(COUNTER_RULE, m))?;
+        let t = self.counter_target(target, s)?;
+        counter_card_allowed(card, s)?;
+        self.answers_effect(t, answers, others)?;
         self.effects.push(Effect {
             seq,
             seat: actor.to_string(),
@@ -1411,13 +1316,151 @@ impl Combat {
         Ok(())
     }
 
+    /// The effect a counter names: one of the current part of the breakdown
+    /// (counters answer only within it).
+    fn counter_target(&self, target: u64, s: Step) -> Result<&Effect, Refusal> {
+        let Some(t) = self.effects.get(target) else {
+            return refuse(
+                COUNTER_RULE,
+                format!("seq {target} is not a card effect of this combat that can be countered"),
+            );
+        };
+        if t.scope != self.scope {
+            return refuse(
+                COUNTER_RULE,
+                format!(
+                    "seq {target} belongs to an earlier part of the breakdown; a counter answers a just-played card of {}",
+                    s.section.title()
+                ),
+            );
+        }
+        Ok(t)
+    }
+
+    /// Whether a player who counters `answers` may counter `t` (steps 13 and 14).
+    fn answers_effect(&self, t: &Effect, answers: Answers, others: &[String]) -> Result<(), Refusal> {
+        match answers {
+            Answers::Any => {}
+            Answers::EffectsOf(role) => {
+                if !self.plays(role, others, &t.seat) {
+                    return refuse(
+                        "step 13: Attacking player may play card effects to counter Defending player's actions",
+                        format!("seq {} is not the defending player's", t.seq),
+                    );
+                }
+            }
+            Answers::Combatants => {
+                if t.seat != self.attacking_player && t.seat != self.defending_player {
+                    return refuse(
+                        "step 14: Other players may play card effects to counter either players' action",
+                        format!("seq {} is not the attacking or defending player's", t.seq),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Card effects are played only while no combat-ending card stands
+    /// (gap 2): then only counters to it, or passes.
+    fn no_ending_card(&self) -> Result<(), Refusal> {
+        match self.ending_card() {
+            Some(ending) => refuse(
+                "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and proceed to step 37",
+                format!(
+                    "the combat-ending card played at seq {ending} still stands: only counters to it, or passes, are legal now"
+                ),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// The first player is one of the two in combat.
+    fn may_strike_first(&self, seat: &str) -> bool {
+        seat == self.attacking_player || seat == self.defending_player
+    }
+
+    /// What this (sub-)combat determined so far.
+    fn determined_now(&self) -> Option<&Determined> {
+        match self.part {
+            Part::SecondCombat => self.second_combat.as_ref(),
+            _ => Some(&self.first_combat),
+        }
+    }
+
+    /// The warriors a save may name: "save" wounded and/or killed warriors,
+    /// only those two fates, at step 37 of this (sub-)combat.
+    fn harmed(&self) -> impl Iterator<Item = &str> {
+        let results = self.determined_now().and_then(|d| d.results.as_deref()).unwrap_or_default();
+        results.iter().filter(|o| matches!(o.outcome, Fate::Wounded | Fate::Killed)).map(|o| o.warrior.as_str())
+    }
+
+    /// The combatants, each named once in a determination.
+    fn combatants(&self) -> BTreeSet<&str> {
+        [self.attacker.as_str(), self.defender.as_str()].into()
+    }
+
+    /// The modifiers of this (sub-)combat that no standing counter
+    /// nullified: what step 37 counts.
+    fn standing_modifiers(&self) -> BTreeSet<u64> {
+        let sub = self.sub_scope;
+        self.effects.standing_of(Kind::Modify.name(), None).filter(|e| e.scope >= sub).map(|e| e.seq).collect()
+    }
+
+    /// The saves of this (sub-)combat that still stand, by warrior.
+    fn standing_saves(&self) -> BTreeMap<String, u64> {
+        let sub = self.sub_scope;
+        self.effects
+            .standing_of(Kind::Save.name(), None)
+            .filter(|e| e.scope >= sub)
+            .filter_map(|e| match self.plays.get(&e.seq) {
+                Some(Play::Save { warrior, .. }) => Some((warrior.clone(), e.seq)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether `warrior`'s status at step 44 may be `outcome`, given the
+    /// saves that stand (`saved`): its result at step 37, or, where a save
+    /// stands, milder (gap 9).
+    fn status_allowed(
+        &self,
+        warrior: &str,
+        outcome: Fate,
+        saved: &BTreeMap<String, u64>,
+        judge: bool,
+    ) -> Result<(), Refusal> {
+        const RULE: &str = "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed";
+        let results = self.determined_now().and_then(|d| d.results.as_deref()).unwrap_or_default();
+        let result = results.iter().find(|r| r.warrior == warrior).map_or(Fate::Unharmed, |r| r.outcome);
+        match saved.get(warrior) {
+            None if result != outcome => refuse(
+                RULE,
+                format!(
+                    "{warrior} was {result:?} at step 37 and no save that still stands names it, so its status cannot be {outcome:?}"
+                ),
+            ),
+            // A save that stands means the warrior escaped the fate it
+            // was saved from; what it became instead (wounded,
+            // unharmed) is the card's, so the table records it (gap 9).
+            // A judge may record otherwise: that is a ruling, on the record.
+            Some(save) if !outcome.milder_than(result) && !judge => refuse(
+                RULE,
+                format!(
+                    "the save at seq {save} still stands and names {warrior}, which was {result:?} at step 37: its status must be milder than that, not {outcome:?} (a judge may rule otherwise)"
+                ),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// A standing combat-ending card of the current part of the breakdown.
     fn ending_card(&self) -> Option<u64> {
         self.effects.standing_of(Kind::EndCombat.name(), Some(self.scope)).map(|e| e.seq).next()
     }
 
     fn determine(&mut self, what: &str, r: &Resolve, s: Step, judge: bool) -> Result<(), Refusal> {
-        let warriors: BTreeSet<&str> = [self.attacker.as_str(), self.defender.as_str()].into();
+        let warriors = self.combatants();
         let names = |list: Vec<&str>| -> Result<(), Refusal> {
             let set: BTreeSet<&str> = list.iter().copied().collect();
             if set.len() != list.len() || set != warriors {
@@ -1439,13 +1482,7 @@ impl Combat {
             ("results", Resolve::Results { results, counted }) => {
                 names(results.iter().map(|x| x.warrior.as_str()).collect())?;
                 let sub = self.sub_scope;
-                // The modifiers of this (sub-)combat that no standing counter nullified.
-                let standing: BTreeSet<u64> = self
-                    .effects
-                    .standing_of(Kind::Modify.name(), None)
-                    .filter(|e| e.scope >= sub)
-                    .map(|e| e.seq)
-                    .collect();
+                let standing = self.standing_modifiers();
                 let counted_set: BTreeSet<u64> = counted.iter().copied().collect();
                 if counted_set.len() != counted.len() || counted_set != standing {
                     let countered: Vec<u64> = self
@@ -1466,46 +1503,9 @@ impl Combat {
             }
             ("status", Resolve::Status { status }) => {
                 names(status.iter().map(|x| x.warrior.as_str()).collect())?;
-                let results = self.determined().results.clone().unwrap_or_default();
-                let sub = self.sub_scope;
-                // The saves of this (sub-)combat that still stand, by warrior.
-                let saved: BTreeMap<String, u64> = self
-                    .effects
-                    .standing_of(Kind::Save.name(), None)
-                    .filter(|e| e.scope >= sub)
-                    .filter_map(|e| match self.plays.get(&e.seq) {
-                        Some(Play::Save { warrior, .. }) => Some((warrior.clone(), e.seq)),
-                        _ => None,
-                    })
-                    .collect();
-                const RULE: &str = "step 44: Wounded warriors are rotated, killed warriors are discarded, and those removed from play are removed";
+                let saved = self.standing_saves();
                 for o in status {
-                    let result = results.iter().find(|r| r.warrior == o.warrior).map_or(Fate::Unharmed, |r| r.outcome);
-                    match saved.get(&o.warrior) {
-                        None if result != o.outcome => {
-                            return refuse(
-                                RULE,
-                                format!(
-                                    "{} was {:?} at step 37 and no save that still stands names it, so its status cannot be {:?}",
-                                    o.warrior, result, o.outcome
-                                ),
-                            );
-                        }
-                        // A save that stands means the warrior escaped the fate it
-                        // was saved from; what it became instead (wounded,
-                        // unharmed) is the card's, so the table records it (gap 9).
-                        // A judge may record otherwise: that is a ruling, on the record.
-                        Some(save) if !o.outcome.milder_than(result) && !judge => {
-                            return refuse(
-                                RULE,
-                                format!(
-                                    "the save at seq {save} still stands and names {}, which was {:?} at step 37: its status must be milder than that, not {:?} (a judge may rule otherwise)",
-                                    o.warrior, result, o.outcome
-                                ),
-                            );
-                        }
-                        _ => {}
-                    }
+                    self.status_allowed(&o.warrior, o.outcome, &saved, judge)?;
                 }
                 self.determined().status = Some(status.clone());
             }
@@ -1699,8 +1699,7 @@ impl Combat {
         match (pending, action) {
             (Pending::StrikeOrder { .. }, Action::Resolve(Resolve::StrikeOrder { first })) => {
                 if let Some(f) = first
-                    && *f != self.attacking_player
-                    && *f != self.defending_player
+                    && !self.may_strike_first(f)
                 {
                     return refuse(
                         RULE,
@@ -1728,6 +1727,92 @@ impl Combat {
         self.settle(others, seq);
         Ok(false)
     }
+}
+
+const COUNTER_RULE: &str = "the term \"counter\" refers to cards which NULLIFY a just-played card";
+
+/// A counter's card: a special card only in the steps named for it.
+fn counter_card_allowed(card: &str, s: Step) -> Result<(), Refusal> {
+    match special(card) {
+        Some(sp) if !sp.sections.contains(&s.section) => refuse(
+            "special cards at the end of the text",
+            format!("{} is not played during {}", sp.name, s.section.title()),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Which effects a step allows, whatever they name: the special cards at the
+/// end of the text only in the steps named there (and the combat-ending ones
+/// only as `end_combat`), every other card only as a kind the step allows
+/// `actor` to play.
+fn step_allows(actor: &str, card: &str, kind: Kind, allowed: &[Kind], s: Step) -> Result<(), Refusal> {
+    match special(card) {
+        Some(sp) => {
+            if !sp.sections.contains(&s.section) {
+                let named: Vec<_> = sp.sections.iter().map(|x| x.title()).collect();
+                return refuse(
+                    "special cards at the end of the text",
+                    format!(
+                        "{} is played during {} only, and this is {}",
+                        sp.name,
+                        named.join(" or "),
+                        s.section.title()
+                    ),
+                );
+            }
+            if sp.ends_combat != (kind == Kind::EndCombat) {
+                let should = if sp.ends_combat {
+                    "is a COMBAT ENDING CARD: play it as end_combat"
+                } else {
+                    "is not a combat-ending card"
+                };
+                return refuse("special cards at the end of the text", format!("{} {should}", sp.name));
+            }
+            if !sp.ends_combat && !allowed.contains(&kind) {
+                return refuse(rule_text(s), format!("{actor} may not play a {} effect here", kind.name()));
+            }
+        }
+        None if !allowed.contains(&kind) => {
+            let rule = match kind {
+                Kind::Modify => "Cards which modify are played in the COMBAT MODIFICATION STEP",
+                Kind::Save => {
+                    "steps 38, 40, 42: card effects \"save\" wounded and/or killed warriors in ESCAPE WOUNDING"
+                }
+                _ => rule_text(s),
+            };
+            let may: Vec<_> = allowed.iter().map(|k| k.name()).collect();
+            return refuse(
+                rule,
+                format!(
+                    "a {} effect is not legal here ({}); {actor} may play: {}",
+                    kind.name(),
+                    s.section.title(),
+                    may.join(", ")
+                ),
+            );
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// The kinds of effect a player who may do `mine` may play.
+fn play_kinds(mine: &[May]) -> Vec<Kind> {
+    mine.iter()
+        .flat_map(|m| match m {
+            May::Play(k) => k.to_vec(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+/// Whose effects a player who may do `mine` may counter, if it may counter.
+fn counter_answers(mine: &[May]) -> Option<Answers> {
+    mine.iter().find_map(|m| match m {
+        May::Counter(a) => Some(*a),
+        _ => None,
+    })
 }
 
 /// The text of each step, quoted in refusals.

@@ -249,7 +249,7 @@ impl Sim {
 
 /// The rulesets whose moves are complete: every action a test records is
 /// checked to be offered just before it.
-pub const MOVES_OFFERED: &[&str] = &["rawdeal", "gurps", "riftbound", "wtactics"];
+pub const MOVES_OFFERED: &[&str] = &["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"];
 
 /// Completeness of the moves: the action `actor` recorded after `events`
 /// is admitted by a move offered to `actor` just before it.
