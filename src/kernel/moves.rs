@@ -421,6 +421,89 @@ pub fn put(value: &mut Value, path: &str, new: Value) {
     *v = new;
 }
 
+/// Whether a move is one of those always open to every seat or judge (a
+/// note, a rewind, a penalty, a judge added), not a move of the combat.
+pub fn always_open(m: &Move) -> bool {
+    match m.kind {
+        ActionType::Note => true,
+        ActionType::Ruling => m.action.get("kind").and_then(Value::as_str) != Some("decide"),
+        _ => false,
+    }
+}
+
+/// The moves as a recorder lists them: the combat's first, in the order
+/// the ruleset gives them, then those always open (notes, rulings).
+pub fn menu(moves: &[Move]) -> Vec<&Move> {
+    let (combat, always): (Vec<&Move>, Vec<&Move>) = moves.iter().partition(|m| !always_open(m));
+    combat.into_iter().chain(always).collect()
+}
+
+/// One move in words: its label, then the options of its first choice
+/// (at most six of them, else how many), e.g. "counter Combat Drugs (seq
+/// 50) / Cancel (seq 52)".
+pub fn move_words(m: &Move) -> String {
+    match m.choose.first() {
+        Some(c) if c.options.len() > 6 => format!("{} (one of {})", m.label, c.options.len()),
+        Some(c) if !c.options.is_empty() => {
+            let options: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
+            format!("{} {}", m.label, options.join(" / "))
+        }
+        _ => m.label.clone(),
+    }
+}
+
+/// The moves of the combat in words, one line per actor, in the order the
+/// moves come: "Bob (p2) may: pass · counter Combat Drugs (seq 50) · play
+/// modify / end_combat / save". `name` gives an actor's name ("Bob (p2)").
+/// The moves always open (notes, rulings) are left out, and a run of moves
+/// whose words differ only in one number reads as one ("start combat with
+/// 2 to 12 combatants").
+pub fn in_words(moves: &[Move], name: impl Fn(&str) -> String) -> Vec<String> {
+    let mut actors: Vec<&str> = vec![];
+    for m in moves.iter().filter(|m| !always_open(m)) {
+        if !actors.contains(&m.seat.as_str()) {
+            actors.push(&m.seat);
+        }
+    }
+    actors
+        .into_iter()
+        .map(|actor| {
+            let words: Vec<String> =
+                moves.iter().filter(|m| m.seat == actor && !always_open(m)).map(move_words).collect();
+            format!("{} may: {}", name(actor), runs(words).join(" · "))
+        })
+        .collect()
+}
+
+/// Folds each run of three or more words that differ only in one whole
+/// number, counting up by one, into "... N to M ...".
+fn runs(words: Vec<String>) -> Vec<String> {
+    // (text before the first number, the number, text after it)
+    fn split(w: &str) -> Option<(&str, u64, &str)> {
+        let start = w.find(|c: char| c.is_ascii_digit())?;
+        let len = w[start..].find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len() - start);
+        Some((&w[..start], w[start..start + len].parse().ok()?, &w[start + len..]))
+    }
+    let mut out: Vec<String> = vec![];
+    let mut i = 0;
+    while i < words.len() {
+        let mut j = i + 1;
+        if let Some((before, first, after)) = split(&words[i]) {
+            while j < words.len() && split(&words[j]) == Some((before, first + (j - i) as u64, after)) {
+                j += 1;
+            }
+            if j - i > 2 {
+                out.push(format!("{before}{first} to {}{after}", first + (j - i - 1) as u64));
+                i = j;
+                continue;
+            }
+        }
+        out.push(words[i].clone());
+        i += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +525,15 @@ mod tests {
         assert!(m.admits(&json!({"type": "counter", "target": 50})).unwrap_err().contains("card"));
         assert!(m.admits(&json!({"type": "counter", "target": 50, "card": "C", "x": 1})).is_err());
         assert!(m.admits(&json!({"type": "play", "target": 50, "card": "C"})).is_err());
+    }
+
+    #[test]
+    fn moves_in_words_fold_runs_of_numbers() {
+        let words = |w: &[&str]| runs(w.iter().map(|s| s.to_string()).collect());
+        let run = ["pass", "start with 2 combatants", "start with 3 combatants", "start with 4 combatants", "end"];
+        assert_eq!(words(&run), ["pass", "start with 2 to 4 combatants", "end"]);
+        assert_eq!(words(&["seq 1", "seq 2"]), ["seq 1", "seq 2"], "two are left as they are");
+        assert_eq!(words(&["seq 5", "seq 3", "seq 4"]), ["seq 5", "seq 3", "seq 4"]);
     }
 
     #[test]
@@ -512,54 +604,4 @@ mod tests {
         let bad = json!({"type": "announce", "what": "move", "units": [{"name": "Golem", "tank": 1}]});
         assert!(m.admits(&bad).unwrap_err().contains("tank"));
     }
-}
-
-/// Whether a move is one of those always open to every seat or judge (a
-/// note, a rewind, a penalty, a judge added), not a move of the combat.
-pub fn always_open(m: &Move) -> bool {
-    match m.kind {
-        ActionType::Note => true,
-        ActionType::Ruling => m.action.get("kind").and_then(Value::as_str) != Some("decide"),
-        _ => false,
-    }
-}
-
-/// The moves as a recorder lists them: the combat's first, in the order
-/// the ruleset gives them, then those always open (notes, rulings).
-pub fn menu(moves: &[Move]) -> Vec<&Move> {
-    let (combat, always): (Vec<&Move>, Vec<&Move>) = moves.iter().partition(|m| !always_open(m));
-    combat.into_iter().chain(always).collect()
-}
-
-/// One move in words: its label, then the options of its first choice,
-/// e.g. "counter Combat Drugs (seq 50) / Cancel (seq 52)".
-pub fn move_words(m: &Move) -> String {
-    match m.choose.first() {
-        Some(c) if !c.options.is_empty() && c.options.len() <= 8 => {
-            let options: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
-            format!("{} {}", m.label, options.join(" / "))
-        }
-        _ => m.label.clone(),
-    }
-}
-
-/// The moves of the combat in words, one line per actor, in the order the
-/// moves come: "Bob (p2) may: pass · counter Combat Drugs (seq 50) · play
-/// modify / end_combat / save". `name` gives an actor's name ("Bob (p2)").
-/// The moves always open (notes, rulings) are left out.
-pub fn in_words(moves: &[Move], name: impl Fn(&str) -> String) -> Vec<String> {
-    let mut actors: Vec<&str> = vec![];
-    for m in moves.iter().filter(|m| !always_open(m)) {
-        if !actors.contains(&m.seat.as_str()) {
-            actors.push(&m.seat);
-        }
-    }
-    actors
-        .into_iter()
-        .map(|actor| {
-            let words: Vec<String> =
-                moves.iter().filter(|m| m.seat == actor && !always_open(m)).map(move_words).collect();
-            format!("{} may: {}", name(actor), words.join(" · "))
-        })
-        .collect()
 }
