@@ -16,22 +16,10 @@ use arbiter::kernel::{Entry, EntryKind, Move};
 use common::*;
 use serde_json::{Value, json};
 
-/// The sample game's lines: (actor, action), event 0 first.
-fn sample(ruleset: &str) -> Vec<(String, Value)> {
-    let text = std::fs::read_to_string(repo_file(&format!("examples/{ruleset}-sample.jsonl"))).unwrap();
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            (v["actor"].as_str().unwrap().to_string(), v["action"].clone())
-        })
-        .collect()
-}
-
 /// The sample recorded through `Sim`, up to (not including) line `upto`:
 /// `Sim::try_act` checks each action is offered (`assert_offered`).
 fn sample_sim(ruleset: &str, upto: usize) -> Sim {
-    let lines = sample(ruleset);
+    let lines = sample_lines(ruleset);
     let mut sim = Sim::open(lines[0].1.clone());
     for (actor, action) in &lines[1..upto.max(1)] {
         sim.act(actor, action.clone());
@@ -41,7 +29,7 @@ fn sample_sim(ruleset: &str, upto: usize) -> Sim {
 
 fn every_sample_event_is_offered(ruleset: &str) {
     assert!(MOVES_OFFERED.contains(&ruleset), "{ruleset}'s moves are not yet checked in common::MOVES_OFFERED");
-    let lines = sample(ruleset);
+    let lines = sample_lines(ruleset);
     let mut sim = Sim::open(lines[0].1.clone());
     for (actor, action) in &lines[1..] {
         assert_offered(&sim.table, &sim.events, actor, action);
@@ -160,7 +148,7 @@ fn names_a_typed_value(message: &str, typed: &[(String, Value)]) -> bool {
 /// Random walks from each prefix of the sample: every move tried is built
 /// at random and must be accepted, or refused for a typed value it names.
 fn moves_are_sound(ruleset: &str, walks_per_prefix: u64, steps: usize) {
-    let lines = sample(ruleset);
+    let lines = sample_lines(ruleset);
     let (mut tried, mut accepted) = (0, 0);
     for upto in 1..=lines.len() {
         for walk in 0..walks_per_prefix {

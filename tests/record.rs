@@ -23,18 +23,6 @@ use serde_json::Value;
 const DOWN: &str = "\x1b[B";
 const ENTER: &str = "\r";
 
-/// The sample's lines: (actor, action), event 0 first.
-fn sample(ruleset: &str) -> Vec<(String, Value)> {
-    let text = std::fs::read_to_string(repo_file(&format!("examples/{ruleset}-sample.jsonl"))).unwrap();
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            (v["actor"].as_str().unwrap().to_string(), v["action"].clone())
-        })
-        .collect()
-}
-
 /// Waits for `prompt` on screen; if it does not come, fails with what the screen showed last.
 fn expect(p: &mut OsSession, prompt: &str) {
     if let Err(e) = p.expect(prompt) {
@@ -152,7 +140,7 @@ fn record_again(ruleset: &str) {
     // The same header, byte for byte: a fork at event 0.
     ok(&["fork", &reference, "again", "--at", "0"]);
 
-    let lines = sample(ruleset);
+    let lines = sample_lines(ruleset);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
     cmd.args(["--data", data.to_str().unwrap(), "record", "again"]).env("NO_COLOR", "1");
     let mut p = Session::spawn(cmd).unwrap();
@@ -226,4 +214,29 @@ fn rawdeal_is_recorded_by_moves_alone() {
 #[test]
 fn gurps_is_recorded_by_moves_alone() {
     record_again("gurps");
+}
+
+/// Against a server, a seat with nothing to do waits on the live stream and
+/// offers its moves as soon as the other seat's event arrives.
+#[test]
+fn a_seat_waits_for_the_other_seats_event_on_the_live_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::server::Served::start(dir.path());
+    s.doomtrooper("g", "public");
+    let p1 = s.token("g", "seat", "p1");
+    let p2 = s.token("g", "seat", "p2");
+    assert_eq!(s.append("g", &p1, "p1", combat("p2", "Max", "Leg"), 1).0, 201);
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(["--server", &s.url, "--token", &p2, "record", "g", "--as", "p2"]).env("NO_COLOR", "1");
+    let mut p = Session::spawn(cmd).unwrap();
+    p.get_process_mut().set_window_size(1000, 50).unwrap();
+    p.set_expect_timeout(Some(Duration::from_secs(30)));
+    // Step 2 is the attacking player's: p2 waits.
+    expect(&mut p, "p2 has no move now; waiting for p1");
+    assert_eq!(s.append("g", &p1, "p1", tactic("Fight"), 2).0, 201);
+    // The battle tactic's window: p2 may answer it.
+    expect(&mut p, "move after seq 2:");
+    p.send("\x1b").unwrap();
+    p.expect(expectrl::Eof).unwrap();
 }

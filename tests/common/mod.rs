@@ -338,6 +338,19 @@ pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A ruleset's bundled sample as (actor, action) lines, event 0 first.
+pub fn sample_lines(ruleset: &str) -> Vec<(String, Value)> {
+    let kind = arbiter::rules::Kind::named(ruleset).unwrap_or_else(|| panic!("no ruleset {ruleset}"));
+    kind.sample()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (v["actor"].as_str().unwrap().to_string(), v["action"].clone())
+        })
+        .collect()
+}
+
 pub fn sample() -> &'static str {
     include_str!("../../examples/doomtrooper-sample.jsonl")
 }
