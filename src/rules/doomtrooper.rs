@@ -998,8 +998,18 @@ impl State {
                         if c.plays(*role, &others, h) {
                             match m {
                                 May::Play(_) if ending => {}
-                                May::Play(_) => _ = legal.insert(ActionType::Play),
-                                May::Counter(_) => _ = legal.insert(ActionType::Counter),
+                                // A save needs a warrior wounded or killed to name.
+                                May::Play(kinds)
+                                    if kinds.iter().any(|k| *k != Kind::Save || c.harmed().next().is_some()) =>
+                                {
+                                    _ = legal.insert(ActionType::Play)
+                                }
+                                May::Play(_) => {}
+                                // A counter needs something to name.
+                                May::Counter(a) if c.counter_targets(s, *a, &others).next().is_some() => {
+                                    _ = legal.insert(ActionType::Counter)
+                                }
+                                May::Counter(_) => {}
                             }
                         }
                     }
@@ -1338,6 +1348,21 @@ impl Combat {
     }
 
     /// Whether a player who counters `answers` may counter `t` (steps 13 and 14).
+    /// The effects a counter of this step may name, oldest first: of the
+    /// current part of the breakdown, and of the players it answers. The
+    /// view lists `counter` only when there is one; the moves offer them.
+    fn counter_targets<'a>(
+        &'a self,
+        s: Step,
+        answers: Answers,
+        others: &'a [String],
+    ) -> impl DoubleEndedIterator<Item = &'a Effect> + 'a {
+        self.effects
+            .effects
+            .iter()
+            .filter(move |e| self.counter_target(e.seq, s).is_ok() && self.answers_effect(e, answers, others).is_ok())
+    }
+
     fn answers_effect(&self, t: &Effect, answers: Answers, others: &[String]) -> Result<(), Refusal> {
         match answers {
             Answers::Any => {}

@@ -1516,11 +1516,14 @@ impl State {
                     holder(window),
                     vec![ActionType::Play, ActionType::Pass],
                 ),
-                Stage::Focus { window } => (
-                    step("545-553", "Showdown"),
-                    holder(window),
-                    vec![ActionType::Announce, ActionType::Play, ActionType::Pass],
-                ),
+                Stage::Focus { window } => {
+                    // An invitation (announce) needs a player outside the showdown.
+                    let mut legal = vec![ActionType::Play, ActionType::Pass];
+                    if !self.invitable(sd).is_empty() {
+                        legal.insert(0, ActionType::Announce);
+                    }
+                    (step("545-553", "Showdown"), holder(window), legal)
+                }
                 Stage::Invited { player, .. } => {
                     (step("545-553", "Showdown: invitation"), one(player), vec![ActionType::Announce])
                 }

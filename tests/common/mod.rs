@@ -259,6 +259,7 @@ pub fn assert_offered(table: &Table, events: &[Event], actor: &str, action: &Val
         return;
     }
     let moves = table.moves(events.len() as u64);
+    assert_view_is_the_moves(table, &moves);
     let mine: Vec<_> = moves.iter().filter(|m| m.seat == actor).collect();
     if mine.iter().any(|m| m.admits(action).is_ok()) {
         return;
@@ -274,6 +275,26 @@ pub fn assert_offered(table: &Table, events: &[Event], actor: &str, action: &Val
         why.join("\n"),
         mine.iter().map(|m| &m.label).collect::<Vec<_>>()
     );
+}
+
+/// One source of the rules: the view's `may_act` and `legal` are the actors
+/// and the action types of the moves of the combat (the moves always open,
+/// notes and rulings other than a decision, aside; a decision is a judge's
+/// move of the ruleset, which the view lists as the ruleset's type).
+#[track_caller]
+pub fn assert_view_is_the_moves(table: &Table, moves: &[arbiter::kernel::Move]) {
+    use std::collections::BTreeSet;
+    let combat: Vec<_> = moves.iter().filter(|m| !arbiter::kernel::moves::always_open(m)).collect();
+    let actors: BTreeSet<&str> = combat.iter().map(|m| m.seat.as_str()).collect();
+    let kinds: BTreeSet<ActionType> = combat.iter().filter(|m| m.kind != ActionType::Ruling).map(|m| m.kind).collect();
+    let view = table.view();
+    let at = &view.step.reference;
+    assert_eq!(
+        actors,
+        view.may_act.iter().map(String::as_str).collect(),
+        "who may act at {at}, by the moves and by the view"
+    );
+    assert_eq!(kinds, view.legal.iter().copied().collect(), "what is legal at {at}, by the moves and by the view");
 }
 
 // Actions, in the payloads of schemas/doomtrooper/action.schema.json.

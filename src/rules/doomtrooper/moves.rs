@@ -236,11 +236,8 @@ fn first_player(c: &Combat, header: &Header) -> Choice {
 fn counter(c: &Combat, s: Step, actor: &str, answers: super::Answers, others: &[String], header: &Header) -> Vec<Move> {
     let standing = c.effects.standing();
     let targets: Vec<Pick> = c
-        .effects
-        .effects
-        .iter()
+        .counter_targets(s, answers, others)
         .rev()
-        .filter(|e| c.counter_target(e.seq, s).is_ok() && c.answers_effect(e, answers, others).is_ok())
         .map(|e| Pick::new(e.seq, effect_label(c, e, standing.contains(&e.seq), header)))
         .collect();
     if targets.is_empty() {
