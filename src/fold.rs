@@ -130,6 +130,7 @@ fn header_violation(message: String) -> Violation {
         rule: "event 0 is {\"type\":\"open\", ...} with the header (schemas/open.schema.json)".into(),
         message,
         may_act: vec![],
+        offered: vec![],
     }
 }
 

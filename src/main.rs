@@ -92,6 +92,9 @@ fn report(err: &anyhow::Error, json: bool) {
             } else {
                 eprintln!("  may act now: {}", v.may_act.join(", "));
             }
+            if !v.offered.is_empty() {
+                eprintln!("  you may: {}", v.offered.join(" · "));
+            }
             eprintln!("  nothing was stored");
         }
         _ => {

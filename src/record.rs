@@ -621,7 +621,9 @@ impl<'s> Recorder<'s> {
         let (sealed, views, snapshots, ticket) = match rest {
             [sub] => {
                 let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head).map_err(|e| (k, e))?;
-                self.folder.push(&event, &self.source).map_err(|e| (k, refused(e)))?;
+                if let Err(e) = self.folder.push(&event, &self.source) {
+                    return Err((k, self.with_offers(refused(e), &sub.actor)));
+                }
                 let view = self.table().view();
                 let sealed = vec![(event, bytes)];
                 let ticket = match self.source.store.insert_batch(&self.source.game, &sealed) {
@@ -649,6 +651,19 @@ impl<'s> Recorder<'s> {
         self.head = sealed.last().expect("a batch").0.link();
         done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| Appended { event, duplicate: false, view }));
         Ok(Stored { done, first: k, ticket, snapshots })
+    }
+
+    /// A refusal of `actor`'s action at the head, with what `actor` may
+    /// record there instead (`Violation::offered`): the moves are worked out
+    /// only here, on the refusal's cold path.
+    fn with_offers(&self, e: RecordError, actor: &str) -> RecordError {
+        match (e, self.folder.table()) {
+            (RecordError::Refused(mut v), Some(table)) => {
+                v.offered = crate::kernel::moves::offered_to(&table.moves(self.head.seq + 1), actor);
+                RecordError::Refused(v)
+            }
+            (e, _) => e,
+        }
     }
 
     /// The second half of `append_batch`: `durable` is what the store said

@@ -203,6 +203,33 @@ fn state_shows_the_step_who_may_act_and_what_is_legal() {
     let log = String::from_utf8(arbiter(d, &["log", "g"]).stdout).unwrap();
     assert_eq!(log.lines().count(), 3);
     assert!(log.contains("announce battle_tactic tactic=Fight"), "{log}");
+    // In words, `state` lists each actor's moves: here Bob may counter the battle tactic (seq 2).
+    let text = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
+    assert!(text.contains("Bob (p2) may: pass · counter battle tactic Fight (seq 2) by Alice (p1)"), "{text}");
+}
+
+#[test]
+fn a_refusal_says_what_the_actor_may_do_instead_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d, "g");
+    let combat = r#"{"type":"announce","what":"combat","defending_player":"p2","attacker":"A","defender":"D"}"#;
+    assert!(arbiter(d, &["append", "g", "--actor", "p1", combat]).status.success());
+    let before = head(d, "g");
+    // p1 passes where the battle tactic is owed.
+    let out = arbiter(d, &["--json", "append", "g", "--actor", "p1", r#"{"type":"pass"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["violation"]["offered"], json!(["announce battle tactic"]), "{v}");
+    let out = arbiter(d, &["append", "g", "--actor", "p1", r#"{"type":"pass"}"#]);
+    assert!(stderr(&out).contains("you may: announce battle tactic"), "{}", stderr(&out));
+    assert_eq!(head(d, "g"), before, "a refusal stored nothing");
+    // Out of turn: p2 has no move here, so nothing is offered, and who may act is said.
+    let out = arbiter(d, &["--json", "append", "g", "--actor", "p2", r#"{"type":"pass"}"#]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"]["violation"].get("offered").is_none(), "{v}");
+    assert_eq!(v["error"]["violation"]["may_act"], json!(["p1"]));
+    assert_eq!(head(d, "g"), before, "a refusal stored nothing");
 }
 
 /// An export of the sample, via the demo.

@@ -70,6 +70,11 @@ pub struct Violation {
     pub rule: String,
     pub message: String,
     pub may_act: Vec<String>,
+    /// What the actor refused may record now, in words (its moves of the
+    /// combat, `moves::move_words`): filled in on the append path, where a
+    /// refusal is shown to the table; empty elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offered: Vec<String>,
 }
 
 fn may_act_sentence(may_act: &[String]) -> String {
@@ -82,7 +87,13 @@ fn may_act_sentence(may_act: &[String]) -> String {
 
 impl Violation {
     pub fn new(view: &View, rule: impl Into<String>, message: impl Into<String>) -> Violation {
-        Violation { step: view.step.clone(), rule: rule.into(), message: message.into(), may_act: view.may_act.clone() }
+        Violation {
+            step: view.step.clone(),
+            rule: rule.into(),
+            message: message.into(),
+            may_act: view.may_act.clone(),
+            offered: vec![],
+        }
     }
 }
 

@@ -452,6 +452,12 @@ pub fn move_words(m: &Move) -> String {
     }
 }
 
+/// What `actor` may record now in words, one entry per move of the
+/// combat (a refusal lists them: see `Violation::offered`).
+pub fn offered_to(moves: &[Move], actor: &str) -> Vec<String> {
+    runs(moves.iter().filter(|m| m.seat == actor && !always_open(m)).map(move_words).collect())
+}
+
 /// The moves of the combat in words, one line per actor, in the order the
 /// moves come: "Bob (p2) may: pass · counter Combat Drugs (seq 50) · play
 /// modify / end_combat / save". `name` gives an actor's name ("Bob (p2)").

@@ -115,6 +115,7 @@ impl Table {
             rule: "event 0 holds the header".into(),
             message,
             may_act: vec![],
+            offered: vec![],
         };
         header.check().map_err(refuse)?;
         let kind = Kind::named(&header.ruleset).filter(|k| k.version() == header.ruleset_version);
