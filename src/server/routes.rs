@@ -512,7 +512,7 @@ pub fn openapi() -> Value {
         json!({"type": "object", "required": ["error"], "properties": {"error": {"type": "object",
             "required": ["code", "message"], "properties": {
                 "code": {"enum": codes}, "message": {"type": "string"},
-                "violation": {"description": "refused: the step, the rule, the message and who may act"},
+                "violation": {"description": "refused: the step, the rule, the message, who may act, and (on an append) what the actor may record instead, in words (offered)"},
                 "head": {"description": "conflict: the game's current head {seq, hash}"}}}}}),
     );
     let mut paths = Map::new();
