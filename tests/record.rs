@@ -127,26 +127,41 @@ fn answer(p: &mut OsSession, m: &Move, action: &Value) {
     }
 }
 
-fn record_again(ruleset: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+/// `arbiter` on the store `store` names (`--data DIR` or `--store URL`); it must succeed.
+fn ok(store: &[&str], args: &[&str]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .env_remove("ARBITER_SERVER")
+        .env_remove("ARBITER_TOKEN")
+        .args(store)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// `arbiter record` on a pseudo-terminal wide enough that no prompt wraps
+/// (a wrapped line breaks the text the test waits for).
+fn recorder(args: &[&str]) -> OsSession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.args(args).env("NO_COLOR", "1").env_remove("ARBITER_SERVER").env_remove("ARBITER_TOKEN");
+    let mut p = Session::spawn(cmd).unwrap();
+    p.get_process_mut().set_window_size(1000, 50).unwrap();
+    p.set_expect_timeout(Some(Duration::from_secs(30)));
+    p
+}
+
+/// Records `ruleset`'s sample again with `record` on the store `store`
+/// names, and compares the two exports.
+fn record_again(ruleset: &str, store: &[&str]) {
     let reference = format!("{ruleset}-sample");
-    let ok = |args: &[&str]| {
-        let out = arbiter(&data, args);
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        out
-    };
+    let ok = |args: &[&str]| ok(store, args);
     ok(&["demo", "--ruleset", ruleset, "--as", &reference]);
     // The same header, byte for byte: a fork at event 0.
     ok(&["fork", &reference, "again", "--at", "0"]);
 
     let lines = sample_lines(ruleset);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
-    cmd.args(["--data", data.to_str().unwrap(), "record", "again"]).env("NO_COLOR", "1");
-    let mut p = Session::spawn(cmd).unwrap();
-    // Wide enough that no prompt wraps: a wrapped line breaks the text the test waits for.
-    p.get_process_mut().set_window_size(1000, 50).unwrap();
-    p.set_expect_timeout(Some(Duration::from_secs(30)));
+    let mut p = recorder(&[store, &["record", "again"]].concat());
     let mut sim = Sim::open(lines[0].1.clone());
     for (seq, (actor, action)) in lines.iter().enumerate().skip(1) {
         let moves = sim.table.moves(seq as u64);
@@ -193,27 +208,32 @@ fn record_needs_a_terminal() {
 
 #[test]
 fn doomtrooper_is_recorded_by_moves_alone() {
-    record_again("doomtrooper");
+    let dir = tempfile::tempdir().unwrap();
+    record_again("doomtrooper", &["--data", dir.path().to_str().unwrap()]);
 }
 
 #[test]
 fn wtactics_is_recorded_by_moves_alone() {
-    record_again("wtactics");
+    let dir = tempfile::tempdir().unwrap();
+    record_again("wtactics", &["--data", dir.path().to_str().unwrap()]);
 }
 
 #[test]
 fn riftbound_is_recorded_by_moves_alone() {
-    record_again("riftbound");
+    let dir = tempfile::tempdir().unwrap();
+    record_again("riftbound", &["--data", dir.path().to_str().unwrap()]);
 }
 
 #[test]
 fn rawdeal_is_recorded_by_moves_alone() {
-    record_again("rawdeal");
+    let dir = tempfile::tempdir().unwrap();
+    record_again("rawdeal", &["--data", dir.path().to_str().unwrap()]);
 }
 
 #[test]
 fn gurps_is_recorded_by_moves_alone() {
-    record_again("gurps");
+    let dir = tempfile::tempdir().unwrap();
+    record_again("gurps", &["--data", dir.path().to_str().unwrap()]);
 }
 
 /// Against a server, a seat with nothing to do waits on the live stream and
@@ -227,15 +247,52 @@ fn a_seat_waits_for_the_other_seats_event_on_the_live_stream() {
     let p2 = s.token("g", "seat", "p2");
     assert_eq!(s.append("g", &p1, "p1", combat("p2", "Max", "Leg"), 1).0, 201);
 
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
-    cmd.args(["--server", &s.url, "--token", &p2, "record", "g", "--as", "p2"]).env("NO_COLOR", "1");
-    let mut p = Session::spawn(cmd).unwrap();
-    p.get_process_mut().set_window_size(1000, 50).unwrap();
-    p.set_expect_timeout(Some(Duration::from_secs(30)));
+    let mut p = recorder(&["--server", &s.url, "--token", &p2, "record", "g", "--as", "p2"]);
     // Step 2 is the attacking player's: p2 waits.
     expect(&mut p, "p2 has no move now; waiting for p1");
     assert_eq!(s.append("g", &p1, "p1", tactic("Fight"), 2).0, 201);
     // The battle tactic's window: p2 may answer it.
+    expect(&mut p, "move after seq 2:");
+    p.send("\x1b").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+}
+
+/// On a database store: the recorder records a sample as on a directory,
+/// and a seat waits for the other seat's event, which another process
+/// appends meanwhile (a directory store is held by the recorder: there it
+/// says so instead).
+#[test]
+fn on_postgresql_a_sample_is_recorded_by_moves_and_a_seat_waits_for_the_other() {
+    let db = common::backend::Backend::new(common::backend::Kind::Postgres);
+    let store = db.cli_args();
+    record_again("wtactics", &store);
+
+    ok(&store, &["new", "w", "--ruleset", "wtactics", "--seat", "p1=Alice", "--seat", "p2=Bob"]);
+    let attack = r#"{"type":"announce","what":"attackers","attackers":[{"name":"Orc Raider","atk":3,"def":2}]}"#;
+    ok(&store, &["append", "w", "--actor", "p1", attack]);
+    ok(&store, &["append", "w", "--actor", "p2", r#"{"type":"pass"}"#]);
+    // Alice (p1) has the Response opportunity now: Bob waits.
+    let mut p = recorder(&[&store[..], &["record", "w", "--as", "p2"]].concat());
+    expect(&mut p, "p2 has no move now; waiting for p1");
+    ok(&store, &["append", "w", "--actor", "p1", r#"{"type":"pass"}"#]);
+    // Part II: Bob defends or lets the attack through.
+    expect(&mut p, "move after seq 3:");
+    p.send("\x1b").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+}
+
+/// On a directory store no one else can record while the recorder holds
+/// it: a seat with nothing to do is told so, not left waiting.
+#[test]
+fn on_a_directory_store_a_seat_with_no_move_is_told_why_it_cannot_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = ["--data", dir.path().to_str().unwrap()];
+    ok(&store, &["new", "w", "--ruleset", "wtactics", "--seat", "p1=Alice", "--seat", "p2=Bob"]);
+    let attack = r#"{"type":"announce","what":"attackers","attackers":[{"name":"Orc Raider","atk":3,"def":2}]}"#;
+    ok(&store, &["append", "w", "--actor", "p1", attack]);
+    ok(&store, &["append", "w", "--actor", "p2", r#"{"type":"pass"}"#]);
+    let mut p = recorder(&[&store[..], &["record", "w", "--as", "p2"]].concat());
+    expect(&mut p, "no one else can record in this store while it is open here");
     expect(&mut p, "move after seq 2:");
     p.send("\x1b").unwrap();
     p.expect(expectrl::Eof).unwrap();
