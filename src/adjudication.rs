@@ -190,13 +190,11 @@ pub struct PenaltyRecord {
 pub fn moves(table: &crate::rules::Table, next_seq: u64, moves: &mut Vec<Move>) {
     use serde_json::json;
     let header = &table.header;
-    let last = i64::try_from(next_seq).unwrap_or(i64::MAX) - 1;
+    // Event 0 is always there: the moves follow some event.
+    let last = i64::try_from(next_seq.max(1)).unwrap_or(i64::MAX) - 1;
     let concerns = |label: &str, max: i64| Entry::number("concerns", EntryKind::Event, label, Some(0), Some(max));
     let reason = || Entry::new("reason", EntryKind::Text, "the reason");
     let rule = || Entry::new("rule", EntryKind::Text, "the rule cited").optional();
-    if last < 0 {
-        return;
-    }
     let decisions: Vec<Move> = match table.view().awaiting_ruling {
         Some(_) => moves.iter().filter(|m| header.is_judge(&m.seat)).map(decide).collect(),
         None => vec![],

@@ -60,7 +60,6 @@ pub fn state(store: &dyn Store, game: &str, at: Option<u64>) -> Result<Value, Re
     // beside the combat: it stands across rewinds, which return the combat only.
     Ok(json!({"game": game, "seq": seq, "hash": hash, "ruleset": table.header.ruleset, "header": table.header,
         "step": view.step, "may_act": view.may_act, "legal": view.legal, "awaiting_ruling": view.awaiting_ruling,
-        "moves": table.moves(seq + 1),
         "priority": table.priority(), "judges": table.header.judges, "penalties": table.penalties, "rulings": table.rulings,
         "notes": table.notes, "board": table.board(), "state": table.state}))
 }

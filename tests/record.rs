@@ -255,6 +255,14 @@ fn a_seat_waits_for_the_other_seats_event_on_the_live_stream() {
     expect(&mut p, "move after seq 2:");
     p.send("\x1b").unwrap();
     p.expect(expectrl::Eof).unwrap();
+
+    // A judge never waits: rulings are always open (here, nothing of the combat is the judge's).
+    let dana = s.token("g", "judge", "Dana");
+    let mut p = recorder(&["--server", &s.url, "--token", &dana, "record", "g", "--judge", "Dana"]);
+    expect(&mut p, "Dana: penalty");
+    expect(&mut p, "move after seq 2:");
+    p.send("\x1b").unwrap();
+    p.expect(expectrl::Eof).unwrap();
 }
 
 /// On a database store: the recorder records a sample as on a directory,

@@ -542,4 +542,12 @@ fn the_moves_are_the_callers_own_and_as_the_store_gives_them() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(cli["moves"], mine["moves"]);
+    // A name with a space reaches the server whole (and is not an actor of g).
+    let out = arbiter(dir.path(), &["--server", &s.url, "--token", &s.organiser, "moves", "g", "--as", "Dana Smith"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Dana Smith is not a seat or judge of g"));
+    // `state` does not hand out the moves: they are read through /moves, with its rule.
+    let (status, state) = s.get("/api/games/g/state", Some(&p1));
+    assert_eq!(status, 200);
+    assert!(state.get("moves").is_none(), "{state}");
 }

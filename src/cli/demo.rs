@@ -17,16 +17,6 @@ use super::new::str;
 use super::remote::Client;
 use super::{Output, Target, append, rec};
 
-/// The bundled samples, one per ruleset (written by tools/make-samples.py).
-/// Doomtrooper: a three-player combat (a battle tactic countered, a change of
-/// combatants that repeats steps 2-15, a non-simultaneous combat), then a
-/// second combat ended by Smoke Bomb. WTactics: an attack with a combat
-/// that needs a judge's ruling. Riftbound: a showdown without combat, then
-/// a combat with triggers, a chain, Tank damage and a conquest. Raw Deal: a
-/// maneuver reversed by a nested breakdown, then a Multi card. GURPS: ties by
-/// DX and by a roll, two seconds of combat, a knock-out, a drop out.
-/// Each is the ruleset's `Ruleset::SAMPLE`.
-
 #[derive(clap::Args)]
 pub struct Args {
     /// Name for the recorded game (default: sample, sample-2, ...; or RULESET-sample...).

@@ -32,7 +32,9 @@ pub fn fetch(target: &Target, game: &str, at: Option<u64>, actor: Option<&str>) 
                 query.push(format!("at={at}"));
             }
             if let Some(a) = actor {
-                query.push(format!("as={a}"));
+                // A judge's name is free text ("Dana Smith", "A&B"): encoded, it reaches the server whole.
+                let name = percent_encoding::utf8_percent_encode(a, percent_encoding::NON_ALPHANUMERIC);
+                query.push(format!("as={name}"));
             }
             let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
             c.get(&c.game(game, &format!("/moves{query}"))?)

@@ -157,7 +157,15 @@ pub fn state_value(target: &Target, game: &str, at: Option<u64>) -> anyhow::Resu
 
 pub fn state(target: &Target, a: &StateArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let v = state_value(target, &a.game, a.at)?;
-    out.emit(v.clone(), || state_text(&a.game, &v, Paint::for_stdout()));
+    if out.json {
+        out.emit(v, String::new);
+        return Ok(ExitCode::SUCCESS);
+    }
+    // In words, each actor's moves (those the caller's token may see, against a server).
+    let at = v["seq"].as_u64();
+    let moves = super::moves::fetch(target, &a.game, at, None)?;
+    let moves: Vec<Move> = serde_json::from_value(moves["moves"].clone())?;
+    println!("{}", state_text(&a.game, &v, &moves, Paint::for_stdout()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -173,7 +181,7 @@ pub fn head(target: &Target, a: &GameArg, out: &Output) -> anyhow::Result<ExitCo
 /// `state` for people: the header in words, where the combat stands (step,
 /// who may act by name, what is legal, a pending ruling), the board, then
 /// the adjudication that stands.
-pub fn state_text(game: &str, v: &Value, paint: Paint) -> String {
+pub fn state_text(game: &str, v: &Value, moves: &[Move], paint: Paint) -> String {
     let h = &v["header"];
     let mut title = vec![format!("{game}: {}", super::ruleset_title(text(&v["ruleset"])))];
     if let Some(t) = h["tournament"].as_str() {
@@ -194,8 +202,7 @@ pub fn state_text(game: &str, v: &Value, paint: Paint) -> String {
         let who: Vec<String> = view.may_act.iter().map(|id| by_name(v, id)).collect();
         let who = if who.is_empty() { "no one".to_string() } else { who.join(", ") };
         s += &format!("  step: {}\n  may act: {who}\n", view.step.reference);
-        let moves: Vec<Move> = serde_json::from_value(v["moves"].clone()).unwrap_or_default();
-        for line in in_words(&moves, |id| by_name(v, id)) {
+        for line in in_words(moves, |id| by_name(v, id)) {
             s += &format!("  {line}\n");
         }
         if let Some(r) = &view.awaiting_ruling {

@@ -52,7 +52,10 @@ enum Asked {
     Quit,
 }
 
-pub fn run(target: &Target, a: &Args, waits: bool, _out: &Output) -> anyhow::Result<ExitCode> {
+pub fn run(target: &Target, a: &Args, waits: bool, out: &Output) -> anyhow::Result<ExitCode> {
+    if out.json {
+        bail!("record asks its questions on a terminal and prints for people; --json does not apply to it");
+    }
     if !std::io::stdin().is_terminal() {
         bail!("record asks its questions on a terminal; to record from a file or a pipe, use `arbiter append GAME -`");
     }
@@ -62,13 +65,16 @@ pub fn run(target: &Target, a: &Args, waits: bool, _out: &Output) -> anyhow::Res
         let seq = v["seq"].as_u64().context("the moves answer has a seq")?;
         let all: Vec<Move> = serde_json::from_value(v["moves"].clone())?;
         let state = state_value(target, &a.game, Some(seq))?;
-        println!("\n{}\n", state_text(&a.game, &state, Paint::for_stdout()));
+        println!("\n{}\n", state_text(&a.game, &state, &all, Paint::for_stdout()));
         let listed = menu(&all);
-        if let Some(me) = actor
+        // A seat with nothing of the combat to do waits for the event that
+        // gives it something. A judge does not: rulings are always open to it.
+        let who: Vec<&str> = state["may_act"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if let Some(me) = a.as_seat.as_deref()
+            && !who.is_empty()
             && listed.iter().all(|m| always_open(m))
         {
-            let who = state["may_act"].as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>();
-            let who = if who.is_empty() { "no one".to_string() } else { who.join(", ") };
+            let who = who.join(", ");
             if waits {
                 println!("{me} has no move now; waiting for {who} (Ctrl-C to stop)");
                 wait_past(target, &a.game, seq)?;
@@ -94,22 +100,43 @@ pub fn run(target: &Target, a: &Args, waits: bool, _out: &Output) -> anyhow::Res
                 }
                 let sub = Submission { actor: m.seat.clone(), action, at: None };
                 let stored = append::submit(target, &a.game, &[sub], None, Some(seq + 1), |done| {
-                    println!("seq {} appended: {}", done["event"]["seq"], super::new::str(&done["event"]["hash"]));
+                    let again = if done["duplicate"] == json!(true) { " (it was stored already: a retry)" } else { "" };
+                    println!(
+                        "seq {} appended{again}: {}",
+                        done["event"]["seq"],
+                        super::new::str(&done["event"]["hash"])
+                    );
                 });
                 if let Err(e) = stored {
-                    match e.downcast_ref::<RecordError>() {
-                        Some(RecordError::Refused(v)) => {
-                            println!("refused: {}\n  rule: {}\n  nothing was stored", v.message, v.rule)
-                        }
-                        Some(RecordError::Conflict { .. }) => {
-                            println!("another event was recorded first: nothing was stored; here is the game now")
-                        }
-                        _ => return Err(e),
-                    }
+                    not_stored(e)?;
                 }
             }
         }
     }
+}
+
+/// Says why an append was not stored, and goes on where the table can do
+/// something about it (a refusal, a conflict, input the store refused, a
+/// token that may not act so); any other error ends the recorder.
+fn not_stored(e: anyhow::Error) -> anyhow::Result<()> {
+    match e.downcast_ref::<RecordError>() {
+        Some(RecordError::Refused(v)) => {
+            println!("refused: {}\n  rule: {}", v.message, v.rule);
+            if !v.offered.is_empty() {
+                println!("  you may: {}", v.offered.join(" · "));
+            }
+            println!("  nothing was stored");
+        }
+        Some(RecordError::Conflict { .. }) => {
+            println!("another event was recorded first: nothing was stored; here is the game now")
+        }
+        Some(RecordError::Input(why)) => println!("not stored: {why}"),
+        _ => match e.downcast_ref::<super::Denied>() {
+            Some(d) => println!("not stored: {}: {}", d.code, d.message),
+            None => return Err(e),
+        },
+    }
+    Ok(())
 }
 
 /// The answer to a prompt: None when it was left with Esc; Ctrl-C ends the recorder.
@@ -250,7 +277,14 @@ fn enter(target: &Target, game: &str, e: &Entry, path: &str) -> anyhow::Result<O
         }
         return Ok(Some(Some(Value::Array(list))));
     }
-    let Some(text) = answer(Text::new(&question).with_validator(check).prompt())? else { return Ok(None) };
+    // Names already on the board, offered as the table types (Tab takes one).
+    let suggested: Vec<String> = e.suggest.iter().filter_map(|p| p.value.as_str().map(String::from)).collect();
+    let complete = move |typed: &str| -> Result<Vec<String>, inquire::CustomUserError> {
+        let typed = typed.to_lowercase();
+        Ok(suggested.iter().filter(|s| s.to_lowercase().starts_with(&typed)).cloned().collect())
+    };
+    let prompt = Text::new(&question).with_validator(check).with_autocomplete(complete);
+    let Some(text) = answer(prompt.prompt())? else { return Ok(None) };
     let value = parse(e, &text).map_err(|why| anyhow::anyhow!(why))?;
     match (e.kind, value) {
         // An event is named by its seq; its hash is read from the record.

@@ -207,9 +207,15 @@ impl Entry {
             Ok(())
         };
         match self.kind {
-            EntryKind::Card | EntryKind::Name | EntryKind::Text => match value.as_str() {
+            EntryKind::Card | EntryKind::Name => match value.as_str() {
                 Some(s) => check_name(name, s),
                 None => Err(format!("{name}: expected text, got {value}")),
+            },
+            // Free text is the reducer's to check (a reason must not be
+            // empty, a rule cited may be anything): here, only that it is text.
+            EntryKind::Text => match value.is_string() {
+                true => Ok(()),
+                false => Err(format!("{name}: expected text, got {value}")),
             },
             k if k.is_number() => match value.as_i64() {
                 Some(n) => within(n, "value"),
@@ -232,19 +238,21 @@ impl Entry {
                 };
                 within(list.len() as i64, "a list of")?;
                 for item in list {
+                    // As `Move::admits` reads a move: entries, then choices.
                     let mut rest = item.clone();
+                    for e in &self.items {
+                        match take(&mut rest, &e.field) {
+                            Some(Value::Null) if e.optional => {}
+                            Some(v) => e.check(&v)?,
+                            None if e.optional => {}
+                            None => return Err(format!("{name}: an item has no {}", e.field)),
+                        }
+                    }
                     for c in &self.choose {
                         match take(&mut rest, &c.field) {
                             Some(v) => check_choice(c, &v).map_err(|m| format!("{name}: {m}"))?,
                             None if c.min == 0 => {}
                             None => return Err(format!("{name}: an item has no {}", c.field)),
-                        }
-                    }
-                    for e in &self.items {
-                        match take(&mut rest, &e.field) {
-                            Some(v) => e.check(&v)?,
-                            None if e.optional => {}
-                            None => return Err(format!("{name}: an item has no {}", e.field)),
                         }
                     }
                     if !(rest.is_null() || only_empty_objects(&rest)) {
@@ -321,6 +329,8 @@ impl Move {
         for e in &self.enter {
             take(&mut fixed, &e.field);
             match take(&mut rest, &e.field) {
+                // An optional field written as null is left out (the payloads read it as None).
+                Some(Value::Null) if e.optional => {}
                 Some(v) => e.check(&v)?,
                 None if e.optional => {}
                 None => return Err(format!("{} is not entered", e.field)),
@@ -393,8 +403,11 @@ fn at_mut<'a>(value: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     })
 }
 
-/// Sets the value at `path`, making the objects on the way (and growing a
-/// list up to an index with nulls).
+/// Sets the value at `path`, making the objects on the way; in a list, an
+/// index names an element there or the next one (one past the end). A path
+/// that names nothing of the kind (a word where a list is, an index past
+/// the next) changes nothing: paths come from the moves, but a recorder may
+/// read moves from a server, and a bad path must not grow a list without end.
 pub fn put(value: &mut Value, path: &str, new: Value) {
     if path.is_empty() {
         *value = new;
@@ -403,13 +416,14 @@ pub fn put(value: &mut Value, path: &str, new: Value) {
     let mut v = value;
     for key in path.split('/') {
         v = match v {
-            Value::Array(list) => {
-                let i: usize = key.parse().unwrap_or(list.len());
-                if list.len() <= i {
-                    list.resize(i + 1, Value::Null);
+            Value::Array(list) => match key.parse::<usize>() {
+                Ok(i) if i < list.len() => &mut list[i],
+                Ok(i) if i == list.len() => {
+                    list.push(Value::Null);
+                    &mut list[i]
                 }
-                &mut list[i]
-            }
+                _ => return,
+            },
             other => {
                 if !other.is_object() {
                     *other = Value::Object(Map::new());
@@ -495,7 +509,8 @@ fn runs(words: Vec<String>) -> Vec<String> {
     while i < words.len() {
         let mut j = i + 1;
         if let Some((before, first, after)) = split(&words[i]) {
-            while j < words.len() && split(&words[j]) == Some((before, first + (j - i) as u64, after)) {
+            let nth = |k: usize| first.checked_add(k as u64);
+            while j < words.len() && nth(j - i).is_some_and(|n| split(&words[j]) == Some((before, n, after))) {
                 j += 1;
             }
             if j - i > 2 {

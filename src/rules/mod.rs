@@ -142,7 +142,7 @@ impl Table {
     pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<Table, Violation> {
         self.check_action(actor, action)?;
         use registry::{Doomtrooper, Gurps, Rawdeal, Riftbound, Wtactics};
-        let (seq, a) = (seq, actor);
+        let a = actor;
         let state = match &self.state {
             RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(Doomtrooper::apply(s, seq, a, action)?),
             RulesetState::Wtactics(s) => RulesetState::Wtactics(Wtactics::apply(s, seq, a, action)?),

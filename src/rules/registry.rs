@@ -110,6 +110,14 @@ macro_rules! ruleset {
     };
 }
 
+// The samples (examples/*.jsonl, written by tools/make-samples.py):
+// Doomtrooper: a three-player combat (a battle tactic countered, a change of
+// combatants that repeats steps 2-15, a non-simultaneous combat), then a
+// second combat ended by Smoke Bomb. WTactics: an attack with a combat that
+// needs a judge's ruling. Riftbound: a showdown without combat, then a combat
+// with triggers, a chain, Tank damage and a conquest. Raw Deal: a maneuver
+// reversed by a nested breakdown, then a Multi card. GURPS: ties by DX and by
+// a roll, two seconds of combat, a knock-out, a drop out.
 ruleset!(Doomtrooper, doomtrooper, "Doomtrooper", "the Mother of all combat breakdowns", "doomtrooper-sample.jsonl");
 ruleset!(Wtactics, wtactics, "WTactics", "combat", "wtactics-sample.jsonl");
 ruleset!(Riftbound, riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.jsonl");

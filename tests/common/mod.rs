@@ -247,17 +247,10 @@ impl Sim {
     }
 }
 
-/// The rulesets whose moves are complete: every action a test records is
-/// checked to be offered just before it.
-pub const MOVES_OFFERED: &[&str] = &["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"];
-
 /// Completeness of the moves: the action `actor` recorded after `events`
 /// is admitted by a move offered to `actor` just before it.
 #[track_caller]
 pub fn assert_offered(table: &Table, events: &[Event], actor: &str, action: &Value) {
-    if !MOVES_OFFERED.contains(&table.header.ruleset.as_str()) {
-        return;
-    }
     let moves = table.moves(events.len() as u64);
     assert_view_is_the_moves(table, &moves);
     let mine: Vec<_> = moves.iter().filter(|m| m.seat == actor).collect();
