@@ -1,5 +1,9 @@
 //! GURPS: the combat turn sequence (`shared/rules/gurps-combat-turn-sequence.txt`).
 //!
+//! The text's procedure is the step table `STEPS` below: one row per part a
+//! combat stands at, in the text's order, which the view, the refusals and
+//! the moves read.
+//!
 //! | text | what the reducer does |
 //! |---|---|
 //! | "The GM decides when to start using the combat rules" | a judge (the GM) starts combat, naming every combatant with Basic Speed (in quarter points: 5.75 is 23), DX, side, and whether a PC |
