@@ -321,3 +321,71 @@ fn the_moves_follow_the_sequence_the_ties_and_the_maneuvers() {
     assert!(gm.iter().any(|m| m.label == "resume combat time at Alice's turn"));
     assert!(gm.iter().all(|m| m.action["what"] != "roll" && m.action["what"] != "drop_out"));
 }
+
+/// Each step of the text's procedure, as its row of `STEPS` reads: the
+/// view's number, title, reference, who acts and what is legal, word for
+/// word, and a refusal there quoting the row's rule.
+#[test]
+fn each_step_reads_as_its_row_of_the_text() {
+    use ActionType::{Announce, Pass, Resolve};
+    let table = "rolls come from the table: each character's player, the GM for NPCs";
+    let step = |sim: &Sim| {
+        let v = sim.view();
+        (v.step.number, v.step.title, v.step.reference, v.may_act, v.legal)
+    };
+    let mut sim = game();
+    let combat_title = "Combat (the GM decides when to start)";
+    assert_eq!(
+        step(&sim),
+        ("".into(), combat_title.into(), format!("GURPS {combat_title}"), vec!["GM".into()], vec![Announce, Resolve])
+    );
+    let v = sim.refused("GM", json!({"type": "announce", "what": "end_combat"}));
+    assert_eq!(v.rule, "The GM decides when to start using the combat rules");
+
+    sim.act("GM", combat(&[npc("Orc A", 23, 10, "orcs"), npc("Orc B", 23, 11, "orcs"), pc("Alice", 20, 12, "p1")]));
+    assert_eq!(
+        step(&sim),
+        ("".into(), "Tied Speeds".into(), "GURPS Tied Speeds".into(), vec!["GM".into()], vec![Resolve, Announce])
+    );
+    let v = sim.refused("GM", json!({"type": "announce", "what": "drop_out"}));
+    assert!(v.rule.starts_with("Tied Speeds: NPCs on the same side: the GM decides"), "{v}");
+
+    sim.act("GM", json!({"type": "resolve", "what": "tie", "order": ["Orc A", "Orc B"]}));
+    let title = "second 1, Orc A's turn: choose a maneuver";
+    assert_eq!(
+        step(&sim),
+        (
+            "1".into(),
+            title.into(),
+            format!("GURPS Combat Turn Sequence, {title}; {table}"),
+            vec!["p1".into(), "GM".into()],
+            vec![Announce, Resolve]
+        )
+    );
+    let v = sim.refused("p1", maneuver("attack"));
+    assert_eq!(v.rule, "Combat Turn Sequence: each active character gets one turn per second, choosing a maneuver");
+
+    sim.act("GM", maneuver("all_out_defense"));
+    let title = "second 1, Orc A's turn";
+    assert_eq!(
+        step(&sim),
+        (
+            "1".into(),
+            title.into(),
+            format!("GURPS Combat Turn Sequence, {title}; {table}"),
+            vec!["p1".into(), "GM".into()],
+            vec![Pass, Resolve, Announce]
+        )
+    );
+    let v = sim.refused("GM", maneuver("attack"));
+    assert!(v.rule.starts_with("\"Your Turn\": a turn is the one-second period"), "{v}");
+
+    sim.act("GM", json!({"type": "announce", "what": "drop_out"}));
+    let title = "out of combat time (the GM may resume)";
+    assert_eq!(
+        step(&sim),
+        ("".into(), title.into(), format!("GURPS {title}"), vec!["GM".into()], vec![Announce, Resolve])
+    );
+    let v = sim.refused("GM", json!({"type": "announce", "what": "drop_out"}));
+    assert!(v.rule.starts_with("The GM may drop out of combat time"), "{v}");
+}

@@ -1,5 +1,9 @@
 //! GURPS: the combat turn sequence (`shared/rules/gurps-combat-turn-sequence.txt`).
 //!
+//! The text's procedure is the step table `STEPS` below: one row per part a
+//! combat stands at, in the text's order, which the view, the refusals and
+//! the moves read.
+//!
 //! | text | what the reducer does |
 //! |---|---|
 //! | "The GM decides when to start using the combat rules" | a judge (the GM) starts combat, naming every combatant with Basic Speed (in quarter points: 5.75 is 23), DX, side, and whether a PC |
@@ -58,6 +62,107 @@ pub use moves::moves;
 pub const NAME: &str = "gurps";
 pub const VERSION: u64 = 1;
 
+// The text's procedure, `shared/rules/gurps-combat-turn-sequence.txt`, part
+// by part in the text's order: a judge reads it beside the document. The
+// text numbers nothing, so a row is headed as the text heads its part. Each
+// phase of a combat stands at one row (`Phase::step`): the view, the
+// refusals' rule texts and the moves read it, and every accepted action is
+// checked against its row in debug builds (`State::step`).
+//
+// In a title, `{second}` and `{character}` are the turn's second and acting
+// character; in a reference, `{title}` is the title.
+#[rustfmt::skip]
+const STEPS: &[Step] = &[
+    Step {
+        part: "Combat",
+        title: "Combat (the GM decides when to start)",
+        reference: "GURPS {title}",
+        who: Who::Gm,
+        may: &[(ActionType::Announce, &["combat"]), (ActionType::Resolve, &["determination"])],
+        rule: "The GM decides when to start using the combat rules",
+    },
+    Step {
+        part: "Combat Turn Sequence",
+        title: "second {second}, {character}'s turn: choose a maneuver",
+        reference: "GURPS Combat Turn Sequence, {title}; rolls come from the table: each character's player, the GM for NPCs",
+        who: Who::Table,
+        may: &[(ActionType::Announce, &["maneuver", "drop_out", "end_combat"]), (ActionType::Resolve, &["roll", "status", "determination"])],
+        rule: "Combat Turn Sequence: each active character gets one turn per second, choosing a maneuver",
+    },
+    Step {
+        part: "Combat Turn Sequence",
+        title: "out of combat time (the GM may resume)",
+        reference: "GURPS {title}",
+        who: Who::Gm,
+        may: &[(ActionType::Announce, &["resume", "end_combat"]), (ActionType::Resolve, &["status", "determination"])],
+        rule: "The GM may drop out of combat time whenever dramatically appropriate, and resume combat time when noncombat action gives way to more fighting",
+    },
+    Step {
+        part: "Tied Speeds",
+        title: "Tied Speeds",
+        reference: "GURPS {title}",
+        who: Who::Gm,
+        may: &[(ActionType::Resolve, &["tie", "status", "determination"]), (ActionType::Announce, &["end_combat"])],
+        rule: "Tied Speeds: NPCs on the same side: the GM decides; with PCs, ties go to the highest DX; still tied, a roll at the start fixes the order",
+    },
+    Step {
+        part: "\"Your Turn\"",
+        title: "second {second}, {character}'s turn",
+        reference: "GURPS Combat Turn Sequence, {title}; rolls come from the table: each character's player, the GM for NPCs",
+        who: Who::Table,
+        may: &[(ActionType::Pass, &[]), (ActionType::Resolve, &["roll", "status", "determination"]), (ActionType::Announce, &["drop_out", "end_combat"])],
+        rule: "\"Your Turn\": a turn is the one-second period from choosing a maneuver until the next opportunity to select one",
+    },
+];
+
+// The rows by name, for the code that quotes one.
+const COMBAT: &Step = &STEPS[0];
+const TURN: &Step = &STEPS[1];
+const COMBAT_TIME: &Step = &STEPS[2];
+const TIED_SPEEDS: &Step = &STEPS[3];
+const YOUR_TURN: &Step = &STEPS[4];
+
+/// One part of the text's procedure.
+struct Step {
+    /// The text's heading for the part.
+    part: &'static str,
+    /// The view's title.
+    title: &'static str,
+    /// The view's reference.
+    reference: &'static str,
+    /// Who acts there.
+    who: Who,
+    /// What may be recorded there: each action type, in the view's order,
+    /// with what it records (its `what`; a pass records nothing more).
+    may: &'static [(ActionType, &'static [&'static str])],
+    /// The rule a refusal quotes.
+    rule: &'static str,
+}
+
+/// Who acts at a step: a role, whoever holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    /// The GM (every judge).
+    Gm,
+    /// The table on a turn: the acting character's player first, then every
+    /// other character's player (rolls come from the table: an active
+    /// defense is rolled on another character's turn), then the GM, who
+    /// plays the NPCs and judges.
+    Table,
+}
+
+impl Step {
+    /// Whether an action of type `ty` recording `what` may be recorded here.
+    fn allows(&self, ty: ActionType, what: &str) -> bool {
+        self.may.iter().any(|(t, whats)| *t == ty && (whats.is_empty() || whats.contains(&what)))
+    }
+
+    /// The action types of the step, in its order.
+    fn legal(&self) -> Vec<ActionType> {
+        self.may.iter().map(|(t, _)| *t).collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
@@ -65,6 +170,34 @@ pub enum Action {
     /// Ends the acting character's turn.
     Pass {},
     Resolve(Resolve),
+}
+
+impl Action {
+    /// Its type and what it records, as a step's row lists them.
+    fn kind(&self) -> (ActionType, &'static str) {
+        match self {
+            Action::Announce(a) => (
+                ActionType::Announce,
+                match a {
+                    Announce::Combat { .. } => "combat",
+                    Announce::Maneuver { .. } => "maneuver",
+                    Announce::DropOut {} => "drop_out",
+                    Announce::Resume {} => "resume",
+                    Announce::EndCombat {} => "end_combat",
+                },
+            ),
+            Action::Pass {} => (ActionType::Pass, ""),
+            Action::Resolve(r) => (
+                ActionType::Resolve,
+                match r {
+                    Resolve::Tie { .. } => "tie",
+                    Resolve::Roll { .. } => "roll",
+                    Resolve::Status { .. } => "status",
+                    Resolve::Determination { .. } => "determination",
+                },
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -222,6 +355,19 @@ pub enum Phase {
     DroppedOut { index: usize },
 }
 
+impl Phase {
+    /// Its row in the text's procedure ([`STEPS`]).
+    fn step(&self) -> &'static Step {
+        match self {
+            Phase::Out => COMBAT,
+            Phase::Turn { chosen: false, .. } => TURN,
+            Phase::DroppedOut { .. } => COMBAT_TIME,
+            Phase::Ties => TIED_SPEEDS,
+            Phase::Turn { chosen: true, .. } => YOUR_TURN,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub seats: Vec<String>,
@@ -294,14 +440,11 @@ pub struct Live<'a> {
 // member by member.
 crate::changes_by_member!(Live<'_> { characters, combats, judges, log, phase, seats, second, sequence, ties });
 
+// The text's rules for actions that are not steps of it: the start's
+// checks ("Turn Sequence"), rolls out of combat time, a character becoming
+// inactive, and the GM's other determinations, recorded at any step.
 const RULE_SEQ: &str =
     "Turn Sequence: set at the start of the fight and does not change; highest Basic Speed first, in descending order";
-const RULE_TIES: &str = "Tied Speeds: NPCs on the same side: the GM decides; with PCs, ties go to the highest DX; still tied, a roll at the start fixes the order";
-const RULE_TURN: &str = "Combat Turn Sequence: each active character gets one turn per second, choosing a maneuver";
-const RULE_YOUR_TURN: &str =
-    "\"Your Turn\": a turn is the one-second period from choosing a maneuver until the next opportunity to select one";
-const RULE_START: &str = "The GM decides when to start using the combat rules";
-const RULE_TIME: &str = "The GM may drop out of combat time whenever dramatically appropriate, and resume combat time when noncombat action gives way to more fighting";
 const RULE_OUT_OF_TIME: &str =
     "Out of combat time the GM resolves the action through roleplaying and DX or skill rolls";
 const RULE_ACTIVE: &str = "Active Characters: knocked out, asleep, etc. is not active";
@@ -359,7 +502,18 @@ impl State {
         }
     }
 
+    /// The action at the step the combat stands at; in debug builds, an
+    /// action accepted must be one its row lists (the table and the checks
+    /// below cannot drift apart unnoticed).
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        let row = self.phase.step();
+        self.act(seq, actor, action)?;
+        let (ty, what) = action.kind();
+        debug_assert!(row.allows(ty, what), "GURPS {}: the row does not list {ty:?} {what}", row.part);
+        Ok(())
+    }
+
+    fn act(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
         // Each action has its own rule: a refusal names the rule it breaks, never another actor's next action.
         match action {
             Action::Announce(Announce::Combat { combatants }) => {
@@ -442,19 +596,19 @@ impl State {
 
     /// The GM starts a combat when none is under way.
     fn may_start(&self, actor: &str) -> Result<(), Refusal> {
-        self.gm_only(actor, RULE_START)?;
+        self.gm_only(actor, COMBAT.rule)?;
         if self.phase != Phase::Out {
-            return refuse(RULE_START, "a combat is under way: the GM ends it (end_combat) before starting another");
+            return refuse(COMBAT.rule, "a combat is under way: the GM ends it (end_combat) before starting another");
         }
         Ok(())
     }
 
     /// The GM settles the first tie group still open (returned with how it is settled).
     fn may_settle_tie(&self, actor: &str) -> Result<&(Vec<String>, String), Refusal> {
-        self.gm_only(actor, RULE_TIES)?;
+        self.gm_only(actor, TIED_SPEEDS.rule)?;
         match self.phase {
             Phase::Ties => Ok(&self.ties[0]),
-            Phase::Out => refuse(RULE_TIES, "no combat under way: ties are settled when the GM starts one"),
+            Phase::Out => refuse(TIED_SPEEDS.rule, "no combat under way: ties are settled when the GM starts one"),
             _ => refuse(RULE_SEQ, "this combat's turn sequence was fixed at its start; its ties stay settled"),
         }
     }
@@ -474,12 +628,12 @@ impl State {
         let (index, chosen) = self.turn_under_way()?;
         let who = &self.sequence[index];
         if !self.controls(actor, who) {
-            return refuse(RULE_TURN, format!("it is {who}'s turn"));
+            return refuse(TURN.rule, format!("it is {who}'s turn"));
         }
         if chosen {
             let first = self.characters[who].maneuver.expect("chosen");
             return refuse(
-                RULE_YOUR_TURN,
+                YOUR_TURN.rule,
                 format!("{who} chose {first:?} this turn, not {maneuver:?}: one maneuver a turn; a pass ends it"),
             );
         }
@@ -492,11 +646,11 @@ impl State {
         let (index, chosen) = self.turn_under_way()?;
         let who = &self.sequence[index];
         if !self.controls(actor, who) && !self.is_gm(actor) {
-            return refuse(RULE_TURN, format!("{who}'s player or the GM ends {who}'s turn"));
+            return refuse(TURN.rule, format!("{who}'s player or the GM ends {who}'s turn"));
         }
         if !chosen {
             return refuse(
-                RULE_YOUR_TURN,
+                YOUR_TURN.rule,
                 format!("{who} has not chosen a maneuver: a turn is choosing one (Do Nothing is a maneuver)"),
             );
         }
@@ -509,7 +663,7 @@ impl State {
         let (index, chosen) = match self.phase {
             Phase::Turn { index, chosen } => (index, chosen),
             Phase::Ties => {
-                return refuse(RULE_TIES, "no turn has begun: the ties in the turn sequence are settled first");
+                return refuse(TIED_SPEEDS.rule, "no turn has begun: the ties in the turn sequence are settled first");
             }
             Phase::Out | Phase::DroppedOut { .. } => {
                 return refuse(
@@ -523,31 +677,31 @@ impl State {
 
     /// The GM drops out of combat time during a turn; the turn it resumes at.
     fn may_drop_out(&self, actor: &str) -> Result<usize, Refusal> {
-        self.gm_only(actor, RULE_TIME)?;
+        self.gm_only(actor, COMBAT_TIME.rule)?;
         match self.phase {
             Phase::Turn { index, .. } => Ok(index),
-            Phase::DroppedOut { .. } => refuse(RULE_TIME, "combat time is dropped out of already"),
-            Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
-            Phase::Out => refuse(RULE_TIME, "no combat under way"),
+            Phase::DroppedOut { .. } => refuse(COMBAT_TIME.rule, "combat time is dropped out of already"),
+            Phase::Ties => refuse(TIED_SPEEDS.rule, "combat time has not begun: the ties are settled first"),
+            Phase::Out => refuse(COMBAT_TIME.rule, "no combat under way"),
         }
     }
 
     /// The GM resumes combat time dropped out of; the turn it resumes at.
     fn may_resume(&self, actor: &str) -> Result<usize, Refusal> {
-        self.gm_only(actor, RULE_TIME)?;
+        self.gm_only(actor, COMBAT_TIME.rule)?;
         match self.phase {
             Phase::DroppedOut { index } => Ok(index),
-            Phase::Turn { .. } => refuse(RULE_TIME, "combat time is running: there is nothing to resume"),
-            Phase::Ties => refuse(RULE_TIES, "combat time has not begun: the ties are settled first"),
-            Phase::Out => refuse(RULE_TIME, "no combat under way: the GM starts one (announce combat)"),
+            Phase::Turn { .. } => refuse(COMBAT_TIME.rule, "combat time is running: there is nothing to resume"),
+            Phase::Ties => refuse(TIED_SPEEDS.rule, "combat time has not begun: the ties are settled first"),
+            Phase::Out => refuse(COMBAT_TIME.rule, "no combat under way: the GM starts one (announce combat)"),
         }
     }
 
     /// The GM ends a combat under way.
     fn may_end_combat(&self, actor: &str) -> Result<(), Refusal> {
-        self.gm_only(actor, RULE_START)?;
+        self.gm_only(actor, COMBAT.rule)?;
         if self.phase == Phase::Out {
-            return refuse(RULE_START, "no combat under way");
+            return refuse(COMBAT.rule, "no combat under way");
         }
         Ok(())
     }
@@ -560,9 +714,14 @@ impl State {
     fn turn_under_way(&self) -> Result<(usize, bool), Refusal> {
         match self.phase {
             Phase::Turn { index, chosen } => Ok((index, chosen)),
-            Phase::Ties => refuse(RULE_TIES, "no turn has begun: the ties in the turn sequence are settled first"),
-            Phase::DroppedOut { .. } => refuse(RULE_TIME, "out of combat time: no turns until the GM resumes it"),
-            Phase::Out => refuse(RULE_START, "no combat under way: no turns"),
+            // No turn: the rule of the step the combat stands at.
+            Phase::Ties => {
+                refuse(self.phase.step().rule, "no turn has begun: the ties in the turn sequence are settled first")
+            }
+            Phase::DroppedOut { .. } => {
+                refuse(self.phase.step().rule, "out of combat time: no turns until the GM resumes it")
+            }
+            Phase::Out => refuse(self.phase.step().rule, "no combat under way: no turns"),
         }
     }
 
@@ -640,28 +799,28 @@ impl State {
         let mut b: Vec<&String> = group.iter().collect();
         b.sort();
         if a != b {
-            return refuse(RULE_TIES, format!("order the tied group {}", group.join(", ")));
+            return refuse(TIED_SPEEDS.rule, format!("order the tied group {}", group.join(", ")));
         }
         if how == "roll" {
             // Gap 2: the higher roll goes first; equal rolls do not decide.
             let roll_of = |n: &String| rolls.iter().find(|r| &r.combatant == n).map(|r| r.roll);
             if rolls.len() != group.len() || group.iter().any(|n| roll_of(n).is_none()) {
                 return refuse(
-                    RULE_TIES,
+                    TIED_SPEEDS.rule,
                     format!("PCs tied on Speed and DX: record one roll for each of {}", group.join(", ")),
                 );
             }
             let values: BTreeSet<i64> = rolls.iter().map(|r| r.roll).collect();
             if values.len() != rolls.len() {
-                return refuse(RULE_TIES, "equal rolls do not decide: roll again (gap 2)");
+                return refuse(TIED_SPEEDS.rule, "equal rolls do not decide: roll again (gap 2)");
             }
             let mut by_roll = group.clone();
             by_roll.sort_by_key(|n| std::cmp::Reverse(roll_of(n)));
             if by_roll != order {
-                return refuse(RULE_TIES, format!("the rolls put them in the order {}", by_roll.join(", ")));
+                return refuse(TIED_SPEEDS.rule, format!("the rolls put them in the order {}", by_roll.join(", ")));
             }
         } else if !rolls.is_empty() {
-            return refuse(RULE_TIES, "the GM simply decides this tie: no rolls");
+            return refuse(TIED_SPEEDS.rule, "the GM simply decides this tie: no rolls");
         }
         // Put the group in its place in the sequence, in the settled order.
         let start = self.sequence.iter().position(|n| group.contains(n)).expect("group in sequence");
@@ -705,7 +864,7 @@ impl State {
         kind: RollKind,
         ruling: bool,
     ) -> Result<(), Refusal> {
-        let Some(c) = self.characters.get(by) else { return refuse(RULE_TURN, format!("{by} is not in this combat")) };
+        let Some(c) = self.characters.get(by) else { return refuse(TURN.rule, format!("{by} is not in this combat")) };
         if ruling {
             return if self.is_gm(actor) {
                 Ok(())
@@ -714,7 +873,7 @@ impl State {
             };
         }
         if !self.controls(actor, by) && !self.is_gm(actor) {
-            return refuse(RULE_TURN, format!("{actor} does not play {by}"));
+            return refuse(TURN.rule, format!("{actor} does not play {by}"));
         }
         let acting = self.sequence[index] == by;
         match kind {
@@ -759,74 +918,43 @@ impl State {
     }
 
     pub fn view(&self) -> View {
-        let step = |number: &str, title: &str| StepRef {
-            number: number.into(),
-            title: title.into(),
-            reference: format!("GURPS {title}"),
+        let row = self.phase.step();
+        // On a turn: its second (the view's number) and the acting character.
+        let acting = match self.phase {
+            Phase::Turn { index, .. } => Some(&self.sequence[index]),
+            _ => None,
         };
-        let gm = self.judges.clone();
-        match &self.phase {
-            Phase::Out => View {
-                step: step("", "Combat (the GM decides when to start)"),
-                may_act: gm,
-                // announce combat, or a determination out of combat time.
-                legal: vec![ActionType::Announce, ActionType::Resolve],
-                awaiting_ruling: None,
-            },
-            Phase::Ties => {
-                let (group, how) = &self.ties[0];
-                View {
-                    step: step("", "Tied Speeds"),
-                    may_act: gm,
-                    // The tie (or status, a determination), or end_combat.
-                    legal: vec![ActionType::Resolve, ActionType::Announce],
-                    awaiting_ruling: Some(format!(
-                        "{} tie ({how}): {}",
-                        if how == "roll" { "a roll settles the" } else { "the GM orders the" },
-                        group.join(", ")
-                    )),
-                }
-            }
-            Phase::Turn { index, chosen } => {
-                let who = &self.sequence[*index];
-                // The acting character's player first; then every other
-                // character's player, since rolls come from the table (an
-                // active defense is rolled on another character's turn);
-                // then the GM, who plays the NPCs and judges.
+        let number = if acting.is_some() { self.second.to_string() } else { String::new() };
+        let title = row.title.replace("{second}", &number).replace("{character}", acting.map_or("", |c| c.as_str()));
+        let may_act = match row.who {
+            Who::Gm => self.judges.clone(),
+            Who::Table => {
                 let mut may: Vec<String> = vec![];
-                let players =
-                    std::iter::once(who).chain(&self.sequence).filter_map(|n| self.characters[n].seat.as_ref());
-                for actor in players.chain(&gm) {
+                let players = acting.into_iter().chain(&self.sequence).filter_map(|n| self.characters[n].seat.as_ref());
+                for actor in players.chain(&self.judges) {
                     if !may.contains(actor) {
                         may.push(actor.clone());
                     }
                 }
-                let title =
-                    format!("second {}, {who}'s turn{}", self.second, if *chosen { "" } else { ": choose a maneuver" });
-                let legal = if *chosen {
-                    vec![ActionType::Pass, ActionType::Resolve, ActionType::Announce]
-                } else {
-                    vec![ActionType::Announce, ActionType::Resolve]
-                };
-                View {
-                    step: StepRef {
-                        number: self.second.to_string(),
-                        title: title.clone(),
-                        reference: format!(
-                            "GURPS Combat Turn Sequence, {title}; rolls come from the table: each character's player, the GM for NPCs"
-                        ),
-                    },
-                    may_act: may,
-                    legal,
-                    awaiting_ruling: None,
-                }
+                may
             }
-            Phase::DroppedOut { .. } => View {
-                step: step("", "out of combat time (the GM may resume)"),
-                may_act: gm,
-                legal: vec![ActionType::Announce, ActionType::Resolve],
-                awaiting_ruling: None,
-            },
+        };
+        let awaiting_ruling = match self.phase {
+            Phase::Ties => {
+                let (group, how) = &self.ties[0];
+                Some(format!(
+                    "{} tie ({how}): {}",
+                    if how == "roll" { "a roll settles the" } else { "the GM orders the" },
+                    group.join(", ")
+                ))
+            }
+            _ => None,
+        };
+        View {
+            step: StepRef { number, reference: row.reference.replace("{title}", &title), title },
+            may_act,
+            legal: row.legal(),
+            awaiting_ruling,
         }
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{Maneuver, RollKind, State, maneuver_name, roll_name};
-use crate::event::Header;
+use crate::event::{ActionType, Header};
 use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
 /// The most combatants a combat is offered with. A combatant's `pc` is a
@@ -22,35 +22,55 @@ use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 /// the move for the fight's size), up to this many.
 const MAX_COMBATANTS: usize = 12;
 
-/// The moves of the state, for every seat and judge.
+/// The moves of the state, for every seat and judge: what the row of the
+/// step it stands at lists (`STEPS`), to the actors the reducer's checks let
+/// through.
 pub fn moves(state: &State, header: &Header) -> Vec<Move> {
+    let row = state.phase.step();
+    let lists = |ty, what| row.allows(ty, what);
     let mut moves = vec![];
     for actor in state.seats.iter().chain(&state.judges) {
         let actor = actor.as_str();
-        start_combat(state, header, actor, &mut moves);
-        settle_tie(state, header, actor, &mut moves);
-        maneuver(state, header, actor, &mut moves);
-        rolls(state, header, actor, &mut moves);
-        if let Ok(index) = state.may_pass(actor) {
+        if lists(ActionType::Announce, "combat") {
+            start_combat(state, header, actor, &mut moves);
+        }
+        if lists(ActionType::Resolve, "tie") {
+            settle_tie(state, header, actor, &mut moves);
+        }
+        if lists(ActionType::Announce, "maneuver") {
+            maneuver(state, header, actor, &mut moves);
+        }
+        if lists(ActionType::Resolve, "roll") {
+            rolls(state, header, actor, &mut moves);
+        }
+        if lists(ActionType::Pass, "")
+            && let Ok(index) = state.may_pass(actor)
+        {
             let label = format!("pass: end {}'s turn", state.sequence[index]);
             moves.push(Move::new(actor, label, json!({"type": "pass"})));
         }
-        status(state, header, actor, &mut moves);
-        if state.gm_only(actor, super::RULE_GM).is_ok() {
+        if lists(ActionType::Resolve, "status") {
+            status(state, header, actor, &mut moves);
+        }
+        if lists(ActionType::Resolve, "determination") && state.gm_only(actor, super::RULE_GM).is_ok() {
             moves.push(
                 Move::new(actor, "record a determination", json!({"type": "resolve", "what": "determination"}))
                     .entering(Entry::new("text", EntryKind::Text, "the determination")),
             );
         }
-        if let Ok(index) = state.may_drop_out(actor) {
+        if lists(ActionType::Announce, "drop_out")
+            && let Ok(index) = state.may_drop_out(actor)
+        {
             let label = format!("drop out of combat time (it resumes at {}'s turn)", state.sequence[index]);
             moves.push(Move::new(actor, label, json!({"type": "announce", "what": "drop_out"})));
         }
-        if let Ok(index) = state.may_resume(actor) {
+        if lists(ActionType::Announce, "resume")
+            && let Ok(index) = state.may_resume(actor)
+        {
             let label = format!("resume combat time at {}'s turn", state.sequence[index]);
             moves.push(Move::new(actor, label, json!({"type": "announce", "what": "resume"})));
         }
-        if state.may_end_combat(actor).is_ok() {
+        if lists(ActionType::Announce, "end_combat") && state.may_end_combat(actor).is_ok() {
             moves.push(Move::new(actor, "end combat", json!({"type": "announce", "what": "end_combat"})));
         }
     }
