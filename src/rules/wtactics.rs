@@ -1,6 +1,7 @@
 //! WTactics combat (`shared/rules/wtactics-combat.rst`).
 //!
-//! The text's four parts, as the reducer walks them:
+//! The text's four parts, as the reducer walks them (row by row, with who
+//! acts there and the rule its refusals quote, in the step table `STEPS`):
 //!
 //! | part | what happens | who acts |
 //! |---|---|---|
