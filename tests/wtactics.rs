@@ -342,3 +342,172 @@ fn with_an_effect_played_the_values_are_entered_and_the_dead_picked() {
     assert!(v.message.contains("ATK 5 against DEF 3"), "{v}");
     sim.act("p1", outcome((5, 2), &[("Knight", 1, 3)], &["Knight"]));
 }
+
+/// The view now: step number, title, who may act, what is legal.
+#[track_caller]
+fn at(sim: &Sim, number: &str, title: &str, may_act: &[&str], legal: &[ActionType]) {
+    let v = sim.view();
+    assert_eq!(
+        (v.step.number.as_str(), v.step.title.as_str(), v.may_act.iter().map(String::as_str).collect::<Vec<_>>()),
+        (number, title, may_act.to_vec())
+    );
+    assert_eq!(v.legal, legal, "at {}", v.step.reference);
+    assert_eq!(v.step.reference, format!("WTactics combat {number} ({title})"));
+}
+
+/// The rule the refusal quotes, whole.
+#[track_caller]
+fn refused_by(sim: &mut Sim, actor: &str, action: Value, rule: &str) {
+    let v = sim.refused(actor, action);
+    assert_eq!(v.rule, rule, "{v}");
+}
+
+/// Every row of the step table, walked: what the view shows there and the
+/// rule a refusal there quotes (the text's words, as a judge reads them
+/// beside the document).
+#[test]
+fn every_step_shows_its_row_and_its_refusals_quote_its_rule() {
+    use ActionType::{Announce, Pass, Play, Resolve};
+    const RESPONSE: &str =
+        "Response phase: one Event card or one Ability (not both); the players alternate until both pass";
+    let mut sim = game();
+    at(&sim, "I", "announce attackers", &["p1", "p2"], &[Announce, Resolve]);
+    refused_by(
+        &mut sim,
+        "Dana",
+        attackers(&[creature("Orc", 3, 2)]),
+        "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them",
+    );
+    sim.act("p1", attackers(&[creature("Orc", 3, 2), creature("Troll", 5, 5), creature("Goblin", 1, 1)]));
+    at(&sim, "I", "Response phase", &["p2"], &[Play, Pass]);
+    refused_by(&mut sim, "p1", json!({"type": "pass"}), RESPONSE);
+    sim.pass(&["p2", "p1"]);
+    at(&sim, "II", "defend or allow the attacks", &["p2"], &[Announce]);
+    refused_by(&mut sim, "p1", blocks(&[]), "II: the defending player may choose to defend or allow the attacks");
+    refused_by(
+        &mut sim,
+        "p2",
+        blocks(&[(creature("Knight", 2, 3), "Nobody")]),
+        "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender",
+    );
+    refused_by(
+        &mut sim,
+        "p2",
+        blocks(&[(json!({"name": "Orc"}), "Troll")]),
+        "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender",
+    );
+    sim.act(
+        "p2",
+        blocks(&[
+            (creature("Knight", 2, 3), "Orc"),
+            (creature("Wall", 0, 6), "Troll"),
+            (creature("Archer", 2, 1), "Goblin"),
+            (creature("Guard", 1, 1), "Goblin"),
+        ]),
+    );
+    const PICK: &str =
+        "IV: the attacking player chooses which combat resolves first, then the defending player the next, alternating";
+    at(&sim, "IV", "choose the next combat", &["p1"], &[Announce]);
+    refused_by(&mut sim, "p2", next("Goblin"), PICK);
+    refused_by(&mut sim, "p1", next("Knight"), PICK);
+    sim.act("p1", next("Goblin"));
+    at(&sim, "IV", "Response phase of the combat", &["p2"], &[Play, Pass]);
+    refused_by(&mut sim, "p1", ability("Rally"), RESPONSE);
+    sim.pass(&["p2", "p1"]);
+    at(&sim, "IV", "resolve the combat", &["Dana"], &[Resolve]);
+    assert!(sim.view().awaiting_ruling.is_some_and(|r| r.starts_with("Goblin has several defenders")));
+    let several = outcome((1, 1), &[("Archer", 2, 1), ("Guard", 1, 1)], &["Goblin"]);
+    refused_by(
+        &mut sim,
+        "p1",
+        several.clone(),
+        "gap 1 (module docs): how several defenders strike or are struck is not in the text; a judge rules",
+    );
+    refused_by(
+        &mut sim,
+        "Dana",
+        outcome((1, 1), &[("Archer", 2, 1), ("Guard", 1, 1)], &["Orc"]),
+        "gap 1 (module docs)",
+    );
+    refused_by(
+        &mut sim,
+        "Dana",
+        outcome((2, 1), &[("Archer", 2, 1), ("Guard", 1, 1)], &["Goblin"]),
+        "IV: take into account all effects",
+    );
+    sim.act("Dana", several);
+    at(&sim, "IV", "choose the next combat", &["p2"], &[Announce]);
+    sim.act("p2", next("Orc"));
+    sim.pass(&["p2", "p1"]);
+    at(&sim, "IV", "resolve the combat", &["p1", "p2", "Dana"], &[Resolve]);
+    assert_eq!(sim.view().awaiting_ruling, None);
+    refused_by(
+        &mut sim,
+        "p1",
+        outcome((3, 2), &[("Knight", 2, 3)], &[]),
+        "IV: Attacker ATK higher than Defender DEF: the Defender dies; Defender ATK equal to or higher than Attacker DEF: the Attacker dies",
+    );
+    sim.act("p1", outcome((3, 2), &[("Knight", 2, 3)], &["Orc"]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", outcome((5, 5), &[("Wall", 0, 6)], &[]));
+    at(&sim, "I", "turn 1 (p1): its attacks are over; the next turn begins", &["p1", "p2"], &[Announce, Resolve]);
+    refused_by(
+        &mut sim,
+        "p1",
+        attackers(&[json!({"name": "Troll"})]),
+        "I: the active player announces all attackers that will fight this turn, at once",
+    );
+    const TURN: &str = "gap 7 (module docs): a turn begins with the active player's announce turn, between attacks";
+    refused_by(&mut sim, "Dana", turn(), TURN);
+    refused_by(
+        &mut sim,
+        "p2",
+        json!({"type": "resolve", "what": "unmark", "creatures": ["Troll"]}),
+        "gap 4 (module docs): the owner records that its creatures are unmarked",
+    );
+
+    // II: the attacks let through.
+    sim.act("p2", turn());
+    at(&sim, "I", "turn 2 (p2): announce attackers", &["p1", "p2"], &[Announce, Resolve]);
+    refused_by(
+        &mut sim,
+        "p1",
+        attackers(&[json!({"name": "Troll"})]),
+        "The active player is the only one that can perform attacks during his/her Attack/Move-phase",
+    );
+    sim.act("p2", attackers(&[json!({"name": "Knight"})]));
+    refused_by(&mut sim, "p2", turn(), TURN);
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", blocks(&[]));
+    at(&sim, "II", "undefended: influence lost", &["p1", "p2", "Dana"], &[Resolve]);
+    let undefended = |damage: Value, lost: i64| json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": lost});
+    refused_by(&mut sim, "p1", undefended(json!([]), 0), "II");
+    refused_by(
+        &mut sim,
+        "p1",
+        undefended(json!([{"attacker": "Knight", "damage": 2}]), 3),
+        "II: the defending player loses influence equal to the total amount of damage dealt by the attackers",
+    );
+    refused_by(
+        &mut sim,
+        "p1",
+        undefended(json!([{"attacker": "Knight", "damage": 1}]), 1),
+        "II: influence lost equal to the total damage dealt by the attackers; an attacker deals its ATK, all effects taken into account (gap 5, module docs)",
+    );
+    sim.act("p1", undefended(json!([{"attacker": "Knight", "damage": 2}]), 2));
+
+    // III: an attacker left undefended beside a defended one.
+    sim.act("p1", turn());
+    refused_by(&mut sim, "p1", attackers(&[json!({"name": "Troll"})]), "Only unmarked creatures may attack or defend");
+    sim.act("p1", json!({"type": "resolve", "what": "unmark", "creatures": ["Troll"]}));
+    sim.act("p1", attackers(&[json!({"name": "Troll"}), creature("Imp", 1, 1)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[(json!({"name": "Wall"}), "Troll")]));
+    at(&sim, "III", "attackers left undefended", &["Dana"], &[Resolve]);
+    assert!(sim.view().awaiting_ruling.is_some());
+    let unblocked = |lost: i64| json!({"type": "resolve", "what": "unblocked", "influence_lost": lost});
+    refused_by(&mut sim, "p1", unblocked(1), "gap 2 (module docs): the text is silent; a judge rules");
+    refused_by(&mut sim, "Dana", unblocked(-1), "gap 2 (module docs)");
+    sim.act("Dana", unblocked(1));
+    at(&sim, "IV", "Response phase of the combat", &["p2"], &[Play, Pass]);
+}

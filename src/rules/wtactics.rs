@@ -1,6 +1,7 @@
 //! WTactics combat (`shared/rules/wtactics-combat.rst`).
 //!
-//! The text's four parts, as the reducer walks them:
+//! The text's four parts, as the reducer walks them (row by row, with who
+//! acts there and the rule its refusals quote, in the step table `STEPS`):
 //!
 //! | part | what happens | who acts |
 //! |---|---|---|
@@ -65,6 +66,124 @@ pub use moves::moves;
 
 pub const NAME: &str = "wtactics";
 pub const VERSION: u64 = 1;
+
+// ---------------------------------------------------------------------------
+// The step table: the text's procedure ("Combat sequence", parts I to IV of
+// `shared/rules/wtactics-combat.rst`), in its order, with the reducer's own
+// steps where the text is silent (the gaps above). The view's step number,
+// title, who may act and what is legal, and the rule a refusal quotes, are
+// read from here: a judge holds it beside the document.
+// ---------------------------------------------------------------------------
+
+/// Who acts at a step: a role, never a seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    /// Either player: between attacks one begins a turn (gap 7), the active
+    /// player announces the attackers (I), an owner unmarks its creatures (gap 4).
+    Players,
+    /// The player with the Response opportunity: the passive player first,
+    /// then the players alternate (I; the same in IV, gap 3).
+    Opportunity,
+    /// The defending (passive) player.
+    Defending,
+    /// Whose pick it is: the attacking player first, then the defending
+    /// player, alternating.
+    Picker,
+    /// Either player or a judge (gap 6).
+    Recorder,
+    /// A judge: the text is silent.
+    Judge,
+}
+
+/// The reducer's name for each row: one per [`Phase`], and III's defenders
+/// (declared with II's choice to defend).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Row {
+    Attackers,
+    Responses,
+    Defend,
+    Undefended,
+    Defenders,
+    UnblockedRuling,
+    NextCombat,
+    CombatResponses,
+    Resolution,
+    CombatRuling,
+    NextTurn,
+}
+
+struct Step {
+    row: Row,
+    /// The part as the text numbers it.
+    part: &'static str,
+    /// What happens there (the view's title).
+    title: &'static str,
+    who: Who,
+    /// What may be recorded there (the view's legal types).
+    may: &'static [ActionType],
+    /// The rule, as refusals at this step quote it.
+    rule: &'static str,
+}
+
+const fn step(
+    row: Row,
+    part: &'static str,
+    title: &'static str,
+    who: Who,
+    may: &'static [ActionType],
+    rule: &'static str,
+) -> Step {
+    Step { row, part, title, who, may, rule }
+}
+
+impl Step {
+    /// Where the rule is ("II", "gap 2 (module docs)"), for a refusal that
+    /// quotes no more than that.
+    fn place(&self) -> &'static str {
+        self.rule.split_once(':').map_or(self.rule, |(place, _)| place)
+    }
+}
+
+use ActionType::{Announce as ANNOUNCE, Pass as PASS, Play as PLAY, Resolve as RESOLVE};
+use Who::{Defending, Judge, Opportunity, Picker, Players, Recorder};
+
+/// "Combat sequence", I to IV, and back to I when a turn's attacks are over.
+#[rustfmt::skip]
+const STEPS: &[Step] = &[
+    step(Row::Attackers,       "I",   "announce attackers",                         Players,     &[ANNOUNCE, RESOLVE], "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them"),
+    step(Row::Responses,       "I",   "Response phase",                             Opportunity, &[PLAY, PASS],        "Response phase: one Event card or one Ability (not both); the players alternate until both pass"),
+    step(Row::Defend,          "II",  "defend or allow the attacks",                Defending,   &[ANNOUNCE],          "II: the defending player may choose to defend or allow the attacks"),
+    step(Row::Undefended,      "II",  "undefended: influence lost",                 Recorder,    &[RESOLVE],           "II: the defending player loses influence equal to the total amount of damage dealt by the attackers"),
+    step(Row::Defenders,       "III", "assign defenders",                           Defending,   &[ANNOUNCE],          "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender"),
+    step(Row::UnblockedRuling, "III", "attackers left undefended",                  Judge,       &[RESOLVE],           "gap 2 (module docs): the text is silent; a judge rules"),
+    step(Row::NextCombat,      "IV",  "choose the next combat",                     Picker,      &[ANNOUNCE],          "IV: the attacking player chooses which combat resolves first, then the defending player the next, alternating"),
+    step(Row::CombatResponses, "IV",  "Response phase of the combat",               Opportunity, &[PLAY, PASS],        "Response phase: one Event card or one Ability (not both); the players alternate until both pass"),
+    step(Row::Resolution,      "IV",  "resolve the combat",                         Recorder,    &[RESOLVE],           "IV: Attacker ATK higher than Defender DEF: the Defender dies; Defender ATK equal to or higher than Attacker DEF: the Attacker dies"),
+    step(Row::CombatRuling,    "IV",  "resolve the combat",                         Judge,       &[RESOLVE],           "gap 1 (module docs): how several defenders strike or are struck is not in the text; a judge rules"),
+    step(Row::NextTurn,        "I",   "its attacks are over; the next turn begins", Players,     &[ANNOUNCE, RESOLVE], "gap 7 (module docs): a turn begins with the active player's announce turn, between attacks"),
+];
+
+// Each row sits at its `Row`'s index, so that finding it is free.
+const _: () = {
+    let mut i = 0;
+    while i < STEPS.len() {
+        assert!(STEPS[i].row as usize == i, "STEPS is in Row's order");
+        i += 1;
+    }
+};
+
+fn row(row: Row) -> &'static Step {
+    &STEPS[row as usize]
+}
+
+// Sentences single checks quote, beside their step's rule: the General
+// section's, which hold at every step, and one bullet of a part.
+const RULE_ACTIVE: &str = "The active player is the only one that can perform attacks during his/her Attack/Move-phase";
+const RULE_UNMARKED: &str = "Only unmarked creatures may attack or defend";
+const RULE_ALL_ATTACKERS: &str = "I: the active player announces all attackers that will fight this turn, at once";
+const RULE_UNMARK: &str = "gap 4 (module docs): the owner records that its creatures are unmarked";
+const RULE_DAMAGE: &str = "II: influence lost equal to the total damage dealt by the attackers; an attacker deals its ATK, all effects taken into account (gap 5, module docs)";
+const RULE_EFFECTS: &str = "IV: take into account all effects";
 
 // ---------------------------------------------------------------------------
 // Payloads.
@@ -364,18 +483,6 @@ pub struct Live<'a> {
 // member by member.
 crate::changes_by_member!(Live<'_> { attack, attacks_finished, creatures, discard, influence_lost, judges, last_attack, phase, seats, turn });
 
-const RULE_I: &str =
-    "I: only unmarked creatures may attack; the active player announces all attackers at once, marking them";
-const RULE_ALL_ATTACKERS: &str = "I: the active player announces all attackers that will fight this turn, at once";
-const RULE_ACTIVE: &str = "The active player is the only one that can perform attacks during his/her Attack/Move-phase";
-const RULE_TURN: &str = "gap 7 (module docs): a turn begins with the active player's announce turn, between attacks";
-const RULE_RESPONSE: &str =
-    "Response phase: one Event card or one Ability (not both); the players alternate until both pass";
-const RULE_III: &str = "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender";
-const RULE_IV_PICK: &str =
-    "IV: the attacking player chooses which combat resolves first, then the defending player the next, alternating";
-const RULE_IV: &str = "IV: Attacker ATK higher than Defender DEF: the Defender dies; Defender ATK equal to or higher than Attacker DEF: the Attacker dies";
-
 /// A refusal about a creature of a list the table typed, naming the list
 /// (`attackers`, `blocks`).
 fn in_list(field: &'static str) -> impl Fn(Refusal) -> Refusal {
@@ -458,14 +565,14 @@ impl State {
     }
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
-        let judge = self.is_judge(actor);
         match (self.phase.clone(), action) {
             (phase, Action::Announce(Announce::Turn {})) => {
+                let rule = row(Row::NextTurn).rule;
                 if !self.seats.iter().any(|s| s == actor) {
-                    return refuse(RULE_TURN, format!("{actor} is not a player"));
+                    return refuse(rule, format!("{actor} is not a player"));
                 }
                 if phase != Phase::Idle {
-                    return refuse(RULE_TURN, "an attack is under way: the turn goes on until it is over");
+                    return refuse(rule, "an attack is under way: the turn goes on until it is over");
                 }
                 let number = self.turn.as_ref().map_or(1, |t| t.number + 1);
                 self.turn = Some(Turn { number, active: actor.to_string(), attackers_announced: false });
@@ -477,10 +584,7 @@ impl State {
                     match self.creatures.get_mut(name) {
                         Some(c) if c.living_of(actor) => c.marked = false,
                         _ => {
-                            return refuse(
-                                "gap 4 (module docs): the owner records that its creatures are unmarked",
-                                format!("{name} is not a living creature of {actor}"),
-                            );
+                            return refuse(RULE_UNMARK, format!("{name} is not a living creature of {actor}"));
                         }
                     }
                 }
@@ -494,22 +598,26 @@ impl State {
             (Phase::Defense, Action::Announce(Announce::Defenders { blocks })) => self.defenders(actor, blocks),
             (Phase::Undefended, Action::Resolve(Resolve::Undefended { damage, influence_lost })) => {
                 let attack = self.attack.clone().expect("attack");
-                if !self.may_record(actor) {
-                    return refuse("II", format!("{actor} may not record this"));
+                let step = self.step_now();
+                if !self.may_act_now(actor) {
+                    return refuse(step.place(), format!("{actor} may not record this"));
                 }
                 let mut named: Vec<&str> = damage.iter().map(|d| d.attacker.as_str()).collect();
                 named.sort();
                 let mut attackers: Vec<&str> = attack.combats.iter().map(|(a, _)| a.as_str()).collect();
                 attackers.sort();
                 if named != attackers {
-                    return refuse("II", format!("name the damage of every attacker once: {}", attackers.join(", ")));
+                    return refuse(
+                        step.place(),
+                        format!("name the damage of every attacker once: {}", attackers.join(", ")),
+                    );
                 }
                 if let Some(own) = self.own_damage() {
                     for d in damage {
                         let atk = own.iter().find(|o| o.attacker == d.attacker).expect("an attacker").damage;
                         if d.damage != atk {
                             return refuse(
-                                "II: influence lost equal to the total damage dealt by the attackers; an attacker deals its ATK, all effects taken into account (gap 5, module docs)",
+                                RULE_DAMAGE,
                                 format!(
                                     "no Event or Ability was played in this attack, so {}'s damage is its own ATK {atk}, not {}",
                                     d.attacker, d.damage
@@ -520,10 +628,7 @@ impl State {
                 }
                 let total: i64 = damage.iter().map(|d| d.damage).sum();
                 if damage.iter().any(|d| d.damage < 0) || *influence_lost != total {
-                    return refuse(
-                        "II: the defending player loses influence equal to the total amount of damage dealt by the attackers",
-                        format!("the attackers' damage totals {total}, not {influence_lost}"),
-                    );
+                    return refuse(step.rule, format!("the attackers' damage totals {total}, not {influence_lost}"));
                 }
                 *self.influence_lost.entry(attack.passive.clone()).or_default() += total;
                 let a = self.attack.as_mut().expect("attack");
@@ -532,14 +637,12 @@ impl State {
                 Ok(())
             }
             (Phase::UnblockedRuling, Action::Resolve(Resolve::Unblocked { influence_lost })) => {
-                if !judge {
-                    return refuse(
-                        "gap 2 (module docs): the text is silent; a judge rules",
-                        format!("{actor} is not a judge"),
-                    );
+                let step = self.step_now();
+                if !self.may_act_now(actor) {
+                    return refuse(step.rule, format!("{actor} is not a judge"));
                 }
                 if *influence_lost < 0 {
-                    return refuse("gap 2 (module docs)", "influence lost cannot be negative");
+                    return refuse(step.place(), "influence lost cannot be negative");
                 }
                 let attack = self.attack.as_mut().expect("attack");
                 attack.influence_lost = Some(*influence_lost);
@@ -549,8 +652,8 @@ impl State {
                 Ok(())
             }
             (Phase::Pick { picker }, Action::Announce(Announce::NextCombat { attacker })) => {
-                if actor != picker {
-                    return refuse(RULE_IV_PICK, format!("it is {picker}'s pick, not {actor}'s"));
+                if !self.may_act_now(actor) {
+                    return refuse(self.step_now().rule, format!("it is {picker}'s pick, not {actor}'s"));
                 }
                 self.start_combat(attacker)
             }
@@ -569,8 +672,9 @@ impl State {
                 Phase::Resolution { attacker },
                 Action::Resolve(Resolve::Combat { attacker: values, defenders, dead }),
             ) => {
-                if !self.may_record(actor) {
-                    return refuse(RULE_IV, format!("{actor} may not record this"));
+                let rule = self.step_now().rule;
+                if !self.may_act_now(actor) {
+                    return refuse(rule, format!("{actor} may not record this"));
                 }
                 self.check_values(&attacker, values, defenders)?;
                 let d = &defenders[0];
@@ -578,7 +682,7 @@ impl State {
                 let recorded: BTreeSet<String> = dead.iter().cloned().collect();
                 if recorded != expected || recorded.len() != dead.len() {
                     return refuse(
-                        RULE_IV,
+                        rule,
                         format!(
                             "ATK {} against DEF {}, and ATK {} against DEF {}: the dead are {:?}, not {:?}",
                             values.atk, d.def, d.atk, values.def, expected, recorded
@@ -593,20 +697,15 @@ impl State {
                 Phase::CombatRuling { attacker },
                 Action::Resolve(Resolve::Combat { attacker: values, defenders, dead }),
             ) => {
-                if !judge {
-                    return refuse(
-                        "gap 1 (module docs): how several defenders strike or are struck is not in the text; a judge rules",
-                        format!("{actor} is not a judge"),
-                    );
+                let step = self.step_now();
+                if !self.may_act_now(actor) {
+                    return refuse(step.rule, format!("{actor} is not a judge"));
                 }
                 self.check_values(&attacker, values, defenders)?;
                 let in_combat: BTreeSet<String> = self.in_combat(&attacker).into_iter().collect();
                 let recorded: BTreeSet<String> = dead.iter().cloned().collect();
                 if !recorded.is_subset(&in_combat) {
-                    return refuse(
-                        "gap 1 (module docs)",
-                        format!("only creatures of this combat can die in it: {in_combat:?}"),
-                    );
+                    return refuse(step.place(), format!("only creatures of this combat can die in it: {in_combat:?}"));
                 }
                 let result = CombatResult::new(seq, &attacker, values, defenders, &recorded, actor, true);
                 self.end_combat(&attacker, &recorded, result);
@@ -665,7 +764,7 @@ impl State {
             }
         }
         if self.creatures[&spec.name].marked {
-            return refuse("Only unmarked creatures may attack or defend", format!("{} is marked", spec.name));
+            return refuse(RULE_UNMARKED, format!("{} is marked", spec.name));
         }
         Ok(())
     }
@@ -675,7 +774,7 @@ impl State {
     /// either player, whose announcement begins turn 1.
     fn may_announce_attackers(&self, actor: &str) -> Result<(), Refusal> {
         if !self.seats.iter().any(|s| s == actor) {
-            return refuse(RULE_I, format!("{actor} is not a player"));
+            return refuse(row(Row::Attackers).rule, format!("{actor} is not a player"));
         }
         let Some(turn) = &self.turn else { return Ok(()) };
         if turn.active != actor {
@@ -701,15 +800,16 @@ impl State {
 
     fn attackers(&mut self, actor: &str, attackers: &[CreatureSpec]) -> Result<(), Refusal> {
         self.may_announce_attackers(actor)?;
+        let rule = row(Row::Attackers).rule;
         if attackers.is_empty() {
-            return refuse(RULE_I, "announce at least one attacker");
+            return refuse(rule, "announce at least one attacker");
         }
         let mut names = BTreeSet::new();
         for spec in attackers {
             if !names.insert(spec.name.clone()) {
-                return refuse(RULE_I, format!("attackers: {} is announced twice", spec.name));
+                return refuse(rule, format!("attackers: {} is announced twice", spec.name));
             }
-            self.creature(spec, actor, RULE_I).map_err(in_list("attackers"))?;
+            self.creature(spec, actor, rule).map_err(in_list("attackers"))?;
         }
         for spec in attackers {
             self.creatures.get_mut(&spec.name).expect("registered").marked = true;
@@ -743,14 +843,15 @@ impl State {
         action: &Action,
         combat: Option<String>,
     ) -> Result<(), Refusal> {
-        let holder = window.holder().unwrap_or_default().to_string();
-        if actor != holder {
-            return refuse(RULE_RESPONSE, format!("it is {holder}'s opportunity to respond or pass, not {actor}'s"));
+        let rule = self.step_now().rule;
+        if !self.may_act_now(actor) {
+            let holder = window.holder().unwrap_or_default();
+            return refuse(rule, format!("it is {holder}'s opportunity to respond or pass, not {actor}'s"));
         }
         match action {
             Action::Pass {} => window.pass(),
             Action::Play { kind, card } => {
-                check_name("card", card).or_else(|m| refuse(RULE_RESPONSE, m))?;
+                check_name("card", card).or_else(|m| refuse(rule, m))?;
                 self.attack.as_mut().expect("attack").responses.push((
                     seq,
                     actor.to_string(),
@@ -761,7 +862,7 @@ impl State {
                 window.played();
             }
             _ => {
-                return refuse(RULE_RESPONSE, "in a Response phase a player plays one Event or one Ability, or passes");
+                return refuse(rule, "in a Response phase a player plays one Event or one Ability, or passes");
             }
         }
         Ok(())
@@ -769,11 +870,8 @@ impl State {
 
     fn defenders(&mut self, actor: &str, blocks: &[Block]) -> Result<(), Refusal> {
         let attack = self.attack.clone().expect("attack");
-        if actor != attack.passive {
-            return refuse(
-                "II: the defending player may choose to defend or allow the attacks",
-                format!("only {} defends", attack.passive),
-            );
+        if !self.may_act_now(actor) {
+            return refuse(self.step_now().rule, format!("only {} defends", attack.passive));
         }
         if blocks.is_empty() {
             let attack = self.attack.as_mut().expect("attack");
@@ -782,18 +880,19 @@ impl State {
             return Ok(());
         }
         let attackers: BTreeSet<&str> = attack.combats.iter().map(|(a, _)| a.as_str()).collect();
+        let rule = row(Row::Defenders).rule;
         let mut seen = BTreeSet::new();
         for b in blocks {
             if !attackers.contains(b.attacker.as_str()) {
-                return refuse(RULE_III, format!("blocks: {} is not an attacker", b.attacker));
+                return refuse(rule, format!("blocks: {} is not an attacker", b.attacker));
             }
             if attackers.contains(b.defender.name.as_str()) {
-                return refuse(RULE_III, format!("blocks: {} is an attacker and cannot also defend", b.defender.name));
+                return refuse(rule, format!("blocks: {} is an attacker and cannot also defend", b.defender.name));
             }
             if !seen.insert(b.defender.name.clone()) {
-                return refuse(RULE_III, format!("blocks: {} can only defend against one attacker", b.defender.name));
+                return refuse(rule, format!("blocks: {} can only defend against one attacker", b.defender.name));
             }
-            self.creature(&b.defender, actor, RULE_III).map_err(in_list("blocks"))?;
+            self.creature(&b.defender, actor, rule).map_err(in_list("blocks"))?;
         }
         let attack = self.attack.as_mut().expect("attack");
         for b in blocks {
@@ -843,7 +942,7 @@ impl State {
 
     fn start_combat(&mut self, attacker: &str) -> Result<(), Refusal> {
         if !self.combats_left().iter().any(|a| a == attacker) {
-            return refuse(RULE_IV_PICK, format!("{attacker} has no combat left to resolve"));
+            return refuse(row(Row::NextCombat).rule, format!("{attacker} has no combat left to resolve"));
         }
         let attack = self.attack.as_mut().expect("attack");
         attack.picks += 1;
@@ -859,11 +958,48 @@ impl State {
         !self.attack.as_ref().expect("attack").responses.is_empty()
     }
 
-    /// II and IV (gap 6): who may record the influence lost or a combat's
-    /// outcome: either player or a judge.
-    fn may_record(&self, actor: &str) -> bool {
-        let attack = self.attack.as_ref().expect("attack");
-        actor == attack.active || actor == attack.passive || self.is_judge(actor)
+    /// The row of the step under way.
+    fn step_now(&self) -> &'static Step {
+        row(match &self.phase {
+            Phase::Idle if self.turn.as_ref().is_some_and(|t| t.attackers_announced) => Row::NextTurn,
+            Phase::Idle => Row::Attackers,
+            Phase::Responses { .. } => Row::Responses,
+            Phase::Defense => Row::Defend,
+            Phase::Undefended => Row::Undefended,
+            Phase::UnblockedRuling => Row::UnblockedRuling,
+            Phase::Pick { .. } => Row::NextCombat,
+            Phase::CombatResponses { .. } => Row::CombatResponses,
+            Phase::Resolution { .. } => Row::Resolution,
+            Phase::CombatRuling { .. } => Row::CombatRuling,
+        })
+    }
+
+    /// Whether `actor` holds the role `who` now.
+    fn acts(&self, who: Who, actor: &str) -> bool {
+        match who {
+            Players => self.seats.iter().any(|s| s == actor),
+            Opportunity => match &self.phase {
+                Phase::Responses { window } | Phase::CombatResponses { window, .. } => window.holder() == Some(actor),
+                _ => false,
+            },
+            Defending => self.attack.as_ref().is_some_and(|a| a.passive == actor),
+            Picker => matches!(&self.phase, Phase::Pick { picker } if picker == actor),
+            Recorder => {
+                self.attack.as_ref().is_some_and(|a| actor == a.active || actor == a.passive) || self.is_judge(actor)
+            }
+            Judge => self.is_judge(actor),
+        }
+    }
+
+    /// Whether `actor` is who acts at the step under way.
+    fn may_act_now(&self, actor: &str) -> bool {
+        self.acts(self.step_now().who, actor)
+    }
+
+    /// Who acts at the step under way: the seats, then the judges.
+    fn acting(&self) -> Vec<String> {
+        let who = self.step_now().who;
+        self.seats.iter().chain(&self.judges).filter(|a| self.acts(who, a)).cloned().collect()
     }
 
     /// II (gap 5): each undefended attacker's damage when no Event or
@@ -918,7 +1054,7 @@ impl State {
         want.sort();
         if named != want {
             return refuse(
-                RULE_IV,
+                row(Row::Resolution).rule,
                 format!("give the values of every defender of {attacker} once: {}", want.join(", ")),
             );
         }
@@ -926,7 +1062,7 @@ impl State {
             && (own != *values || defenders.iter().any(|d| !own_defenders.contains(d)))
         {
             return refuse(
-                "IV: take into account all effects",
+                RULE_EFFECTS,
                 "no Event or Ability was played in this attack, so the values are the creatures' own ATK and DEF",
             );
         }
@@ -971,45 +1107,30 @@ impl State {
     }
 
     pub fn view(&self) -> View {
-        let step = |number: &str, title: &str| StepRef {
-            number: number.into(),
-            title: title.into(),
-            reference: format!("WTactics combat {number} ({title})"),
+        let step = self.step_now();
+        let title = match (&self.phase, &self.turn) {
+            (Phase::Idle, Some(t)) => format!("turn {} ({}): {}", t.number, t.active, step.title),
+            _ => step.title.to_string(),
         };
-        let both = || self.seats.clone();
-        let with_judges = |mut v: Vec<String>| {
-            v.extend(self.judges.iter().cloned());
-            v
-        };
-        let attack = self.attack.as_ref();
-        let (step, may_act, legal, ruling) = match &self.phase {
-            Phase::Idle => {
-                let title = match &self.turn {
-                    None => "announce attackers".to_string(),
-                    Some(t) if t.attackers_announced => format!("turn {} ({}): its attacks are over; the next turn begins", t.number, t.active),
-                    Some(t) => format!("turn {} ({}): announce attackers", t.number, t.active),
-                };
-                (step("I", &title), both(), vec![ActionType::Announce, ActionType::Resolve], None)
-            }
-            Phase::Responses { window } => (step("I", "Response phase"), window.holder().map(|h| vec![h.to_string()]).unwrap_or_default(), vec![ActionType::Play, ActionType::Pass], None),
-            Phase::Defense => (step("II", "defend or allow the attacks"), vec![attack.expect("attack").passive.clone()], vec![ActionType::Announce], None),
-            Phase::Undefended => (step("II", "undefended: influence lost"), with_judges(both()), vec![ActionType::Resolve], None),
-            Phase::UnblockedRuling => (
-                step("III", "attackers left undefended"),
-                self.judges.clone(),
-                vec![ActionType::Resolve],
-                Some("attackers were left undefended while others were defended; the text does not say what they do to influence".to_string()),
+        let ruling = match &self.phase {
+            Phase::UnblockedRuling => Some(
+                "attackers were left undefended while others were defended; the text does not say what they do to influence"
+                    .to_string(),
             ),
-            Phase::Pick { picker } => (step("IV", "choose the next combat"), vec![picker.clone()], vec![ActionType::Announce], None),
-            Phase::CombatResponses { window, .. } => (step("IV", "Response phase of the combat"), window.holder().map(|h| vec![h.to_string()]).unwrap_or_default(), vec![ActionType::Play, ActionType::Pass], None),
-            Phase::Resolution { .. } => (step("IV", "resolve the combat"), with_judges(both()), vec![ActionType::Resolve], None),
-            Phase::CombatRuling { attacker } => (
-                step("IV", "resolve the combat"),
-                self.judges.clone(),
-                vec![ActionType::Resolve],
-                Some(format!("{attacker} has several defenders; the text does not say how several defenders strike or are struck")),
-            ),
+            Phase::CombatRuling { attacker } => Some(format!(
+                "{attacker} has several defenders; the text does not say how several defenders strike or are struck"
+            )),
+            _ => None,
         };
-        View { step, may_act, legal, awaiting_ruling: ruling }
+        View {
+            step: StepRef {
+                number: step.part.into(),
+                reference: format!("WTactics combat {} ({title})", step.part),
+                title,
+            },
+            may_act: self.acting(),
+            legal: step.may.to_vec(),
+            awaiting_ruling: ruling,
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! What each seat and judge may record now (see `kernel::moves`), driven by
-//! the reducer's [`Phase`] and its own checks: who may announce attackers,
+//! the reducer's [`Phase`], the row of the step table (`STEPS`) for it (who
+//! acts there), and the reducer's own checks: who may announce attackers,
 //! which creatures may fight, whose Response opportunity it is, which
 //! combats are left, who may record an outcome, and, when no Event or
 //! Ability was played in the attack, the values, the damage and who dies.
@@ -7,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::event::Header;
-use crate::kernel::{Choice, Entry, EntryKind, Move, Pick, Window};
+use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
 use super::{Phase, State, dies};
 
@@ -15,14 +16,14 @@ use super::{Phase, State, dies};
 pub fn moves(state: &State, header: &Header) -> Vec<Move> {
     match &state.phase {
         Phase::Idle => between_attacks(state, header),
-        Phase::Responses { window } => responses(window, "play an Event or Ability"),
-        Phase::CombatResponses { attacker, window } => {
-            responses(window, &format!("play an Event or Ability in the combat of {attacker}"))
+        Phase::Responses { .. } => responses(state, "play an Event or Ability"),
+        Phase::CombatResponses { attacker, .. } => {
+            responses(state, &format!("play an Event or Ability in the combat of {attacker}"))
         }
         Phase::Defense => defense(state, header),
         Phase::Undefended => undefended(state, header),
         Phase::UnblockedRuling => unblocked(state, header),
-        Phase::Pick { picker } => pick(state, picker),
+        Phase::Pick { .. } => pick(state),
         Phase::Resolution { attacker } => resolution(state, attacker, false),
         Phase::CombatRuling { attacker } => resolution(state, attacker, true),
     }
@@ -98,17 +99,14 @@ fn creature_fields(prefix: &str, state: &State, header: &Header, owner: &str) ->
 
 /// A Response phase (I, or an individual combat's in IV): the player with
 /// the opportunity plays one Event or one Ability, or passes.
-fn responses(window: &Window, label: &str) -> Vec<Move> {
-    let Some(holder) = window.holder() else { return vec![] };
+fn responses(state: &State, label: &str) -> Vec<Move> {
     let kinds = vec![Pick::new("event", "an Event"), Pick::new("ability", "an Ability")];
-    vec![
-        Move::new(holder, label, json!({"type": "play"})).choosing(Choice::one("kind", kinds)).entering(Entry::new(
-            "card",
-            EntryKind::Card,
-            "the card",
-        )),
-        Move::new(holder, "pass", json!({"type": "pass"})),
-    ]
+    let play = Move::new("", label, json!({"type": "play"})).choosing(Choice::one("kind", kinds)).entering(Entry::new(
+        "card",
+        EntryKind::Card,
+        "the card",
+    ));
+    [each(state, play), each(state, Move::new("", "pass", json!({"type": "pass"})))].concat()
 }
 
 /// II/III: the defending player defends (each defender against one
@@ -121,26 +119,21 @@ fn defense(state: &State, header: &Header) -> Vec<Move> {
     let mut block = creature_fields("defender/", state, header, passive);
     block.push(Entry::new("attacker", EntryKind::Name, "the attacker it defends against").suggesting(attackers));
     let declare = json!({"type": "announce", "what": "defenders"});
-    vec![
-        Move::new(passive, "defend", declare.clone()).entering(Entry::list(
-            "blocks",
-            "the defenders, each against one attacker",
-            Some(1),
-            None,
-            block,
-        )),
-        Move::new(passive, "allow the attacks", json!({"type": "announce", "what": "defenders", "blocks": []})),
-    ]
+    let defend = Move::new("", "defend", declare).entering(Entry::list(
+        "blocks",
+        "the defenders, each against one attacker",
+        Some(1),
+        None,
+        block,
+    ));
+    let allow = Move::new("", "allow the attacks", json!({"type": "announce", "what": "defenders", "blocks": []}));
+    [each(state, defend), each(state, allow)].concat()
 }
 
-/// The seats, then the judges, that `may` holds for.
-fn actors(state: &State, may: impl Fn(&str) -> bool) -> Vec<&String> {
-    state.seats.iter().chain(&state.judges).filter(|a| may(a)).collect()
-}
-
-/// The move `m` (its seat left empty) for each of `actors`.
-fn each(actors: Vec<&String>, m: Move) -> Vec<Move> {
-    actors.into_iter().map(|a| Move { seat: a.clone(), ..m.clone() }).collect()
+/// The move `m` (its seat left empty) for each who acts at the step under
+/// way: its row's role (see `STEPS`).
+fn each(state: &State, m: Move) -> Vec<Move> {
+    state.acting().into_iter().map(|seat| Move { seat, ..m.clone() }).collect()
 }
 
 /// II: the influence lost to the attacks let through: with no Event or
@@ -149,7 +142,6 @@ fn each(actors: Vec<&String>, m: Move) -> Vec<Move> {
 fn undefended(state: &State, header: &Header) -> Vec<Move> {
     let attack = state.attack.as_ref().expect("an attack");
     let passive = header.name_of(&attack.passive);
-    let recorders = actors(state, |a| state.may_record(a));
     match state.own_damage() {
         // The reducer refuses a negative damage: a creature named with a
         // negative ATK leaves nothing to offer but the judges' rulings.
@@ -157,7 +149,7 @@ fn undefended(state: &State, header: &Header) -> Vec<Move> {
         Some(own) => {
             let total: i64 = own.iter().map(|d| d.damage).sum();
             let fixed = json!({"type": "resolve", "what": "undefended", "damage": own, "influence_lost": total});
-            each(recorders, Move::new("", format!("{passive} loses {total} influence"), fixed))
+            each(state, Move::new("", format!("{passive} loses {total} influence"), fixed))
         }
         None => {
             let named: Vec<Value> = attack.combats.iter().map(|(a, _)| json!({"attacker": a})).collect();
@@ -168,7 +160,7 @@ fn undefended(state: &State, header: &Header) -> Vec<Move> {
                 m = m.entering(Entry::number(&format!("damage/{i}/damage"), EntryKind::Points, what, Some(0), None));
             }
             let what = format!("the influence {passive} loses: the damage's total");
-            each(recorders, m.entering(Entry::number("influence_lost", EntryKind::Points, what, Some(0), None)))
+            each(state, m.entering(Entry::number("influence_lost", EntryKind::Points, what, Some(0), None)))
         }
     }
 }
@@ -179,28 +171,17 @@ fn unblocked(state: &State, header: &Header) -> Vec<Move> {
     let attack = state.attack.as_ref().expect("an attack");
     let passive = header.name_of(&attack.passive);
     let left = attack.undefended.join(", ");
-    state
-        .judges
-        .iter()
-        .map(|j| {
-            Move::new(
-                j,
-                format!("rule on the attackers left undefended ({left})"),
-                json!({"type": "resolve", "what": "unblocked"}),
-            )
-            .entering(Entry::number(
-                "influence_lost",
-                EntryKind::Points,
-                format!("the influence {passive} loses to {left}"),
-                Some(0),
-                None,
-            ))
-        })
-        .collect()
+    let rule = Move::new(
+        "",
+        format!("rule on the attackers left undefended ({left})"),
+        json!({"type": "resolve", "what": "unblocked"}),
+    );
+    let what = format!("the influence {passive} loses to {left}");
+    each(state, rule.entering(Entry::number("influence_lost", EntryKind::Points, what, Some(0), None)))
 }
 
 /// IV: the picker chooses the combat to resolve next.
-fn pick(state: &State, picker: &str) -> Vec<Move> {
+fn pick(state: &State) -> Vec<Move> {
     let left = state
         .combats_left()
         .into_iter()
@@ -209,10 +190,8 @@ fn pick(state: &State, picker: &str) -> Vec<Move> {
             Pick::new(a.clone(), format!("{a} against {against}"))
         })
         .collect();
-    vec![
-        Move::new(picker, "choose the next combat", json!({"type": "announce", "what": "next_combat"}))
-            .choosing(Choice::one("attacker", left)),
-    ]
+    let next = json!({"type": "announce", "what": "next_combat"});
+    each(state, Move::new("", state.step_now().title, next).choosing(Choice::one("attacker", left)))
 }
 
 /// IV: a combat resolves. With no Event or Ability played in the attack the
@@ -220,9 +199,8 @@ fn pick(state: &State, picker: &str) -> Vec<Move> {
 /// from them: the whole action is fixed. With effects played the table
 /// enters the values and picks the dead (the reducer checks them against
 /// the values). With several defenders (`ruling`, gap 1) a judge names the
-/// dead among the combat's creatures.
+/// dead among the combat's creatures. Who records it is the row's role.
 fn resolution(state: &State, attacker: &str, ruling: bool) -> Vec<Move> {
-    let actors = if ruling { state.judges.iter().collect() } else { actors(state, |a| state.may_record(a)) };
     let in_combat = state.in_combat(attacker);
     let role = |n: &String| if n == attacker { "attacker" } else { "defender" };
     let picks = in_combat.iter().map(|n| Pick::new(n.clone(), format!("{n} ({})", role(n)))).collect();
@@ -255,7 +233,7 @@ fn resolution(state: &State, attacker: &str, ruling: bool) -> Vec<Move> {
             m.choosing(dead)
         }
     };
-    each(actors, m)
+    each(state, m)
 }
 
 /// "Orc Raider dies", "Knight and Orc Raider die", "no one dies".
