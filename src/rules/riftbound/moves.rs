@@ -2,7 +2,7 @@
 //! the reducer's phase and stage, with its own checks: the destinations a
 //! player's units may enter (`may_enter`), the trigger each side puts on
 //! the initial chain (`trigger_of`), what Focus and an open Chain allow
-//! (`FOCUS_PLAYS`, `CHAIN_PLAYS`), whom Focus may invite (`invitable`), and
+//! (the step table's `plays`), whom Focus may invite (`invitable`), and
 //! which damage assignments keep the Tank and lethal rules
 //! (`check_assignment`).
 
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::event::Header;
 use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
-use super::{Assignment, CHAIN_PLAYS, FOCUS_PLAYS, Phase, PlayKind, Stage, State, Trigger, kind_name};
+use super::{Assignment, Phase, PlayKind, Stage, State, Trigger, kind_name};
 
 /// More defending (or attacking) units than this, and the assignments that
 /// reach units in order are not listed one by one (2^n of them): the
@@ -66,7 +66,7 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
             }
             Stage::Focus { window } => {
                 if let Some(holder) = window.holder() {
-                    moves.push(play(holder, "play or activate (Focus)", &FOCUS_PLAYS));
+                    moves.push(play(holder, "play or activate (Focus)", sd.stage.row().plays));
                     let invitable: Vec<Pick> =
                         state.invitable(sd).iter().map(|p| Pick::new(p.as_str(), name(p))).collect();
                     if !invitable.is_empty() {
@@ -84,7 +84,7 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
             }
             Stage::Chain { window, .. } => {
                 if let Some(holder) = window.holder() {
-                    moves.push(play(holder, "react", &CHAIN_PLAYS));
+                    moves.push(play(holder, "react", sd.stage.row().plays));
                     moves.push(pass(holder));
                 }
             }
