@@ -1,5 +1,8 @@
 //! Riftbound: combat and showdowns (`shared/rules/riftbound-combat-and-showdowns.md`).
 //!
+//! The procedure is the step table [`STEPS`], in the text's words: what
+//! the view, the refusals and the moves say at each step is read from it.
+//!
 //! | text | what the reducer does |
 //! |---|---|
 //! | When Combat Occurs (620-621) | after a move (a Cleanup with an empty Chain), every battlefield holding units of two opposing players is a pending combat; with several, the turn player chooses which resolves first; one whose conditions changed before it begins does not happen |
@@ -1630,14 +1633,7 @@ impl State {
             title: row.title.into(),
             reference: format!("Riftbound {} ({})", row.title, row.no),
         };
-        let mut may_act: Vec<String> = vec![];
-        for (who, _) in row.who {
-            for seat in self.seats_of(*who) {
-                if !may_act.contains(&seat) {
-                    may_act.push(seat);
-                }
-            }
-        }
+        let may_act = self.actors();
         // An invitation needs a player outside the showdown.
         let no_one_to_invite = matches!(&self.phase, Phase::Showdown(sd) if self.invitable(sd).is_empty());
         let mut legal = vec![];
@@ -1656,11 +1652,30 @@ impl State {
         View { step, may_act, legal, awaiting_ruling }
     }
 
-    /// The seats (or judges) a role of the step table names now.
-    fn seats_of(&self, who: Who) -> Vec<String> {
+    /// Who may act now: the seats (and judges) the roles of the current row
+    /// name, in the row's order, each once.
+    fn actors(&self) -> Vec<String> {
+        let mut actors: Vec<String> = vec![];
+        for (who, _) in self.phase.row().who {
+            let seats = match self.seat_of(*who) {
+                Some(seat) => vec![seat],
+                None if *who == Judge => self.judges.clone(),
+                None => vec![],
+            };
+            for seat in seats {
+                if !actors.contains(&seat) {
+                    actors.push(seat);
+                }
+            }
+        }
+        actors
+    }
+
+    /// The seat a role of the step table names now (none for the judges).
+    fn seat_of(&self, who: Who) -> Option<String> {
         let holder = |w: &Window| w.holder().map(str::to_string);
-        let seat = match (who, &self.phase) {
-            (Judge, _) => return self.judges.clone(),
+        match (who, &self.phase) {
+            (Judge, _) => None,
             (TurnPlayer, _) => self.turn_player().map(str::to_string),
             (NextInTurnOrder, _) => Some(self.next_turn()),
             (Assigning, Phase::Damage { assigning, .. }) => Some(assigning.clone()),
@@ -1672,8 +1687,7 @@ impl State {
                 _ => None,
             },
             _ => None,
-        };
-        seat.into_iter().collect()
+        }
     }
 }
 

@@ -91,7 +91,8 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
             Stage::Resolving { .. } => {
                 if let Some(item) = sd.chain.newest() {
                     let label = format!("resolve {} (seq {}) by {}", item.card, item.seq, name(&item.seat));
-                    for actor in std::iter::once(&item.seat).chain(&state.judges) {
+                    // Who played it, or a judge: the step table's roles.
+                    for actor in &state.actors() {
                         moves.push(
                             Move::new(
                                 actor,
@@ -107,7 +108,8 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
         Phase::Damage { battlefield, attacker, defender, assigning, .. } => {
             let target = if assigning == attacker { defender } else { attacker };
             let assign = damage_moves(state, header, battlefield, assigning, target);
-            for actor in std::iter::once(assigning).chain(&state.judges) {
+            // The side assigning, or a judge: the step table's roles.
+            for actor in &state.actors() {
                 moves.extend(assign.iter().map(|m| Move { seat: actor.clone(), ..m.clone() }));
             }
         }
@@ -116,7 +118,7 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
                 Pick::new(controller.as_str(), format!("{} keeps {battlefield} (no control change)", name(controller))),
                 Pick::new(Value::Null, format!("no one controls {battlefield} (control lost)")),
             ];
-            for judge in &state.judges {
+            for judge in &state.actors() {
                 moves.push(
                     Move::new(
                         judge,
