@@ -157,7 +157,7 @@ struct Step {
     /// refusal quotes when someone else acts.
     who: &'static [(Who, &'static str)],
     /// What may be recorded: the action type, and what is announced or
-    /// resolved (`what`) or played (`kind`, listed in `plays`).
+    /// resolved (its `what`), played (the kinds in `plays`) or passed.
     may: &'static [(ActionType, &'static str)],
     /// The kinds of card or ability that may be played.
     plays: &'static [PlayKind],
@@ -200,11 +200,11 @@ const STEPS: &[Step] = &[
         "Pending Combat"),
     step(At::InitialChain, "625", "Showdown Step: Initial Chain",
         &[(Focus, "625.3: Initial Chain: Player with Focus orders first")],
-        &[(T::Play, "trigger"), (T::Pass, "")], &[K::Trigger],
+        &[(T::Play, "trigger"), (T::Pass, "pass")], &[K::Trigger],
         "625.3: Initial Chain"),
     step(At::Focus, "545-553", "Showdown",
         &[(Focus, RULE_SHOWDOWN)],
-        &[(T::Announce, "invite"), (T::Play, ""), (T::Pass, "")], &[K::Action, K::Reaction, K::ActionAbility, K::ReactionAbility],
+        &[(T::Announce, "invite"), (T::Play, "action or reaction"), (T::Pass, "pass")], &[K::Action, K::Reaction, K::ActionAbility, K::ReactionAbility],
         RULE_SHOWDOWN),
     step(At::Invited, "545-553", "Showdown: invitation",
         &[(Invited, "Relevant Players: Invited")],
@@ -212,7 +212,7 @@ const STEPS: &[Step] = &[
         "Relevant Players: Invited"),
     step(At::Chain, "545-553", "Showdown: Chain",
         &[(Reacting, RULE_CHAIN)],
-        &[(T::Play, ""), (T::Pass, "")], &[K::Reaction, K::ReactionAbility],
+        &[(T::Play, "reaction"), (T::Pass, "pass")], &[K::Reaction, K::ReactionAbility],
         RULE_CHAIN),
     step(At::Resolving, "545-553", "Showdown: Chain resolves",
         &[(PlayedIt, RULE_CHAIN), (Judge, RULE_CHAIN)],
