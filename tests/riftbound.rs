@@ -850,3 +850,132 @@ fn moves_name_the_pending_combats_and_the_attackers_trigger() {
     assert!(p1.iter().any(|(_, a)| a == &json!({"type": "play", "kind": "trigger", "trigger": "attack"})), "{p1:?}");
     assert!(offered(&sim, "p3").is_empty(), "the Defender adds its triggers after the Attacker");
 }
+
+/// A refusal as a judge reads it: the step (number and title), the rule
+/// quoted, the message, and who may act.
+fn refusal(sim: &mut Sim, actor: &str, action: Value) -> String {
+    let v = sim.refused(actor, action);
+    format!("{} {} | {} | {} | {}", v.step.number, v.step.title, v.rule, v.message, v.may_act.join(", "))
+}
+
+/// Passes for whoever holds the window until the showdown (any of its stages) ends.
+fn pass_out_the_showdown(sim: &mut Sim) {
+    while matches!(sim.riftbound().phase, Phase::Showdown(_)) {
+        let holder = sim.view().may_act[0].clone();
+        sim.pass(&[&holder]);
+    }
+}
+
+/// Every row of the step table, walked in one game, each refusing someone
+/// else and something the step does not take: the rule texts the refusals
+/// quote are the table's, word for word as they were before the table.
+#[test]
+fn each_step_refuses_with_its_rows_rule() {
+    let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge"]);
+    let mut said = vec![];
+    said.push(refusal(&mut sim, "p2", turn()));
+    said.push(refusal(&mut sim, "p1", mv(json!([unit("Wall", 3)]), "Altar")));
+    said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
+    sim.act("p1", turn());
+    said.push(refusal(&mut sim, "p2", mv(json!([unit("Imp", 1)]), "Altar")));
+    // Without Combat: p1 takes Altar, all players relevant.
+    sim.act("p1", mv(json!([unit("Wall", 3), unit("Guard", 2)]), "Altar"));
+    said.push(refusal(&mut sim, "p2", json!({"type": "pass"})));
+    said.push(refusal(&mut sim, "p1", json!({"type": "play", "kind": "trigger", "card": "Roar"})));
+    let bolt = sim.act("p1", spell("action", "Bolt"));
+    said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
+    said.push(refusal(&mut sim, "p2", spell("action", "Zap")));
+    sim.pass(&["p2", "p3", "p1"]);
+    said.push(refusal(&mut sim, "p2", resolve_item(bolt, json!([]))));
+    said.push(refusal(&mut sim, "p1", resolve_item(bolt + 1, json!([]))));
+    said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
+    sim.act("p1", resolve_item(bolt, json!([])));
+    pass_out_the_showdown(&mut sim);
+    // p2 attacks Altar: Step 1.
+    sim.act("p2", turn());
+    sim.act("p2", mv(json!([unit("Brute", 2)]), "Altar"));
+    said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
+    said.push(refusal(&mut sim, "p2", trigger("Roar", "defend")));
+    said.push(refusal(&mut sim, "p2", spell("action", "Bolt")));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", json!({"type": "announce", "what": "invite", "player": "p3"}));
+    said.push(refusal(&mut sim, "p1", json!({"type": "announce", "what": "accept"})));
+    said.push(refusal(&mut sim, "p3", json!({"type": "pass"})));
+    sim.act("p3", json!({"type": "announce", "what": "decline"}));
+    said.push(refusal(&mut sim, "p1", json!({"type": "announce", "what": "invite", "player": "p2"})));
+    sim.pass(&["p1", "p2"]);
+    // Step 2.
+    said.push(refusal(&mut sim, "p1", damage(&[("Brute", 5)])));
+    said.push(refusal(&mut sim, "p2", damage(&[("Guard", 1)])));
+    said.push(refusal(&mut sim, "p2", json!({"type": "pass"})));
+    sim.act("p2", damage(&[("Guard", 2)]));
+    sim.act("p1", damage(&[("Brute", 5)]));
+    assert_eq!(sim.riftbound().phase, Phase::Open);
+
+    // Pending combats, a ruling on control, and victory.
+    let mut sim = game_with(json!({
+        "mode": "1v1", "battlefields": ["Altar", "Forge", "Cave"], "scores": {"p2": 7},
+        "control": {"Altar": "p2", "Forge": "p2"},
+        "units": {"Altar": {"p2": [unit("Wall", 2)]}, "Forge": {"p2": [unit("Gate", 2)]}},
+    }));
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Imp", 2), unit("Orc", 1), unit("Elf", 3)]), "Cave"));
+    let portal = sim.act("p1", spell("action", "Portal"));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Orc", "to": "Forge"}])));
+    pass_out_the_showdown(&mut sim);
+    said.push(refusal(&mut sim, "p2", json!({"type": "announce", "what": "combat", "battlefield": "Altar"})));
+    said.push(refusal(&mut sim, "p1", json!({"type": "announce", "what": "combat", "battlefield": "Cave"})));
+    said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
+    sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Altar"}));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Wall", 2)]));
+    sim.act("p2", damage(&[("Imp", 2)]));
+    let control = |bf: &str, controller: &str| json!({"type": "resolve", "what": "control", "battlefield": bf, "controller": controller});
+    said.push(refusal(&mut sim, "p1", control("Altar", "p2")));
+    said.push(refusal(&mut sim, "Dana", control("Forge", "p2")));
+    said.push(refusal(&mut sim, "Dana", control("Altar", "p1")));
+    said.push(refusal(&mut sim, "Dana", json!({"type": "pass"})));
+    sim.act("Dana", control("Altar", "p2"));
+    sim.pass(&["p1", "p2", "p1", "p2"]);
+    sim.act("p1", damage(&[("Gate", 1)]));
+    sim.act("p2", damage(&[("Orc", 2)]));
+    sim.act("p2", turn());
+    said.push(refusal(&mut sim, "p1", turn()));
+    #[rustfmt::skip]
+    let want = [
+        r#"5 turn structure | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is p1's turn next, not p2's (turn order: p1, p2, p3) | p1"#,
+        r#"5 turn structure | gap 2 (module docs): the turn player moves units between showdowns | it is no one's turn: a player begins one with {"type":"announce","what":"turn"} | p1"#,
+        r#"5 turn structure | the turn structure | not legal now: the next action is announce by p1 | p1"#,
+        r#"5 turn structure | gap 2 (module docs): the turn player moves units between showdowns | it is p1's turn | p1, p2"#,
+        r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | p1 has Focus, not p2 | p1"#,
+        r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | with Focus: play an Action or Reaction, activate an ability, invite a player, or pass | p1"#,
+        r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | it is p2's chance to react or pass | p2"#,
+        r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | while a Chain is open only Reactions may be added | p2"#,
+        r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | p1 (who played it) or a judge records how Bolt resolves | p1, Dana"#,
+        r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | the Chain resolves newest first: seq 3 (Bolt) is next | p1, Dana"#,
+        r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | the Chain is resolving: record its newest item's resolution (resolve chain_item) | p1, Dana"#,
+        r#"625 Showdown Step: Initial Chain | 625.3: Initial Chain: Player with Focus orders first | it is p2's turn to add a trigger or pass | p2"#,
+        r#"625 Showdown Step: Initial Chain | 625.3: "When I attack" triggers, "When I defend" triggers | the Attacker puts "when I attack" triggers on the chain | p2"#,
+        r#"625 Showdown Step: Initial Chain | 625.3: Initial Chain | the initial chain takes "when I attack" / "when I defend" triggers (play, kind trigger), or a pass | p2"#,
+        r#"545-553 Showdown: invitation | Relevant Players: Invited | p3 answers the invitation | p3"#,
+        r#"545-553 Showdown: invitation | Relevant Players: Invited | accept or decline the invitation | p3"#,
+        r#"545-553 Showdown | Relevant Players: Invited: Players who accept invitation | p2 is not a player outside the showdown | p1"#,
+        r#"626 Combat Damage Step | 626: Distribute Damage (Attacker first, then Defender) | p2 assigns damage now, not p1 | p2, Dana"#,
+        r#"626 Combat Damage Step | 626.1: Sum Might for each side; 626.2: Distribute Damage | assignments: p2's units have 2 Might in all: assign exactly 2, each amount positive (assigned 1) | p2, Dana"#,
+        r#"626 Combat Damage Step | the turn structure | not legal now: the next action is resolve by p2, Dana | p2, Dana"#,
+        r#"620-621 Pending Combat | Pending Combat: Turn Player chooses which Pending Combat to resolve first | p2 is not the turn player | p1"#,
+        r#"620-621 Pending Combat | Pending Combat | no combat is pending at Cave: ["Altar", "Forge"] | p1"#,
+        r#"620-621 Pending Combat | the turn structure | not legal now: the next action is announce by p1 | p1"#,
+        r#"627 Resolution Step: control | gap 5 (module docs): after a combat that leaves neither side, "Neither | No control change" against "Lost if you have no Units there": a judge rules | p1 is not a judge: a judge rules who controls Altar | Dana"#,
+        r#"627 Resolution Step: control | gap 5 (module docs): after a combat that leaves neither side, "Neither | No control change" against "Lost if you have no Units there": a judge rules | the ruling is about Altar, not Forge | Dana"#,
+        r#"627 Resolution Step: control | gap 5 (module docs): after a combat that leaves neither side, "Neither | No control change" against "Lost if you have no Units there": a judge rules | the text's two answers are p2 (no control change) or no one (control lost) | Dana"#,
+        r#"627 Resolution Step: control | the turn structure | not legal now: the next action is resolve by Dana | Dana"#,
+        r#"629-633 Victory | Victory Scores | the game is over: p2 won | "#,
+    ];
+    assert_eq!(said, want);
+}
+
+fn game_with(options: Value) -> Sim {
+    Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], options)
+}

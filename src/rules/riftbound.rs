@@ -1,5 +1,8 @@
 //! Riftbound: combat and showdowns (`shared/rules/riftbound-combat-and-showdowns.md`).
 //!
+//! The procedure is the step table [`STEPS`], in the text's words: what
+//! the view, the refusals and the moves say at each step is read from it.
+//!
 //! | text | what the reducer does |
 //! |---|---|
 //! | When Combat Occurs (620-621) | after a move (a Cleanup with an empty Chain), every battlefield holding units of two opposing players is a pending combat; with several, the turn player chooses which resolves first; one whose conditions changed before it begins does not happen |
@@ -96,6 +99,159 @@ mod board;
 mod moves;
 pub use board::{Board, UnitLine, board, changes, outcome, stats};
 pub use moves::moves;
+
+// ---------------------------------------------------------------------------
+// The step table.
+// ---------------------------------------------------------------------------
+
+// The text's procedure (`shared/rules/riftbound-combat-and-showdowns.md`),
+// one row per place the reducer can be, to read beside the document: a
+// turn (Section 5, which the text refers to), When Combat Occurs, the Steps
+// of Combat with Step 1's showdown window as the Showdown Rules give it,
+// and Scoring. The view's step, who may act and what is legal, the moves'
+// plays, and the rule texts the refusals quote are read from the row of the
+// current phase (`Phase::row`).
+
+/// Who acts at a step: a role, which the state names a seat (or the judges) for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    /// The player whose turn it is.
+    TurnPlayer,
+    /// The next player in turn order (gap 10), who may begin the next turn.
+    NextInTurnOrder,
+    /// The player with Focus.
+    Focus,
+    /// The next relevant player to add a reaction to the open Chain, or pass.
+    Reacting,
+    /// The player invited into the showdown.
+    Invited,
+    /// The player who played the Chain's newest item.
+    PlayedIt,
+    /// The side assigning its damage: the Attacker, then the Defender.
+    Assigning,
+    Judge,
+}
+
+/// The row of the table a phase is at (`STEPS[at as usize]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    Turn,
+    PendingCombat,
+    InitialChain,
+    Focus,
+    Invited,
+    Chain,
+    Resolving,
+    Damage,
+    Control,
+    Victory,
+}
+
+struct Step {
+    at: At,
+    /// The rule numbers as the text writes them.
+    no: &'static str,
+    /// The title in the text's words.
+    title: &'static str,
+    /// Who acts, in the order the view lists them, each with the rule a
+    /// refusal quotes when someone else acts.
+    who: &'static [(Who, &'static str)],
+    /// What may be recorded: the action type, and what is announced or
+    /// resolved (its `what`), played (the kinds in `plays`) or passed.
+    may: &'static [(ActionType, &'static str)],
+    /// The kinds of card or ability that may be played.
+    plays: &'static [PlayKind],
+    /// The rule a refusal quotes when what is recorded is not what the step takes.
+    rule: &'static str,
+}
+
+const fn step(
+    at: At,
+    no: &'static str,
+    title: &'static str,
+    who: &'static [(Who, &'static str)],
+    may: &'static [(ActionType, &'static str)],
+    plays: &'static [PlayKind],
+    rule: &'static str,
+) -> Step {
+    Step { at, no, title, who, may, plays, rule }
+}
+
+const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
+const RULE_CHAIN: &str =
+    "each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves";
+const RULE_DISTRIBUTE: &str = "626: Distribute Damage (Attacker first, then Defender)";
+const RULE_NEITHER: &str = "gap 5 (module docs): after a combat that leaves neither side, \"Neither | No control change\" against \"Lost if you have no Units there\": a judge rules";
+
+use ActionType as T;
+use PlayKind as K;
+use Who::*;
+
+#[rustfmt::skip]
+const STEPS: &[Step] = &[
+    step(At::Turn, "5", "turn structure",
+        &[(TurnPlayer, "gap 2 (module docs): the turn player moves units between showdowns"),
+          (NextInTurnOrder, "gap 10 (module docs): turns pass in seat order (2v2: the teams alternate)")],
+        &[(T::Announce, "move"), (T::Announce, "turn")], &[],
+        "the turn structure"),
+    step(At::PendingCombat, "620-621", "Pending Combat",
+        &[(TurnPlayer, "Pending Combat: Turn Player chooses which Pending Combat to resolve first")],
+        &[(T::Announce, "combat")], &[],
+        "Pending Combat"),
+    step(At::InitialChain, "625", "Showdown Step: Initial Chain",
+        &[(Focus, "625.3: Initial Chain: Player with Focus orders first")],
+        &[(T::Play, "trigger"), (T::Pass, "pass")], &[K::Trigger],
+        "625.3: Initial Chain"),
+    step(At::Focus, "545-553", "Showdown",
+        &[(Focus, RULE_SHOWDOWN)],
+        &[(T::Announce, "invite"), (T::Play, "action or reaction"), (T::Pass, "pass")], &[K::Action, K::Reaction, K::ActionAbility, K::ReactionAbility],
+        RULE_SHOWDOWN),
+    step(At::Invited, "545-553", "Showdown: invitation",
+        &[(Invited, "Relevant Players: Invited")],
+        &[(T::Announce, "accept"), (T::Announce, "decline")], &[],
+        "Relevant Players: Invited"),
+    step(At::Chain, "545-553", "Showdown: Chain",
+        &[(Reacting, RULE_CHAIN)],
+        &[(T::Play, "reaction"), (T::Pass, "pass")], &[K::Reaction, K::ReactionAbility],
+        RULE_CHAIN),
+    step(At::Resolving, "545-553", "Showdown: Chain resolves",
+        &[(PlayedIt, RULE_CHAIN), (Judge, RULE_CHAIN)],
+        &[(T::Resolve, "chain_item")], &[],
+        RULE_CHAIN),
+    step(At::Damage, "626", "Combat Damage Step",
+        &[(Assigning, RULE_DISTRIBUTE), (Judge, RULE_DISTRIBUTE)],
+        &[(T::Resolve, "damage")], &[],
+        "626.1: Sum Might for each side; 626.2: Distribute Damage"),
+    step(At::Control, "627", "Resolution Step: control",
+        &[(Judge, RULE_NEITHER)],
+        &[(T::Resolve, "control")], &[],
+        RULE_NEITHER),
+    step(At::Victory, "629-633", "Victory",
+        &[],
+        &[], &[],
+        "Victory Scores"),
+];
+
+// Each row sits at its own `At`, so that `row_at` is an index.
+const _: () = {
+    let mut i = 0;
+    while i < STEPS.len() {
+        assert!(STEPS[i].at as usize == i);
+        i += 1;
+    }
+};
+
+/// The row at `at`.
+const fn row_at(at: At) -> &'static Step {
+    &STEPS[at as usize]
+}
+
+impl Step {
+    /// The rule quoted when someone other than `who` acts.
+    fn rule_of(&self, who: Who) -> &'static str {
+        self.who.iter().find(|(w, _)| *w == who).map_or(self.rule, |(_, r)| r)
+    }
+}
 
 // ---------------------------------------------------------------------------
 // Payloads.
@@ -576,13 +732,9 @@ fn new_unit(spec: &UnitSpec, owner: &str, at: Option<String>) -> Result<Unit, St
     })
 }
 
-const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence";
-const RULE_CHAIN: &str =
-    "each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves";
 const RULE_DAMAGE: &str = "626: Units with Tank must receive lethal damage first; must assign lethal damage (damage >= Might) to a Unit before moving to the next";
 const RULE_LIMIT: &str =
     "Two-Player Limit: Battlefields with Pending/In-Progress Combat are invalid destinations for others";
-const RULE_NEITHER: &str = "gap 5 (module docs): after a combat that leaves neither side, \"Neither | No control change\" against \"Lost if you have no Units there\": a judge rules";
 
 impl State {
     pub fn apply(&self, seq: u64, actor: &str, action: &serde_json::Value) -> Result<State, Violation> {
@@ -673,11 +825,9 @@ impl State {
     }
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
+        let row = self.phase.row();
         if self.phase == Phase::Over {
-            return refuse(
-                "Victory Scores",
-                format!("the game is over: {} won", self.winner.clone().unwrap_or_default()),
-            );
+            return refuse(row.rule, format!("the game is over: {} won", self.winner.clone().unwrap_or_default()));
         }
         let judge = self.is_judge(actor);
         match (self.phase.clone(), action) {
@@ -687,16 +837,10 @@ impl State {
             }
             (Phase::ChooseCombat, Action::Announce(Announce::Combat { battlefield })) => {
                 if Some(actor) != self.turn_player() {
-                    return refuse(
-                        "Pending Combat: Turn Player chooses which Pending Combat to resolve first",
-                        format!("{actor} is not the turn player"),
-                    );
+                    return refuse(row.rule_of(TurnPlayer), format!("{actor} is not the turn player"));
                 }
                 if !self.pending.contains(battlefield) {
-                    return refuse(
-                        "Pending Combat",
-                        format!("no combat is pending at {battlefield}: {:?}", self.pending),
-                    );
+                    return refuse(row.rule, format!("no combat is pending at {battlefield}: {:?}", self.pending));
                 }
                 self.start_combat(battlefield);
                 Ok(())
@@ -708,16 +852,16 @@ impl State {
             ) => {
                 if !judge {
                     return refuse(
-                        RULE_NEITHER,
+                        row.rule_of(Judge),
                         format!("{actor} is not a judge: a judge rules who controls {battlefield}"),
                     );
                 }
                 if *ruled != battlefield {
-                    return refuse(RULE_NEITHER, format!("the ruling is about {battlefield}, not {ruled}"));
+                    return refuse(row.rule, format!("the ruling is about {battlefield}, not {ruled}"));
                 }
                 if ruling.as_ref().is_some_and(|r| *r != controller) {
                     return refuse(
-                        RULE_NEITHER,
+                        row.rule,
                         format!("the text's two answers are {controller} (no control change) or no one (control lost)"),
                     );
                 }
@@ -730,10 +874,7 @@ impl State {
                 Action::Resolve(Resolve::Damage { assignments }),
             ) => {
                 if actor != assigning && !judge {
-                    return refuse(
-                        "626: Distribute Damage (Attacker first, then Defender)",
-                        format!("{assigning} assigns damage now, not {actor}"),
-                    );
+                    return refuse(row.rule_of(Assigning), format!("{assigning} assigns damage now, not {actor}"));
                 }
                 let target = if assigning == attacker { &defender } else { &attacker };
                 // The amounts are what the table may type: a refusal names them.
@@ -761,8 +902,9 @@ impl State {
             _ => {
                 let view = self.view();
                 let legal: Vec<_> = view.legal.iter().map(|t| t.name()).collect();
+                // What no row of this phase takes is out of the turn structure.
                 refuse(
-                    "the turn structure",
+                    row_at(At::Turn).rule,
                     format!("not legal now: the next action is {} by {}", legal.join(" or "), view.may_act.join(", ")),
                 )
             }
@@ -791,7 +933,7 @@ impl State {
         let next = self.next_turn();
         if actor != next {
             return refuse(
-                "gap 10 (module docs): turns pass in seat order (2v2: the teams alternate)",
+                row_at(At::Turn).rule_of(NextInTurnOrder),
                 format!("it is {next}'s turn next, not {actor}'s (turn order: {})", self.turn_order().join(", ")),
             );
         }
@@ -820,10 +962,10 @@ impl State {
     }
 
     fn move_units(&mut self, seq: u64, actor: &str, units: &[UnitSpec], to: Option<&str>) -> Result<(), Refusal> {
-        const RULE: &str = "gap 2 (module docs): the turn player moves units between showdowns";
+        let rule = row_at(At::Turn).rule_of(TurnPlayer);
         if Some(actor) != self.turn_player() {
             return refuse(
-                RULE,
+                rule,
                 match self.turn_player() {
                     Some(p) => format!("it is {p}'s turn"),
                     None => {
@@ -833,11 +975,11 @@ impl State {
             );
         }
         if units.is_empty() {
-            return refuse(RULE, "move at least one unit");
+            return refuse(rule, "move at least one unit");
         }
         if let Some(bf) = to {
             if !self.battlefields.contains_key(bf) {
-                return refuse(RULE, format!("{bf} is not a battlefield of this game"));
+                return refuse(rule, format!("{bf} is not a battlefield of this game"));
             }
             self.may_enter(actor, bf)?;
         }
@@ -845,22 +987,22 @@ impl State {
         let mut seen = BTreeSet::new();
         for spec in units {
             if !seen.insert(spec.name.clone()) {
-                return refuse(RULE, format!("units: {} is named twice", spec.name));
+                return refuse(rule, format!("units: {} is named twice", spec.name));
             }
-            check_name("unit", &spec.name).or_else(|m| refuse(RULE, format!("units: {m}")))?;
+            check_name("unit", &spec.name).or_else(|m| refuse(rule, format!("units: {m}")))?;
             match self.units.get(&spec.name) {
                 Some(u) if u.owner != actor => {
-                    return refuse(RULE, format!("units: {} is {}'s unit", spec.name, u.owner));
+                    return refuse(rule, format!("units: {} is {}'s unit", spec.name, u.owner));
                 }
                 Some(u) if spec.might.is_some_and(|m| m != u.might) => {
-                    return refuse(RULE, format!("units: {} has Might {}", spec.name, u.might));
+                    return refuse(rule, format!("units: {} has Might {}", spec.name, u.might));
                 }
                 Some(_) => {}
                 None => {
                     if self.trash.contains(&spec.name) {
-                        return refuse(RULE, format!("units: {} is dead", spec.name));
+                        return refuse(rule, format!("units: {} is dead", spec.name));
                     }
-                    let unit = new_unit(spec, actor, None).or_else(|m| refuse(RULE, format!("units: {m}")))?;
+                    let unit = new_unit(spec, actor, None).or_else(|m| refuse(rule, format!("units: {m}")))?;
                     self.units.insert(spec.name.clone(), unit);
                 }
             }
@@ -1027,18 +1169,16 @@ impl State {
         mut sd: Showdown,
         action: &Action,
     ) -> Result<(), Refusal> {
+        let row = sd.stage.row();
         match (sd.stage.clone(), action) {
             (Stage::InitialChain { mut window }, _) => {
                 let holder = window.holder().unwrap_or_default().to_string();
                 if actor != holder {
-                    return refuse(
-                        "625.3: Initial Chain: Player with Focus orders first",
-                        format!("it is {holder}'s turn to add a trigger or pass"),
-                    );
+                    return refuse(row.rule_of(Focus), format!("it is {holder}'s turn to add a trigger or pass"));
                 }
                 match action {
                     Action::Pass {} => window.pass(),
-                    Action::Play { kind: PlayKind::Trigger, card, trigger: Some(t) } => {
+                    Action::Play { kind, card, trigger: Some(t) } if row.plays.contains(kind) => {
                         let want = sd.trigger_of(actor);
                         if *t != want {
                             return refuse(
@@ -1050,18 +1190,18 @@ impl State {
                                 ),
                             );
                         }
-                        check_name("card", card).or_else(|m| refuse(RULE_CHAIN, m))?;
+                        check_name("card", card).or_else(|m| refuse(row_at(At::Chain).rule, m))?;
                         sd.chain.push(ChainItem {
                             seq,
                             seat: actor.to_string(),
                             card: card.clone(),
-                            kind: "trigger".into(),
+                            kind: kind_name(*kind).into(),
                         });
                         window.played();
                     }
                     _ => {
                         return refuse(
-                            "625.3: Initial Chain",
+                            row.rule,
                             "the initial chain takes \"when I attack\" / \"when I defend\" triggers (play, kind trigger), or a pass",
                         );
                     }
@@ -1078,7 +1218,7 @@ impl State {
             (Stage::Focus { mut window }, _) => {
                 let holder = window.holder().unwrap_or_default().to_string();
                 if actor != holder {
-                    return refuse(RULE_SHOWDOWN, format!("{holder} has Focus, not {actor}"));
+                    return refuse(row.rule_of(Focus), format!("{holder} has Focus, not {actor}"));
                 }
                 match action {
                     Action::Pass {} => {
@@ -1088,8 +1228,8 @@ impl State {
                         }
                         sd.stage = Stage::Focus { window };
                     }
-                    Action::Play { kind, card, trigger: None } if FOCUS_PLAYS.contains(kind) => {
-                        check_name("card", card).or_else(|m| refuse(RULE_SHOWDOWN, m))?;
+                    Action::Play { kind, card, trigger: None } if row.plays.contains(kind) => {
+                        check_name("card", card).or_else(|m| refuse(row.rule, m))?;
                         sd.chain.push(ChainItem {
                             seq,
                             seat: actor.to_string(),
@@ -1110,7 +1250,7 @@ impl State {
                     }
                     _ => {
                         return refuse(
-                            RULE_SHOWDOWN,
+                            row.rule,
                             "with Focus: play an Action or Reaction, activate an ability, invite a player, or pass",
                         );
                     }
@@ -1118,12 +1258,12 @@ impl State {
             }
             (Stage::Invited { player, focus }, _) => {
                 if actor != player {
-                    return refuse("Relevant Players: Invited", format!("{player} answers the invitation"));
+                    return refuse(row.rule_of(Invited), format!("{player} answers the invitation"));
                 }
                 match action {
                     Action::Announce(Announce::Accept {}) => sd.relevant.push(player.clone()),
                     Action::Announce(Announce::Decline {}) => {}
-                    _ => return refuse("Relevant Players: Invited", "accept or decline the invitation"),
+                    _ => return refuse(row.rule, "accept or decline the invitation"),
                 }
                 // The invitation was the inviter's action: Focus moves on, and
                 // every relevant player (the new one too) gets a chance again.
@@ -1133,12 +1273,12 @@ impl State {
             (Stage::Chain { mut window, focus }, _) => {
                 let holder = window.holder().unwrap_or_default().to_string();
                 if actor != holder {
-                    return refuse(RULE_CHAIN, format!("it is {holder}'s chance to react or pass"));
+                    return refuse(row.rule_of(Reacting), format!("it is {holder}'s chance to react or pass"));
                 }
                 match action {
                     Action::Pass {} => window.pass(),
-                    Action::Play { kind, card, trigger: None } if CHAIN_PLAYS.contains(kind) => {
-                        check_name("card", card).or_else(|m| refuse(RULE_CHAIN, m))?;
+                    Action::Play { kind, card, trigger: None } if row.plays.contains(kind) => {
+                        check_name("card", card).or_else(|m| refuse(row.rule, m))?;
                         let kind = *kind;
                         sd.chain.push(ChainItem {
                             seq,
@@ -1148,7 +1288,7 @@ impl State {
                         });
                         window = Window::new(rotate_after(&sd.relevant, actor));
                     }
-                    _ => return refuse(RULE_CHAIN, "while a Chain is open only Reactions may be added"),
+                    _ => return refuse(row.rule, "while a Chain is open only Reactions may be added"),
                 }
                 sd.stage = if window.is_closed() {
                     Stage::Resolving { focus, then_focus: true }
@@ -1160,13 +1300,13 @@ impl State {
                 let newest = sd.chain.newest().cloned().expect("a chain to resolve");
                 if *item != newest.seq {
                     return refuse(
-                        RULE_CHAIN,
+                        row.rule,
                         format!("the Chain resolves newest first: seq {} ({}) is next", newest.seq, newest.card),
                     );
                 }
                 if actor != newest.seat && !judge {
                     return refuse(
-                        RULE_CHAIN,
+                        row.rule_of(PlayedIt),
                         format!("{} (who played it) or a judge records how {} resolves", newest.seat, newest.card),
                     );
                 }
@@ -1189,7 +1329,7 @@ impl State {
             }
             _ => {
                 return refuse(
-                    RULE_CHAIN,
+                    row.rule,
                     "the Chain is resolving: record its newest item's resolution (resolve chain_item)",
                 );
             }
@@ -1333,7 +1473,7 @@ impl State {
         let assigned: i64 = list.iter().map(|a| a.damage).sum();
         if assigned != total || list.iter().any(|a| a.damage <= 0) {
             return refuse(
-                "626.1: Sum Might for each side; 626.2: Distribute Damage",
+                row_at(At::Damage).rule,
                 format!(
                     "{by}'s units have {total} Might in all: assign exactly {total}, each amount positive (assigned {assigned})"
                 ),
@@ -1487,81 +1627,96 @@ impl State {
     }
 
     pub fn view(&self) -> View {
-        let step = |number: &str, title: &str| StepRef {
-            number: number.into(),
-            title: title.into(),
-            reference: format!("Riftbound {title} ({number})"),
+        let row = self.phase.row();
+        let step = StepRef {
+            number: row.no.into(),
+            title: row.title.into(),
+            reference: format!("Riftbound {} ({})", row.title, row.no),
         };
-        let one = |s: &str| vec![s.to_string()];
-        let holder = |w: &Window| w.holder().map(|h| vec![h.to_string()]).unwrap_or_default();
-        let (step, may_act, legal) = match &self.phase {
-            Phase::Setup => (step("5", "turn structure"), one(&self.next_turn()), vec![ActionType::Announce]),
-            Phase::Open => {
-                // The turn player moves; the next player may begin the next turn.
-                let mut who = self.turn_player().map(one).unwrap_or_default();
-                let next = self.next_turn();
-                if !who.contains(&next) {
-                    who.push(next);
-                }
-                (step("5", "turn structure"), who, vec![ActionType::Announce])
+        let may_act = self.actors();
+        // An invitation needs a player outside the showdown.
+        let no_one_to_invite = matches!(&self.phase, Phase::Showdown(sd) if self.invitable(sd).is_empty());
+        let mut legal = vec![];
+        for (t, what) in row.may {
+            let offered = !(*what == "invite" && no_one_to_invite);
+            if offered && !legal.contains(t) {
+                legal.push(*t);
             }
-            Phase::ChooseCombat => (
-                step("620-621", "Pending Combat"),
-                self.turn_player().map(one).unwrap_or_default(),
-                vec![ActionType::Announce],
-            ),
-            Phase::Showdown(sd) => match &sd.stage {
-                Stage::InitialChain { window } => (
-                    step("625", "Showdown Step: Initial Chain"),
-                    holder(window),
-                    vec![ActionType::Play, ActionType::Pass],
-                ),
-                Stage::Focus { window } => {
-                    // An invitation (announce) needs a player outside the showdown.
-                    let mut legal = vec![ActionType::Play, ActionType::Pass];
-                    if !self.invitable(sd).is_empty() {
-                        legal.insert(0, ActionType::Announce);
-                    }
-                    (step("545-553", "Showdown"), holder(window), legal)
+        }
+        let awaiting_ruling = match &self.phase {
+            Phase::AwaitingControl { battlefield, controller } => Some(format!(
+                "neither side has units left at {battlefield}: the outcome table says \"No control change\" ({controller} keeps it), the control rules say control is \"Lost if you have no Units there\": a judge rules who controls {battlefield}, {controller} or no one"
+            )),
+            _ => None,
+        };
+        View { step, may_act, legal, awaiting_ruling }
+    }
+
+    /// Who may act now: the seats (and judges) the roles of the current row
+    /// name, in the row's order, each once.
+    fn actors(&self) -> Vec<String> {
+        let mut actors: Vec<String> = vec![];
+        for (who, _) in self.phase.row().who {
+            let seats = match self.seat_of(*who) {
+                Some(seat) => vec![seat],
+                None if *who == Judge => self.judges.clone(),
+                None => vec![],
+            };
+            for seat in seats {
+                if !actors.contains(&seat) {
+                    actors.push(seat);
                 }
-                Stage::Invited { player, .. } => {
-                    (step("545-553", "Showdown: invitation"), one(player), vec![ActionType::Announce])
-                }
-                Stage::Chain { window, .. } => {
-                    (step("545-553", "Showdown: Chain"), holder(window), vec![ActionType::Play, ActionType::Pass])
-                }
-                Stage::Resolving { .. } => {
-                    let mut who = sd.chain.newest().map(|i| one(&i.seat)).unwrap_or_default();
-                    who.extend(self.judges.iter().cloned());
-                    (step("545-553", "Showdown: Chain resolves"), who, vec![ActionType::Resolve])
-                }
+            }
+        }
+        actors
+    }
+
+    /// The seat a role of the step table names now (none for the judges).
+    fn seat_of(&self, who: Who) -> Option<String> {
+        let holder = |w: &Window| w.holder().map(str::to_string);
+        match (who, &self.phase) {
+            (Judge, _) => None,
+            (TurnPlayer, _) => self.turn_player().map(str::to_string),
+            (NextInTurnOrder, _) => Some(self.next_turn()),
+            (Assigning, Phase::Damage { assigning, .. }) => Some(assigning.clone()),
+            (_, Phase::Showdown(sd)) => match (who, &sd.stage) {
+                (Focus, Stage::InitialChain { window } | Stage::Focus { window }) => holder(window),
+                (Reacting, Stage::Chain { window, .. }) => holder(window),
+                (Invited, Stage::Invited { player, .. }) => Some(player.clone()),
+                (PlayedIt, Stage::Resolving { .. }) => sd.chain.newest().map(|i| i.seat.clone()),
+                _ => None,
             },
-            Phase::Damage { assigning, .. } => {
-                let mut who = one(assigning);
-                who.extend(self.judges.iter().cloned());
-                (step("626", "Combat Damage Step"), who, vec![ActionType::Resolve])
-            }
-            Phase::AwaitingControl { battlefield, controller } => {
-                return View {
-                    step: step("627", "Resolution Step: control"),
-                    may_act: self.judges.clone(),
-                    legal: vec![ActionType::Resolve],
-                    awaiting_ruling: Some(format!(
-                        "neither side has units left at {battlefield}: the outcome table says \"No control change\" ({controller} keeps it), the control rules say control is \"Lost if you have no Units there\": a judge rules who controls {battlefield}, {controller} or no one"
-                    )),
-                };
-            }
-            Phase::Over => (step("629-633", "Victory"), vec![], vec![]),
-        };
-        View { step, may_act, legal, awaiting_ruling: None }
+            _ => None,
+        }
     }
 }
 
-/// What the player with Focus may play: an Action or Reaction, spell or ability.
-const FOCUS_PLAYS: [PlayKind; 4] =
-    [PlayKind::Action, PlayKind::Reaction, PlayKind::ActionAbility, PlayKind::ReactionAbility];
-/// What may be added to an open Chain: Reactions only.
-const CHAIN_PLAYS: [PlayKind; 2] = [PlayKind::Reaction, PlayKind::ReactionAbility];
+impl Phase {
+    /// The row of the step table this phase is at.
+    fn row(&self) -> &'static Step {
+        row_at(match self {
+            Phase::Setup | Phase::Open => At::Turn,
+            Phase::ChooseCombat => At::PendingCombat,
+            Phase::Showdown(sd) => return sd.stage.row(),
+            Phase::Damage { .. } => At::Damage,
+            Phase::AwaitingControl { .. } => At::Control,
+            Phase::Over => At::Victory,
+        })
+    }
+}
+
+impl Stage {
+    /// The row of the step table this stage of a showdown is at.
+    fn row(&self) -> &'static Step {
+        row_at(match self {
+            Stage::InitialChain { .. } => At::InitialChain,
+            Stage::Focus { .. } => At::Focus,
+            Stage::Invited { .. } => At::Invited,
+            Stage::Chain { .. } => At::Chain,
+            Stage::Resolving { .. } => At::Resolving,
+        })
+    }
+}
 
 impl Showdown {
     /// The initial chain's triggers (625.3): the Attacker's "when I attack",

@@ -2,7 +2,7 @@
 //! the reducer's phase and stage, with its own checks: the destinations a
 //! player's units may enter (`may_enter`), the trigger each side puts on
 //! the initial chain (`trigger_of`), what Focus and an open Chain allow
-//! (`FOCUS_PLAYS`, `CHAIN_PLAYS`), whom Focus may invite (`invitable`), and
+//! (the step table's `plays`), whom Focus may invite (`invitable`), and
 //! which damage assignments keep the Tank and lethal rules
 //! (`check_assignment`).
 
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::event::Header;
 use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
-use super::{Assignment, CHAIN_PLAYS, FOCUS_PLAYS, Phase, PlayKind, Stage, State, Trigger, kind_name};
+use super::{Assignment, Phase, PlayKind, Stage, State, Trigger, kind_name};
 
 /// More defending (or attacking) units than this, and the assignments that
 /// reach units in order are not listed one by one (2^n of them): the
@@ -66,7 +66,7 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
             }
             Stage::Focus { window } => {
                 if let Some(holder) = window.holder() {
-                    moves.push(play(holder, "play or activate (Focus)", &FOCUS_PLAYS));
+                    moves.push(play(holder, "play or activate (Focus)", sd.stage.row().plays));
                     let invitable: Vec<Pick> =
                         state.invitable(sd).iter().map(|p| Pick::new(p.as_str(), name(p))).collect();
                     if !invitable.is_empty() {
@@ -84,14 +84,15 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
             }
             Stage::Chain { window, .. } => {
                 if let Some(holder) = window.holder() {
-                    moves.push(play(holder, "react", &CHAIN_PLAYS));
+                    moves.push(play(holder, "react", sd.stage.row().plays));
                     moves.push(pass(holder));
                 }
             }
             Stage::Resolving { .. } => {
                 if let Some(item) = sd.chain.newest() {
                     let label = format!("resolve {} (seq {}) by {}", item.card, item.seq, name(&item.seat));
-                    for actor in std::iter::once(&item.seat).chain(&state.judges) {
+                    // Who played it, or a judge: the step table's roles.
+                    for actor in &state.actors() {
                         moves.push(
                             Move::new(
                                 actor,
@@ -107,7 +108,8 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
         Phase::Damage { battlefield, attacker, defender, assigning, .. } => {
             let target = if assigning == attacker { defender } else { attacker };
             let assign = damage_moves(state, header, battlefield, assigning, target);
-            for actor in std::iter::once(assigning).chain(&state.judges) {
+            // The side assigning, or a judge: the step table's roles.
+            for actor in &state.actors() {
                 moves.extend(assign.iter().map(|m| Move { seat: actor.clone(), ..m.clone() }));
             }
         }
@@ -116,7 +118,7 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
                 Pick::new(controller.as_str(), format!("{} keeps {battlefield} (no control change)", name(controller))),
                 Pick::new(Value::Null, format!("no one controls {battlefield} (control lost)")),
             ];
-            for judge in &state.judges {
+            for judge in &state.actors() {
                 moves.push(
                     Move::new(
                         judge,
