@@ -190,6 +190,10 @@ fn choose(c: &Choice) -> anyhow::Result<Option<Option<Value>>> {
         if c.min == 0 {
             items.push("(leave out)".into());
         }
+        // A move from a server might carry a choice with no options: nothing to pick.
+        if items.is_empty() {
+            return Ok(Some(None));
+        }
         let Some(p) = answer(Select::new(&format!("{}:", c.field), items).raw_prompt())? else { return Ok(None) };
         return Ok(Some(options.get(p.index).map(|o| o.value.clone())));
     }
