@@ -1,7 +1,8 @@
 //! The record: appending to a game (rules first, then the store) and
 //! checking whole records (verify, export, import).
 //!
-//! Append path: parse strictly -> apply to the current state (a Violation
+//! Append path: parse strictly -> a move offered to the actor admits it
+//! (`offered_first`) -> apply to the current state (a Violation
 //! refuses it) -> seal (seq, prev, at, hash) -> `Store::append`, which
 //! checks the link again and stores only if the head has not moved ->
 //! durable -> acknowledged. A refused or conflicting append stores nothing.
@@ -368,6 +369,72 @@ fn sealed_after(sub: &Submission, table: Option<&Table>, head: &Link) -> Result<
     seal(&draft, Some(head), Utc::now()).map_err(|e| RecordError::Input(e.to_string()))
 }
 
+/// Offer-first: an action is recorded only if a move offered to its actor
+/// at this point ([`Table::moves`]) admits it (`Move::admits`: its choices
+/// among the options, its entries of the right kind and within bounds).
+/// Only then does the fold check the typed values against the rules that
+/// depend on them and apply the effect. So what the table is offered and
+/// what the record takes are one list, as a chess program's `is_legal` is
+/// membership in its legal moves.
+///
+/// If no move admits the action, the refusal says why in the rules' own
+/// words where the fold has them (it would refuse too), else names the
+/// nearest move of the action's type and what it does not admit; either
+/// way with what the actor may record instead (`Violation::offered`).
+///
+/// Only new actions are held to the moves. Events already stored were
+/// taken when they were appended, and folding them again (load, verify,
+/// replay, import) checks them against the rules alone: a record made by an
+/// earlier arbiter whose moves admitted less stays readable.
+fn offered_first<S: Source + ?Sized>(folder: &Folder, event: &Event, source: &S) -> Result<(), RecordError>
+where
+    S::Error: Into<RecordError>,
+{
+    let Some(table) = folder.table() else { return Ok(()) };
+    // A ruling or a note is one of the adjudication's moves; any other
+    // action one of the ruleset's, which are all a refusal lists.
+    let moves = match event.action.get("type").and_then(Value::as_str) {
+        Some("ruling" | "note") => table.moves(event.seq),
+        _ => table.combat_moves(),
+    };
+    let mine: Vec<&crate::kernel::moves::Move> = moves.iter().filter(|m| m.seat == event.actor).collect();
+    if mine.iter().any(|m| m.admits(&event.action).is_ok()) {
+        return Ok(());
+    }
+    let offered = crate::kernel::moves::offered_to(&moves, &event.actor);
+    let mut violation = match folder.next(event, source) {
+        Err(FoldError::Illegal { violation, .. }) => violation,
+        Err(FoldError::Source(e)) => return Err(e.into()),
+        Ok(_) => Box::new(not_offered(table, event, &mine)),
+    };
+    violation.offered = offered;
+    Err(RecordError::Refused(violation))
+}
+
+/// The refusal of an action the rules would take but no move offers: the
+/// moves of its type (if any) and why the first does not admit it.
+fn not_offered(table: &Table, event: &Event, mine: &[&crate::kernel::moves::Move]) -> Violation {
+    let kind = event.action.get("type").and_then(Value::as_str).unwrap_or_default();
+    let who = table.header.name_of(&event.actor);
+    // The nearest move: of the action's type, with the most of its fixed
+    // fields as the action has them (a play's `effect`, a resolve's `what`).
+    let alike = |m: &crate::kernel::moves::Move| match (m.action.as_object(), event.action.as_object()) {
+        (Some(fixed), Some(given)) => fixed.iter().filter(|(k, v)| given.get(*k) == Some(v)).count(),
+        _ => 0,
+    };
+    let same_type = mine.iter().filter(|m| m.kind.name() == kind);
+    // `max_by_key` keeps the last of equals: reversed, the first offered.
+    let message = match same_type.rev().max_by_key(|m| alike(m)) {
+        Some(m) => format!(
+            "{who}'s {kind} is not one of the moves offered now; as \"{}\": {}",
+            m.label,
+            m.admits(&event.action).expect_err("no move admits it")
+        ),
+        None => format!("{who} is offered no {kind} now"),
+    };
+    Violation::new(&table.view(), "an action is recorded as one of the moves offered now (`arbiter moves`)", message)
+}
+
 /// A fold that stopped, as the record layer says it.
 fn broken<E: Into<RecordError>>(e: FoldError<E>, what: &str) -> RecordError {
     match e {
@@ -465,6 +532,7 @@ impl<'s> Recorder<'s> {
     /// Checks a submission against the rules at the head without storing it.
     pub fn check(&self, sub: &Submission) -> Result<(Event, Vec<u8>, Next), RecordError> {
         let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head)?;
+        offered_first(&self.folder, &event, &self.source)?;
         let next = self.folder.next(&event, &self.source).map_err(refused)?;
         Ok((event, bytes, next))
     }
@@ -495,6 +563,7 @@ impl<'s> Recorder<'s> {
         for (i, sub) in subs.iter().enumerate() {
             let (event, bytes) = sealed_after(sub, folder.table(), &head).map_err(|e| (i, e))?;
             let source = Pending { stored: &self.source, next, batch: &events };
+            offered_first(&folder, &event, &source).map_err(|e| (i, e))?;
             let folded = folder.next(&event, &source).map_err(|e| (i, refused(e)))?;
             folder.commit(&event, folded);
             if with_views {
@@ -621,6 +690,7 @@ impl<'s> Recorder<'s> {
         let (sealed, views, snapshots, ticket) = match rest {
             [sub] => {
                 let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head).map_err(|e| (k, e))?;
+                offered_first(&self.folder, &event, &self.source).map_err(|e| (k, e))?;
                 if let Err(e) = self.folder.push(&event, &self.source) {
                     return Err((k, self.with_offers(refused(e), &sub.actor)));
                 }

@@ -772,3 +772,39 @@ fn where_only_special_cards_end_combat_they_are_the_choice() {
     let labels: Vec<String> = offered(&sim, "p2").into_iter().map(|m| m.label).collect();
     assert_eq!(labels, ["pass", "counter"]);
 }
+
+/// Offer-first (`record::offered_first`): where only special cards may end
+/// combat (Pacifism in MODIFY COMBAT RATINGS), the move offers them by
+/// their one name. The reducer alone would take "pacifism" (it compares
+/// card names word by word, whatever the case), but the record refuses it
+/// as no offered move, names the card it offers, and stores nothing.
+#[test]
+fn a_special_card_spelt_otherwise_where_the_move_names_it_is_refused_on_append() {
+    use arbiter::kernel::moves::offered_to;
+    use arbiter::record::{RecordError, Recorder, Submission, import};
+    use arbiter::store::{SledStore, Store};
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_32(&mut sim);
+    sim.act("p1", standing((A, 5), (D, 5)));
+    sim.act("p1", play("modify", "Stimulants"));
+    let lower = play("end_combat", "pacifism");
+    let next = sim.events.len() as u64;
+    assert!(sim.table.apply(next, "p2", &lower).is_ok(), "the reducer alone takes it");
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    import(&store, "g", sim.events.clone()).unwrap();
+    let head = store.head("g").unwrap();
+    let mut recorder = Recorder::load(&store, "g").unwrap();
+    let sub = Submission { actor: "p2".into(), action: lower, at: None };
+    let v = match recorder.append(&sub, Some(next)) {
+        Err(RecordError::Refused(v)) => v,
+        other => panic!("{other:?}"),
+    };
+    assert!(v.message.contains("card: \"pacifism\" is not one of the options (Pacifism)"), "{v}");
+    assert_eq!(v.offered, offered_to(&sim.table.moves(next), "p2"));
+    assert!(v.offered.iter().any(|o| o.contains("Pacifism")), "{:?}", v.offered);
+    assert_eq!(store.head("g").unwrap(), head, "nothing stored");
+    // The card by its name is taken.
+    let sub = Submission { actor: "p2".into(), action: play("end_combat", "Pacifism"), at: None };
+    recorder.append(&sub, Some(next)).unwrap();
+}

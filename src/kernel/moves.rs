@@ -345,9 +345,44 @@ impl Move {
             }
         }
         if rest != fixed {
-            return Err(format!("the move's fixed fields are {fixed}, the action's {rest}"));
+            return Err(match first_difference(&fixed, &rest, String::new()) {
+                (path, Some(f), Some(r)) => format!("{path} is fixed at {f} by this move, not {r}"),
+                (path, None, Some(r)) => format!("{path} is not a field of this move (given {r})"),
+                (path, Some(f), None) => format!("{path} is fixed at {f} by this move and missing"),
+                (path, None, None) => format!("{path} differs"),
+            });
         }
         Ok(())
+    }
+}
+
+/// The first place (a path, as fields are named) where the move's fixed
+/// fields and the action's differ, with each side's value there.
+fn first_difference<'a>(
+    fixed: &'a Value,
+    rest: &'a Value,
+    path: String,
+) -> (String, Option<&'a Value>, Option<&'a Value>) {
+    let at = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}/{key}") };
+    match (fixed, rest) {
+        (Value::Object(f), Value::Object(r)) => {
+            for (key, fv) in f {
+                match r.get(key) {
+                    Some(rv) if rv == fv => {}
+                    Some(rv) => return first_difference(fv, rv, at(key)),
+                    None => return (at(key), Some(fv), None),
+                }
+            }
+            match r.iter().find(|(key, _)| !f.contains_key(*key)) {
+                Some((key, rv)) => (at(key), None, Some(rv)),
+                None => (path, Some(fixed), Some(rest)),
+            }
+        }
+        (Value::Array(f), Value::Array(r)) if f.len() == r.len() => match f.iter().zip(r).position(|(a, b)| a != b) {
+            Some(i) => first_difference(&f[i], &r[i], at(&i.to_string())),
+            None => (path, Some(fixed), Some(rest)),
+        },
+        _ => (path, Some(fixed), Some(rest)),
     }
 }
 
