@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::adjudication::{Adjudication, NoteRecord, PenaltyRecord, Ruling, RulingRecord};
 use crate::event::{ActionType, Event, Header, Link};
 use crate::kernel::{StepRef, Violation};
-use crate::rules::{Kind, RulesetState, Table};
+use crate::rules::{Kind, RulesetState, StateReader, Table};
 use crate::store::StoredEvents;
 
 /// Somewhere events can be read again from any seq: a stored game, an export
@@ -421,13 +421,7 @@ impl Folder {
         if head.seq != seq || head.hash != hash {
             return Err(format!("it follows seq {} {}, not the stored seq {seq} {hash}", head.seq, head.hash));
         }
-        let folder = match kind {
-            Kind::Doomtrooper => folder_of(body, seq, RulesetState::Doomtrooper),
-            Kind::Wtactics => folder_of(body, seq, RulesetState::Wtactics),
-            Kind::Riftbound => folder_of(body, seq, RulesetState::Riftbound),
-            Kind::Rawdeal => folder_of(body, seq, RulesetState::Rawdeal),
-            Kind::Gurps => folder_of(body, seq, RulesetState::Gurps),
-        }?;
+        let folder = kind.read_with(SnapshotOf { body, seq })?;
         let header = &folder.table.as_ref().expect("a state").header;
         if (header.ruleset.as_str(), header.ruleset_version) != (head.ruleset.as_str(), head.ruleset_version) {
             return Err("its header is of another ruleset than it says".into());
@@ -436,14 +430,24 @@ impl Folder {
     }
 }
 
-fn folder_of<S: serde::de::DeserializeOwned>(
-    body: &[u8],
+/// A snapshot's body read straight into its ruleset's state type.
+struct SnapshotOf<'a> {
+    body: &'a [u8],
     seq: u64,
-    wrap: fn(S) -> RulesetState,
-) -> Result<Folder, String> {
-    let b: SnapshotBody<S> = serde_json::from_slice(body).map_err(|e| format!("not a snapshot: {e}"))?;
-    let t = b.table;
-    let table =
-        Table { header: t.header, state: wrap(t.state), penalties: t.penalties, notes: t.notes, rulings: t.rulings };
-    Ok(Folder { table: Some(table), len: seq + 1, rewound: b.rewound, adjudication: b.adjudication })
+}
+
+impl StateReader for SnapshotOf<'_> {
+    type Out = Result<Folder, String>;
+    fn read<S: serde::de::DeserializeOwned>(self, wrap: fn(S) -> RulesetState) -> Result<Folder, String> {
+        let b: SnapshotBody<S> = serde_json::from_slice(self.body).map_err(|e| format!("not a snapshot: {e}"))?;
+        let t = b.table;
+        let table = Table {
+            header: t.header,
+            state: wrap(t.state),
+            penalties: t.penalties,
+            notes: t.notes,
+            rulings: t.rulings,
+        };
+        Ok(Folder { table: Some(table), len: self.seq + 1, rewound: b.rewound, adjudication: b.adjudication })
+    }
 }

@@ -43,7 +43,8 @@ pub const STEPS: &[Step] = &[
     Step { number: "3", title: "ROLL", rule: "3: the challenger rolls one die; 4 or more wins" },
 ];
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Serialize and Deserialize: the fold keeps snapshots of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub seats: Vec<String>,
     /// Index into STEPS.
@@ -166,6 +167,9 @@ impl Ruleset for Duel {
     fn apply(state: &State, seq: u64, actor: &str, action: &Value) -> Result<State, Violation> {
         kernel::apply(state, State::view, Self::NAME, action, |s, a: &Action| s.act(seq, actor, a))
     }
+
+    /// The duel gives a judge no action of its own, so it keeps no judges.
+    fn set_judges(_state: &mut State, _judges: &[String]) {}
 
     fn view(state: &State) -> View {
         state.view()

@@ -13,7 +13,7 @@ mod registry;
 pub mod riftbound;
 pub mod wtactics;
 
-pub use registry::{Kind, Ruleset};
+pub use registry::{Board, Kind, Ruleset, RulesetState, StateReader};
 
 use std::sync::Arc;
 
@@ -21,75 +21,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
-use crate::delta::{CatchUp, Changes, Differ, copy_where_differs};
+use crate::delta::{Changes, Differ, copy_where_differs};
 use crate::event::{ActionType, Header};
 use crate::kernel::{Move, StepRef, View, Violation};
-
-/// Each ruleset's state, one variant per ruleset.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum RulesetState {
-    Doomtrooper(doomtrooper::State),
-    Wtactics(wtactics::State),
-    Riftbound(riftbound::State),
-    Rawdeal(rawdeal::State),
-    Gurps(gurps::State),
-}
-
-impl RulesetState {
-    fn set_judges(&mut self, judges: &[String]) {
-        let judges = judges.to_vec();
-        match self {
-            RulesetState::Doomtrooper(s) => s.judges = judges.into(),
-            RulesetState::Wtactics(s) => s.judges = judges,
-            RulesetState::Riftbound(s) => s.judges = judges,
-            RulesetState::Rawdeal(s) => s.judges = judges,
-            RulesetState::Gurps(s) => s.judges = judges,
-        }
-    }
-}
-
-/// Each ruleset's board: the state as a judge would draw it (see `board`
-/// in each ruleset module).
-// Boards are built one or two at a time (a state, a replay step), never
-// kept in bulk: their variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Board {
-    Doomtrooper(doomtrooper::Board),
-    Riftbound(riftbound::Board),
-    Wtactics(wtactics::Board),
-    Rawdeal(rawdeal::Board),
-    Gurps(gurps::Board),
-}
-
-impl Board {
-    /// The outcome in the board's words, as (label, value) rows, the result
-    /// (points, scores, control) first: what `diff` compares first.
-    pub fn outcome(&self) -> Vec<(String, String)> {
-        match self {
-            Board::Doomtrooper(b) => doomtrooper::outcome(b),
-            Board::Riftbound(b) => riftbound::outcome(b),
-            Board::Wtactics(b) => wtactics::outcome(b),
-            Board::Rawdeal(b) => rawdeal::outcome(b),
-            Board::Gurps(b) => gurps::outcome(b),
-        }
-    }
-
-    /// What changed from `before` to `self`, in the board's words.
-    pub fn changes_since(&self, before: &Board) -> Vec<String> {
-        match (before, self) {
-            (Board::Doomtrooper(b), Board::Doomtrooper(a)) => doomtrooper::changes(b, a),
-            (Board::Riftbound(b), Board::Riftbound(a)) => riftbound::changes(b, a),
-            (Board::Wtactics(b), Board::Wtactics(a)) => wtactics::changes(b, a),
-            (Board::Rawdeal(b), Board::Rawdeal(a)) => rawdeal::changes(b, a),
-            (Board::Gurps(b), Board::Gurps(a)) => gurps::changes(b, a),
-            // Two boards of one game are of one ruleset.
-            _ => vec![],
-        }
-    }
-}
 
 /// A game's state after some prefix of its stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -120,11 +54,7 @@ impl Table {
         header.check().map_err(refuse)?;
         let kind = Kind::named(&header.ruleset).filter(|k| k.version() == header.ruleset_version);
         let state = match kind {
-            Some(Kind::Doomtrooper) => RulesetState::Doomtrooper(registry::Doomtrooper::open(header).map_err(refuse)?),
-            Some(Kind::Wtactics) => RulesetState::Wtactics(registry::Wtactics::open(header).map_err(refuse)?),
-            Some(Kind::Riftbound) => RulesetState::Riftbound(registry::Riftbound::open(header).map_err(refuse)?),
-            Some(Kind::Rawdeal) => RulesetState::Rawdeal(registry::Rawdeal::open(header).map_err(refuse)?),
-            Some(Kind::Gurps) => RulesetState::Gurps(registry::Gurps::open(header).map_err(refuse)?),
+            Some(kind) => RulesetState::open(kind, header).map_err(refuse)?,
             None => {
                 let known: Vec<String> = Kind::ALL.iter().map(|k| format!("{} v{}", k.name(), k.version())).collect();
                 return Err(refuse(format!(
@@ -141,15 +71,7 @@ impl Table {
     /// The state after event `seq` by `actor`, or why it is illegal.
     pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<Table, Violation> {
         self.check_action(actor, action)?;
-        use registry::{Doomtrooper, Gurps, Rawdeal, Riftbound, Wtactics};
-        let a = actor;
-        let state = match &self.state {
-            RulesetState::Doomtrooper(s) => RulesetState::Doomtrooper(Doomtrooper::apply(s, seq, a, action)?),
-            RulesetState::Wtactics(s) => RulesetState::Wtactics(Wtactics::apply(s, seq, a, action)?),
-            RulesetState::Riftbound(s) => RulesetState::Riftbound(Riftbound::apply(s, seq, a, action)?),
-            RulesetState::Rawdeal(s) => RulesetState::Rawdeal(Rawdeal::apply(s, seq, a, action)?),
-            RulesetState::Gurps(s) => RulesetState::Gurps(Gurps::apply(s, seq, a, action)?),
-        };
+        let state = self.state.apply(seq, actor, action)?;
         Ok(Table {
             header: self.header.clone(),
             state,
@@ -167,13 +89,7 @@ impl Table {
     /// state without its histories (`kernel::apply_undoable`).
     pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &Value) -> Result<(), Violation> {
         self.check_action(actor, action)?;
-        match &mut self.state {
-            RulesetState::Doomtrooper(s) => s.apply_in_place(seq, actor, action)?,
-            RulesetState::Wtactics(s) => s.apply_in_place(seq, actor, action)?,
-            RulesetState::Riftbound(s) => s.apply_in_place(seq, actor, action)?,
-            RulesetState::Rawdeal(s) => s.apply_in_place(seq, actor, action)?,
-            RulesetState::Gurps(s) => s.apply_in_place(seq, actor, action)?,
-        }
+        self.state.apply_in_place(seq, actor, action)?;
         Ok(())
     }
 
@@ -326,7 +242,7 @@ impl Table {
             notes: &'a [NoteRecord],
         }
         serde_json::to_value(Live {
-            state: live_state(&self.state),
+            state: self.state.live_json(),
             judges: &self.header.judges,
             penalties: &self.penalties,
             notes: &self.notes,
@@ -338,10 +254,7 @@ impl Table {
     /// no window is open, or the ruleset does not keep one). Where the text
     /// says "other players" without an order, it is the header's seat order.
     pub fn priority(&self) -> Vec<String> {
-        match &self.state {
-            RulesetState::Doomtrooper(s) => s.priority(),
-            _ => vec![],
-        }
+        self.state.priority()
     }
 
     /// The board, in the players' names. Every ruleset has one; the Option
@@ -354,45 +267,32 @@ impl Table {
     /// action itself (Riftbound: the scores it made, among them a final point
     /// drawn as a card instead); `log` and `replay` show it under the event.
     pub fn said(&self, seq: u64) -> Vec<String> {
-        match &self.state {
-            RulesetState::Riftbound(s) => s.said(seq),
-            _ => vec![],
-        }
+        self.state.said(seq)
     }
 
     /// The step the game is at: `view().step`, without the rest of the
     /// view where the ruleset can say it alone (Doomtrooper).
     pub fn step(&self) -> StepRef {
-        match &self.state {
-            RulesetState::Doomtrooper(s) => s.step_ref(),
-            _ => self.view().step,
-        }
+        self.state.step()
     }
 
     /// What each seat and judge may record now, the next event being
     /// `next_seq`: the ruleset's moves, then the adjudication's (rulings
     /// and notes). See [`crate::kernel::moves`].
     pub fn moves(&self, next_seq: u64) -> Vec<Move> {
-        let h = &self.header;
-        let mut moves = match &self.state {
-            RulesetState::Doomtrooper(s) => registry::Doomtrooper::moves(s, h),
-            RulesetState::Wtactics(s) => registry::Wtactics::moves(s, h),
-            RulesetState::Riftbound(s) => registry::Riftbound::moves(s, h),
-            RulesetState::Rawdeal(s) => registry::Rawdeal::moves(s, h),
-            RulesetState::Gurps(s) => registry::Gurps::moves(s, h),
-        };
+        let mut moves = self.combat_moves();
         crate::adjudication::moves(self, next_seq, &mut moves);
         moves
     }
 
+    /// The ruleset's moves alone: what may be recorded of the combat, the
+    /// moves of every type but `ruling` and `note`.
+    pub fn combat_moves(&self) -> Vec<Move> {
+        self.state.moves(&self.header)
+    }
+
     pub fn view(&self) -> View {
-        match &self.state {
-            RulesetState::Doomtrooper(s) => s.view(),
-            RulesetState::Wtactics(s) => s.view(),
-            RulesetState::Riftbound(s) => s.view(),
-            RulesetState::Rawdeal(s) => s.view(),
-            RulesetState::Gurps(s) => s.view(),
-        }
+        self.state.view()
     }
 }
 
@@ -441,9 +341,9 @@ impl Kept {
     /// draws such a ruleset's board at every event: from this copy, not
     /// from a second one.
     pub fn whole(&self) -> Option<Arc<RulesetState>> {
-        match *self.state {
-            RulesetState::Doomtrooper(_) => None,
-            _ => Some(self.state.clone()),
+        match self.state.caught_up_in_place() {
+            true => None,
+            false => Some(self.state.clone()),
         }
     }
 
@@ -456,41 +356,19 @@ impl Kept {
         copy_where_differs(&mut self.judges, &table.header.judges);
         copy_where_differs(&mut self.notes, &table.notes);
         copy_where_differs(&mut self.penalties, &table.penalties);
-        match (&*self.state, &table.state) {
+        match self.state.caught_up_in_place() {
             // Never shared (`Kept::whole`): caught up in place.
-            (RulesetState::Doomtrooper(_), RulesetState::Doomtrooper(b)) => {
-                if let RulesetState::Doomtrooper(a) = Arc::make_mut(&mut self.state) {
-                    a.catch_up(b);
-                }
-            }
+            true => Arc::make_mut(&mut self.state).catch_up(&table.state),
             // A new copy, not written over the old: a board drawn from the
             // old one may still hold it.
-            _ => self.state = Arc::new(table.state.clone()),
+            false => self.state = Arc::new(table.state.clone()),
         }
     }
 }
 
-/// A ruleset's state as [`Table::live_json`] writes it.
-fn live_state(state: &RulesetState) -> serde_json::Value {
-    let written = match state {
-        RulesetState::Doomtrooper(s) => serde_json::to_value(s),
-        RulesetState::Wtactics(s) => serde_json::to_value(s.live()),
-        RulesetState::Riftbound(s) => serde_json::to_value(s.live()),
-        RulesetState::Rawdeal(s) => serde_json::to_value(s.live()),
-        RulesetState::Gurps(s) => serde_json::to_value(s.live()),
-    };
-    written.expect("a state serialises")
-}
-
 /// The board of `state`, in the names `header` gives the seats.
 pub fn board_of(state: &RulesetState, header: &Header) -> Option<Board> {
-    match state {
-        RulesetState::Doomtrooper(s) => Some(Board::Doomtrooper(doomtrooper::board(s, header))),
-        RulesetState::Riftbound(s) => Some(Board::Riftbound(riftbound::board(s, header))),
-        RulesetState::Wtactics(s) => Some(Board::Wtactics(wtactics::board(s, header))),
-        RulesetState::Rawdeal(s) => Some(Board::Rawdeal(rawdeal::board(s, header))),
-        RulesetState::Gurps(s) => Some(Board::Gurps(gurps::board(s, header))),
-    }
+    Some(state.board(header))
 }
 
 impl Table {
@@ -509,10 +387,10 @@ impl Table {
     /// every event: its board may read what the live JSON summarises (a
     /// whole pile, where the JSON has its count and last card).
     pub fn board_unchanged_by(&self, changes: &[crate::delta::Change]) -> bool {
-        let unseen: &[&str] = match &self.state {
-            RulesetState::Doomtrooper(_) => doomtrooper::UNSEEN_ON_BOARD,
-            _ => return false,
-        };
+        let unseen = self.state.unseen_on_board();
+        if unseen.is_empty() {
+            return false;
+        }
         changes.iter().all(|c| {
             unseen.iter().any(|member| {
                 c.path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
@@ -535,16 +413,7 @@ impl Changes for Compared<'_> {
         if self.penalties != after.penalties {
             differ.under("penalties", |d| d.written(self.penalties, after.penalties));
         }
-        differ.under("state", |differ| match (self.state, after.state) {
-            (RulesetState::Doomtrooper(a), RulesetState::Doomtrooper(b)) => a.changes_into(b, differ),
-            (RulesetState::Wtactics(a), RulesetState::Wtactics(b)) => a.live().changes_into(&b.live(), differ),
-            (RulesetState::Riftbound(a), RulesetState::Riftbound(b)) => a.live().changes_into(&b.live(), differ),
-            (RulesetState::Rawdeal(a), RulesetState::Rawdeal(b)) => a.live().changes_into(&b.live(), differ),
-            (RulesetState::Gurps(a), RulesetState::Gurps(b)) => a.live().changes_into(&b.live(), differ),
-            // Two states of one game are of one ruleset; were they not, the
-            // whole state changed, as `live_json` writes it.
-            (a, b) => differ.written(&live_state(a), &live_state(b)),
-        });
+        differ.under("state", |differ| self.state.changes_into(after.state, differ));
     }
 }
 
