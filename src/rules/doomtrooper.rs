@@ -1772,30 +1772,8 @@ fn counter_card_allowed(card: &str, s: Step) -> Result<(), Refusal> {
 /// only as `end_combat`), every other card only as a kind the step allows
 /// `actor` to play.
 fn step_allows(actor: &str, card: &str, kind: Kind, allowed: &[Kind], s: Step) -> Result<(), Refusal> {
-    special_allows(actor, special(card), kind, allowed, s)
-}
-
-/// [`step_allows`] for a card already looked up among the special cards
-/// (`None`: any other card). The moves ask it of every special card at
-/// every append (offer-first), so the lookup by name, which compares the
-/// words whatever their case, is made once by the caller, not per card.
-fn special_allows(
-    actor: &str,
-    special: Option<&Special>,
-    kind: Kind,
-    allowed: &[Kind],
-    s: Step,
-) -> Result<(), Refusal> {
-    match special {
-        // The three checks below, without their messages: the moves filter
-        // every special card through here at every append (offer-first).
-        Some(sp)
-            if sp.sections.contains(&s.section)
-                && sp.ends_combat == (kind == Kind::EndCombat)
-                && (sp.ends_combat || allowed.contains(&kind)) =>
-        {
-            return Ok(());
-        }
+    match special(card) {
+        Some(sp) if special_fits(sp, kind, allowed, s) => return Ok(()),
         Some(sp) => {
             if !sp.sections.contains(&s.section) {
                 let named: Vec<_> = sp.sections.iter().map(|x| x.title()).collect();
@@ -1843,6 +1821,15 @@ fn special_allows(
         None => {}
     }
     Ok(())
+}
+
+/// Whether special card `sp` may be played as `kind` at step `s`: the three
+/// checks of [`step_allows`], without building its refusals (the moves
+/// ask it of every special card at every append, offer-first).
+fn special_fits(sp: &Special, kind: Kind, allowed: &[Kind], s: Step) -> bool {
+    sp.sections.contains(&s.section)
+        && sp.ends_combat == (kind == Kind::EndCombat)
+        && (sp.ends_combat || allowed.contains(&kind))
 }
 
 /// The kinds of effect a player who may do `mine` may play.

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{
     Combat, Does, Fate, Kind, Order, Part, Pending, Play, SPECIAL_CARDS, State, Step, counter_answers,
-    counter_card_allowed, play_kinds, special_allows,
+    counter_card_allowed, play_kinds, special_fits,
 };
 use crate::event::Header;
 use crate::kernel::{Choice, Effect, Entry, EntryKind, Move, Pick};
@@ -161,7 +161,7 @@ fn plays(c: &Combat, s: Step, actor: &str, allowed: &[Kind], header: &Header) ->
     let specials = |kind: Kind| -> Vec<Pick> {
         SPECIAL_CARDS
             .iter()
-            .filter(|sp| special_allows(actor, Some(sp), kind, allowed, s).is_ok())
+            .filter(|sp| special_fits(sp, kind, allowed, s))
             .map(|sp| Pick::new(sp.name, sp.name))
             .collect()
     };
