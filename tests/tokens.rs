@@ -396,9 +396,10 @@ fn the_pages_run_only_the_servers_modules() {
 }
 
 /// A page opened with `#token=` posts it to /api/session once; the cookie
-/// it gets back reads (and only reads) what the token reads.
+/// it gets back reads what the token reads, and appends as its seat from
+/// this server's pages alone.
 #[test]
-fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
+fn the_pages_cookie_reads_appends_only_from_a_page_and_a_bad_one_counts_as_no_token() {
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(dir.path());
     s.doomtrooper("s", "token");
@@ -427,17 +428,43 @@ fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
     let whoami = raw("GET", &u("/api/session"), None, Some(&cookie), None).2;
     assert_eq!(whoami, json!({"grant": {"role": "seat", "game": "s", "seat": "p1"}}));
     assert_eq!(raw("GET", &u("/api/session"), None, None, None).2, json!({"grant": null}));
-    // It does not append, even as its own seat, and an organiser's cookie
-    // does not act as the organiser: those take the bearer header.
+    // It appends as its own seat only from a page of this server: not as
+    // a form would send it (another site's, or another port's of this
+    // host), not from another origin, not as another seat. An organiser's
+    // cookie does not act as the organiser: that takes the bearer header.
     let append = json!({"actor": "p1", "action": combat("p2", "A", "D"), "expect_seq": 1});
-    let (status, _, v) = raw("POST", &u("/api/games/s/events"), None, Some(&cookie), Some(&append));
-    assert_eq!(status, 403, "{v}");
+    let events = u("/api/games/s/events");
+    let form = agent()
+        .post(&events)
+        .header("Cookie", &cookie)
+        .header("Content-Type", "text/plain")
+        .send(append.to_string())
+        .unwrap();
+    assert_eq!(form.status().as_u16(), 403, "a form cannot append with the cookie");
+    let cross = agent()
+        .post(&events)
+        .header("Cookie", &cookie)
+        .header("Sec-Fetch-Site", "same-site")
+        .send_json(&append)
+        .unwrap();
+    assert_eq!(cross.status().as_u16(), 403, "another origin of the site cannot append with the cookie");
+    let as_p2 = json!({"actor": "p2", "action": combat("p1", "A", "D"), "expect_seq": 1});
+    assert_eq!(raw("POST", &events, None, Some(&cookie), Some(&as_p2)).0, 403, "only as its own seat");
+    assert_eq!(s.head("s")["seq"], 0, "nothing was appended");
+    let page = agent()
+        .post(&events)
+        .header("Cookie", &cookie)
+        .header("Sec-Fetch-Site", "same-origin")
+        .send_json(&append)
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 201, "the table page records with the cookie");
+    assert_eq!(raw("POST", &events, None, Some(&cookie), Some(&append)).0, 200, "a retry: the stored event");
+    assert_eq!(s.head("s")["seq"], 1);
     let org_cookie = format!("arbiter_token={}", s.organiser);
     assert_eq!(raw("GET", &u("/api/tokens"), None, Some(&org_cookie), None).0, 403);
     let create = json!({"name": "h", "header": {"type": "open", "ruleset": "doomtrooper", "ruleset_version": 1,
         "seats": [{"id": "p1", "name": "Ann"}]}});
     assert_eq!(raw("POST", &u("/api/games"), None, Some(&org_cookie), Some(&create)).0, 403);
-    assert_eq!(s.head("s")["seq"], 0, "nothing was appended");
     assert_eq!(s.get("/api/games/h", Some(&s.organiser)).0, 404, "nothing was created");
 
     // Revoked: the cookie counts as no token (public games stay readable).

@@ -123,8 +123,9 @@ pub struct SessionRequest {
 /// `POST /api/session`: a page that was opened with `#token=...` (the
 /// fragment never reaches the server, a log or a `Referer`) posts the token
 /// here once, gets it back as an HttpOnly, SameSite=Strict cookie for the
-/// whole site, and drops the fragment from the address bar. The cookie only
-/// reads (`Grant::Cookie`); it lasts until the token expires (or the browser
+/// whole site, and drops the fragment from the address bar. The cookie reads,
+/// and appends only from this server's pages (`Grant::Cookie`,
+/// `events::may_append`); it lasts until the token expires (or the browser
 /// closes, for a token that does not expire). JSON only: a form on another
 /// site cannot send JSON without a CORS preflight, which this server never
 /// grants, so no other site can put its token in a visitor's browser.

@@ -299,7 +299,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "post",
         path: "/api/session",
-        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads and does nothing else",
+        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads, and appends from this server's pages only",
         who: Who::Anyone,
         query: &[],
         body: Some(Body::Json("SessionRequest")),
