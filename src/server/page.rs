@@ -28,6 +28,11 @@ pub async fn replay() -> Response {
     page(include_str!("replay.html"))
 }
 
+/// `GET /games/{game}/table`: a seat's or a judge's moves as buttons.
+pub async fn table() -> Response {
+    page(include_str!("table.html"))
+}
+
 /// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
 pub async fn follow() -> Response {
     page(include_str!("follow.html"))
@@ -61,7 +66,9 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
     ("follow.js", JS, include_str!("assets/follow.js")),
     ("index.js", JS, include_str!("assets/index.js")),
     ("live.js", JS, include_str!("assets/live.js")),
+    ("moves.js", JS, include_str!("assets/moves.js")),
     ("replay.js", JS, include_str!("assets/replay.js")),
+    ("table.js", JS, include_str!("assets/table.js")),
 ];
 
 /// `GET /assets/{name}`. The ETag is the content's hash: a browser asks
@@ -198,7 +205,12 @@ mod tests {
     #[test]
     fn every_import_and_script_is_an_asset() {
         let served = |name: &str| ASSETS.iter().any(|(n, _, _)| *n == name);
-        let pages = [include_str!("replay.html"), include_str!("follow.html"), include_str!("index.html")];
+        let pages = [
+            include_str!("replay.html"),
+            include_str!("table.html"),
+            include_str!("follow.html"),
+            include_str!("index.html"),
+        ];
         for text in pages.iter().chain(ASSETS.iter().map(|(_, _, t)| t)) {
             for quote in ["src=\"/assets/", "href=\"/assets/", "from \"./"] {
                 for part in text.split(quote).skip(1) {
@@ -207,6 +219,9 @@ mod tests {
                 }
             }
         }
+        // The call's words are the library's.
+        let moves = ASSETS.iter().find(|(n, _, _)| *n == "moves.js").unwrap().2;
+        assert!(moves.contains(&format!("export const CALL = {:?};", crate::adjudication::CALL)));
         // No page has a script of its own: the CSP allows none.
         for page in pages {
             assert!(!page.contains("<script>"), "a page's script is a module from /assets/");

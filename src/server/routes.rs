@@ -353,6 +353,17 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/games/{game}/table",
+        summary: "The table page (HTML): a seat or judge signed in on this browser records by tapping its moves; the board, whose turn, live",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "text/html"),
+        errors: &[],
+        handler: || get(page::table),
+    },
+    Route {
+        method: "get",
         path: "/follow",
         summary: "The floor page (HTML): many games at a glance, live over one stream",
         who: Who::Anyone,
