@@ -272,3 +272,14 @@ fn decide(m: &Move) -> Move {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod call_tests {
+    #[test]
+    fn a_call_is_a_note_that_starts_with_the_words() {
+        assert!(super::is_call("call a judge"));
+        assert!(super::is_call("call a judge: Bloodlust was not counted"));
+        assert!(!super::is_call("call a judged"));
+        assert!(!super::is_call("I will call a judge"));
+    }
+}

@@ -35,7 +35,7 @@ function keep(p) {
   if (p) sessionStorage.setItem(KEPT, JSON.stringify(p)); else sessionStorage.removeItem(KEPT);
 }
 
-// The message under the status: ok, pending, conflict, refused or error.
+// The message under the status: ok, pending, conflict, refused, error or info.
 // "Recorded" stays until the game moves past that event; the others
 // until the seat does something else.
 let noticeSeq = null;
@@ -223,13 +223,16 @@ function callJudge() {
 
 // Sends the pending action. Sent again after a lost answer, it is stored
 // once: the server answers a retry at the same seq with the stored event.
+let sending = false;
 async function attempt() {
   clearTimeout(retryTimer);
   const p = pending;
-  if (!p) return;
+  // One request at a time: a retry waits for the answer to the last.
+  if (!p || sending) return;
+  sending = true;
   notice("pending", "sending: " + p.label + "…");
   try {
-    const r = await append(game, p.actor, p.action, p.expect);
+    const r = await append(game, p.actor, p.action, p.expect).finally(() => { sending = false; });
     keep(null);
     retryDelay = 1000;
     close();
@@ -279,7 +282,7 @@ async function start() {
   const mine = view.seats.find(s => s.id === me);
   $("me").textContent = me ? "you: " + (judge ? "judge " + me : mine ? mine.name + " (" + me + ")" : me) : "";
   if (!me) {
-    notice("error", grant && grant.game && grant.game !== game
+    notice("info", grant && grant.game && grant.game !== game
       ? "This browser is signed in for " + grant.game + ", not " + game + ": open your link for this table to record here."
       : "Open your seat's or judge's link to record here; this page shows the game.");
   }
