@@ -28,8 +28,12 @@ pub async fn replay() -> Response {
     page(include_str!("replay.html"))
 }
 
-/// `GET /games/{game}/table`: a seat's or a judge's moves as buttons.
-pub async fn table() -> Response {
+/// `GET /games/{game}/table`: a seat's or a judge's moves as buttons. A
+/// name that cannot be a game's has no table (404, as the API says).
+pub async fn table(Path(game): Path<String>) -> Response {
+    if crate::event::check_game_name(&game).is_err() {
+        return ApiError::from(crate::record::RecordError::NoSuchGame(game)).into_response();
+    }
     page(include_str!("table.html"))
 }
 

@@ -359,7 +359,7 @@ pub const ROUTES: &[Route] = &[
         query: &[],
         body: None,
         ok: (200, "text/html"),
-        errors: &[],
+        errors: &["no_such_game"],
         handler: || get(page::table),
     },
     Route {
@@ -563,14 +563,18 @@ pub fn openapi() -> Value {
     })
 }
 
-/// A path parameter's schema: in the API, a game's name is a ref
-/// (`event::check_game_name`) and a token's id is hex; the pages take any
-/// text and say what they find.
+/// A path parameter's schema: in the API and the table page, a game's name
+/// is a ref (`event::check_game_name`) and a token's id is hex; the other
+/// pages take any text and say what they find.
 fn path_schema(route: &Route, name: &str) -> Value {
     match name {
-        "game" if route.path.starts_with("/api/") => json!({"type": "string", "pattern": GAME_NAME_PATTERN}),
+        "game" if route.path.starts_with("/api/") || route.path == "/games/{game}/table" => {
+            json!({"type": "string", "pattern": GAME_NAME_PATTERN})
+        }
         // A token's public id (`access::id_of`): 16 hex digits of its hash.
         "id" => json!({"type": "string", "pattern": "^[0-9a-f]{16}$"}),
+        // The pages' modules, a fixed list.
+        "name" => json!({"type": "string", "enum": super::page::ASSETS.iter().map(|(n, _, _)| *n).collect::<Vec<_>>()}),
         _ => json!({"type": "string"}),
     }
 }
