@@ -66,9 +66,10 @@ pub enum Grant {
         judge: String,
     },
     /// A token the pages sent as their cookie (see `server::page`): it
-    /// reads what its token reads and nothing more. A cookie goes with
-    /// every request the browser makes to the server, so it must not
-    /// append, create or issue anything: those take the bearer header. Never
+    /// reads what its token reads. A cookie goes with every request the
+    /// browser makes to the server, so it creates and issues nothing (those
+    /// take the bearer header), and it appends as its seat or judge only
+    /// from this server's own pages (`server::events::may_append`). Never
     /// stored.
     #[serde(skip)]
     Cookie(Box<Grant>),

@@ -366,10 +366,40 @@ fn every_response_says_referrer_policy_no_referrer() {
     }
 }
 
-/// A page opened with `#token=` posts it to /api/session once; the cookie
-/// it gets back reads (and only reads) what the token reads.
+/// The pages load scripts from this server alone: every page's CSP allows
+/// no inline script and no framing, and its modules are served at
+/// `/assets/NAME` with their type and an ETag a browser revalidates.
 #[test]
-fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
+fn the_pages_run_only_the_servers_modules() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    s.doomtrooper("g", "public");
+    let u = |p: &str| format!("{}{p}", s.url);
+    for page in ["/", "/games/g/replay", "/follow?games=g"] {
+        let (status, headers, _) = raw("GET", &u(page), None, None, None);
+        assert_eq!(status, 200, "{page}");
+        let csp = headers.get("content-security-policy").unwrap().to_str().unwrap();
+        let script = csp.split(';').map(str::trim).find(|d| d.starts_with("script-src")).unwrap();
+        assert_eq!(script, "script-src 'self'", "{page}: {csp}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{page}: {csp}");
+    }
+    let (status, headers, _) = raw("GET", &u("/assets/board.js"), None, None, None);
+    assert_eq!(status, 200);
+    assert_eq!(headers.get("content-type").unwrap(), "text/javascript; charset=utf-8");
+    let (_, css, _) = raw("GET", &u("/assets/board.css"), None, None, None);
+    assert_eq!(css.get("content-type").unwrap(), "text/css; charset=utf-8");
+    let etag = headers.get("etag").unwrap().to_str().unwrap().to_string();
+    let again = agent().get(&u("/assets/board.js")).header("If-None-Match", &etag).call().unwrap();
+    assert_eq!(again.status().as_u16(), 304, "the same module: not sent again");
+    let (status, _, v) = raw("GET", &u("/assets/secrets.js"), None, None, None);
+    assert_eq!((status, &v["error"]["code"]), (404, &json!("not_found")), "only the listed assets: {v}");
+}
+
+/// A page opened with `#token=` posts it to /api/session once; the cookie
+/// it gets back reads what the token reads, and appends as its seat from
+/// this server's pages alone.
+#[test]
+fn the_pages_cookie_reads_appends_only_from_a_page_and_a_bad_one_counts_as_no_token() {
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(dir.path());
     s.doomtrooper("s", "token");
@@ -394,17 +424,47 @@ fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
     assert_eq!(raw("GET", &u("/api/games/s/state"), None, None, None).0, 401);
     assert_eq!(raw("GET", &u("/api/games/s/state"), None, Some(&cookie), None).0, 200);
     assert_eq!(raw("GET", &u("/api/games"), None, Some(&cookie), None).2, json!(["g", "s"]));
-    // It does not append, even as its own seat, and an organiser's cookie
-    // does not act as the organiser: those take the bearer header.
+    // A page asks who it is signed in as.
+    let whoami = raw("GET", &u("/api/session"), None, Some(&cookie), None).2;
+    assert_eq!(whoami, json!({"grant": {"role": "seat", "game": "s", "seat": "p1"}}));
+    assert_eq!(raw("GET", &u("/api/session"), None, None, None).2, json!({"grant": null}));
+    // It appends as its own seat only from a page of this server: not as
+    // a form would send it (another site's, or another port's of this
+    // host), not from another origin, not as another seat. An organiser's
+    // cookie does not act as the organiser: that takes the bearer header.
     let append = json!({"actor": "p1", "action": combat("p2", "A", "D"), "expect_seq": 1});
-    let (status, _, v) = raw("POST", &u("/api/games/s/events"), None, Some(&cookie), Some(&append));
-    assert_eq!(status, 403, "{v}");
+    let events = u("/api/games/s/events");
+    let form = agent()
+        .post(&events)
+        .header("Cookie", &cookie)
+        .header("Content-Type", "text/plain")
+        .send(append.to_string())
+        .unwrap();
+    assert_eq!(form.status().as_u16(), 403, "a form cannot append with the cookie");
+    let cross = agent()
+        .post(&events)
+        .header("Cookie", &cookie)
+        .header("Sec-Fetch-Site", "same-site")
+        .send_json(&append)
+        .unwrap();
+    assert_eq!(cross.status().as_u16(), 403, "another origin of the site cannot append with the cookie");
+    let as_p2 = json!({"actor": "p2", "action": combat("p1", "A", "D"), "expect_seq": 1});
+    assert_eq!(raw("POST", &events, None, Some(&cookie), Some(&as_p2)).0, 403, "only as its own seat");
+    assert_eq!(s.head("s")["seq"], 0, "nothing was appended");
+    let page = agent()
+        .post(&events)
+        .header("Cookie", &cookie)
+        .header("Sec-Fetch-Site", "same-origin")
+        .send_json(&append)
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 201, "the table page records with the cookie");
+    assert_eq!(raw("POST", &events, None, Some(&cookie), Some(&append)).0, 200, "a retry: the stored event");
+    assert_eq!(s.head("s")["seq"], 1);
     let org_cookie = format!("arbiter_token={}", s.organiser);
     assert_eq!(raw("GET", &u("/api/tokens"), None, Some(&org_cookie), None).0, 403);
     let create = json!({"name": "h", "header": {"type": "open", "ruleset": "doomtrooper", "ruleset_version": 1,
         "seats": [{"id": "p1", "name": "Ann"}]}});
     assert_eq!(raw("POST", &u("/api/games"), None, Some(&org_cookie), Some(&create)).0, 403);
-    assert_eq!(s.head("s")["seq"], 0, "nothing was appended");
     assert_eq!(s.get("/api/games/h", Some(&s.organiser)).0, 404, "nothing was created");
 
     // Revoked: the cookie counts as no token (public games stay readable).
@@ -435,11 +495,14 @@ fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
     assert_eq!(status, 200);
     assert!(headers.get("set-cookie").unwrap().to_str().unwrap().contains("Max-Age=0"));
 
-    // The pages read through the cookie: no token in any URL they build.
-    for page in ["/", "/games/s/replay", "/follow?games=s"] {
-        let (_, _, html) = raw("GET", &u(page), None, None, None);
-        let html = html.as_str().unwrap();
-        assert!(html.contains("/api/session") && !html.contains("access_token"), "{page}");
+    // The pages read through the cookie: no token in any URL their modules
+    // build, and they sign in through the one module that posts it.
+    for (name, _, _) in arbiter::server::page::ASSETS {
+        let (status, _, text) = raw("GET", &u(&format!("/assets/{name}")), None, None, None);
+        assert_eq!(status, 200, "{name}");
+        let text = text.as_str().unwrap();
+        assert!(!text.contains("access_token"), "{name}");
+        assert_eq!(text.contains("\"/api/session\""), *name == "api.js", "{name}");
     }
 }
 

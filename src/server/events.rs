@@ -54,7 +54,7 @@ pub async fn append(
     let grant = s.caller(&headers, None)?;
     let req: AppendRequest = json_body(body)?;
     let sub = Submission { actor: req.actor, action: req.action, at: req.at };
-    may_append(&grant, &game, std::slice::from_ref(&sub))?;
+    may_append(&grant, &headers, &game, std::slice::from_ref(&sub))?;
     let mut done = run(&s, &game, vec![sub], req.expect_seq).await?;
     let (value, duplicate) = done.pop().expect("one append");
     Ok((if duplicate { StatusCode::OK } else { StatusCode::CREATED }, Json(value)))
@@ -69,7 +69,7 @@ pub async fn batch(
     let grant = s.caller(&headers, None)?;
     let (events, expect_seq) = batch_body(body)?;
     // Who may append is said before how many events a batch may hold.
-    may_append(&grant, &game, &events)?;
+    may_append(&grant, &headers, &game, &events)?;
     if events.is_empty() || events.len() > MAX_BATCH_EVENTS {
         return Err(ApiError::input(format!("a batch has 1 to {MAX_BATCH_EVENTS} events, not {}", events.len())));
     }
@@ -116,19 +116,50 @@ fn batch_body(body: Result<Bytes, BytesRejection>) -> Result<(Vec<Submission>, u
 
 /// A seat appends only as itself, a judge only as themself, and only in
 /// their own game. The organiser does not act in games.
-fn may_append(grant: &Option<Grant>, game: &str, subs: &[Submission]) -> Result<(), ApiError> {
+///
+/// The pages' cookie appends too (the table page records with it), but
+/// only from a page of this server: a cookie goes with every request the
+/// browser makes here, so a request another site makes the browser send
+/// must not act. The cookie is SameSite=Strict (no other site's request
+/// carries it), and a request with it must be JSON (`Content-Type:
+/// application/json`: another origin, even of the same site, such as
+/// another port of this host, cannot send that without a CORS preflight,
+/// which this server never grants) and, where the browser says where it
+/// comes from (`Sec-Fetch-Site`), from this origin.
+fn may_append(grant: &Option<Grant>, headers: &HeaderMap, game: &str, subs: &[Submission]) -> Result<(), ApiError> {
     let Some(grant) = grant else {
         return Err(ApiError::unauthorized("appending needs a seat's or a judge's token"));
+    };
+    let grant = match grant {
+        Grant::Cookie(inner) => {
+            from_a_page(headers)?;
+            inner.as_ref()
+        }
+        grant => grant,
     };
     let Some(me) = grant.actor_in(game) else {
         return Err(ApiError::forbidden(match grant {
             Grant::Organiser => "the organiser does not act in games; use a seat's or a judge's token".to_string(),
-            Grant::Cookie(_) => "a page's cookie only reads; append with a seat's or a judge's token".to_string(),
             _ => format!("this token is not for game {game}"),
         }));
     };
     if let Some(other) = subs.iter().find(|s| s.actor != me) {
         return Err(ApiError::forbidden(format!("this token appends as {me:?}, not as {:?}", other.actor)));
+    }
+    Ok(())
+}
+
+/// A request the pages' cookie may append with: JSON, from this origin.
+fn from_a_page(headers: &HeaderMap) -> Result<(), ApiError> {
+    let text = |name| headers.get(name).and_then(|v: &header::HeaderValue| v.to_str().ok());
+    let json = text(header::CONTENT_TYPE)
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
+    let site = text(header::HeaderName::from_static("sec-fetch-site"));
+    if !json || site.is_some_and(|s| s != "same-origin") {
+        return Err(ApiError::forbidden(
+            "a page's cookie appends only from this server's pages (JSON, same origin); elsewhere, send a seat's or a judge's token in Authorization",
+        ));
     }
     Ok(())
 }

@@ -1,13 +1,18 @@
-//! The pages a browser opens: the replay page of a game and an index. Each
-//! is one HTML file with its script inline, compiled into the binary (no
-//! build step). They read the same JSON API as everyone else, with the
-//! token in a cookie set once from the address's `#token=` (`session`).
+//! The pages a browser opens: the replay page of a game, the table page
+//! (a seat or judge records by tapping), the floor page and an index.
+//! Each page is an HTML shell, and its script is a browser-native ES
+//! module from `assets/`; modules share code by `import` (the board panel,
+//! the API calls, the moves, the live stream). Shells and modules are
+//! compiled into the binary as they are in the repository (no build step,
+//! no bundler: what runs in the browser is what is reviewed), and read the
+//! same JSON API as everyone else, with the token in a cookie set once from
+//! the address's `#token=` (`session`).
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use chrono::Utc;
 use serde::Deserialize;
@@ -17,41 +22,73 @@ use super::body::json_body;
 use super::{ApiError, Shared, blocking};
 use crate::access::{self, Grant, Standing};
 
-use std::sync::LazyLock;
-
-// Each page is one HTML file with its scripts inline (the CSP allows no
-// other script); the sign-in script the three share is written once, in
-// `sign_in.js`, and put where a page says `/* sign_in.js */`.
-static REPLAY: LazyLock<String> = LazyLock::new(|| with_sign_in(include_str!("replay.html")));
-static INDEX: LazyLock<String> = LazyLock::new(|| with_sign_in(include_str!("index.html")));
-static FOLLOW: LazyLock<String> = LazyLock::new(|| with_sign_in(include_str!("follow.html")));
-
-fn with_sign_in(html: &str) -> String {
-    const MARK: &str = "/* sign_in.js */\n";
-    assert!(html.contains(MARK), "every page signs in from #token=");
-    html.replacen(MARK, include_str!("sign_in.js"), 1)
-}
-
 /// `GET /games/{game}/replay`: the page finds its game in its own path, so
 /// it is the same bytes for every game.
 pub async fn replay() -> Response {
-    page(&REPLAY)
+    page(include_str!("replay.html"))
+}
+
+/// `GET /games/{game}/table`: a seat's or a judge's moves as buttons. A
+/// name that cannot be a game's has no table (404, as the API says).
+pub async fn table(Path(game): Path<String>) -> Response {
+    if crate::event::check_game_name(&game).is_err() {
+        return ApiError::from(crate::record::RecordError::NoSuchGame(game)).into_response();
+    }
+    page(include_str!("table.html"))
 }
 
 /// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
 pub async fn follow() -> Response {
-    page(&FOLLOW)
+    page(include_str!("follow.html"))
 }
 
 /// `GET /`
 pub async fn index() -> Response {
-    page(&INDEX)
+    page(include_str!("index.html"))
 }
 
+/// What a page may load: scripts and styles from this server alone (no
+/// inline script: a page's script is a module from `/assets/`), inline
+/// styles, and no framing by another site (a page that records must not
+/// be clicked through from under another page).
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
 fn page(html: &'static str) -> Response {
-    // The page loads nothing from elsewhere: say so to the browser.
-    let csp = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'";
-    ([(header::CONTENT_SECURITY_POLICY, csp)], Html(html)).into_response()
+    ([(header::CONTENT_SECURITY_POLICY, CSP)], Html(html)).into_response()
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// The pages' modules and styles, served at `/assets/NAME`: a fixed list,
+/// compiled in.
+pub const ASSETS: &[(&str, &str, &str)] = &[
+    ("api.js", JS, include_str!("assets/api.js")),
+    ("board.js", JS, include_str!("assets/board.js")),
+    ("board.css", CSS, include_str!("assets/board.css")),
+    ("dom.js", JS, include_str!("assets/dom.js")),
+    ("follow.js", JS, include_str!("assets/follow.js")),
+    ("index.js", JS, include_str!("assets/index.js")),
+    ("live.js", JS, include_str!("assets/live.js")),
+    ("moves.js", JS, include_str!("assets/moves.js")),
+    ("replay.js", JS, include_str!("assets/replay.js")),
+    ("table.js", JS, include_str!("assets/table.js")),
+];
+
+/// `GET /assets/{name}`. The ETag is the content's hash: a browser asks
+/// again each time (`no-cache`) and gets 304 while the binary is the same,
+/// so a new arbiter's pages never run an older module.
+pub async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Response {
+    let Some((_, kind, text)) = ASSETS.iter().find(|(n, _, _)| *n == name) else {
+        return ApiError::not_found().into_response();
+    };
+    let etag = format!("\"{}\"", &blake3::hash(text.as_bytes()).to_hex()[..32]);
+    let cache = [(header::CACHE_CONTROL, "no-cache".to_string()), (header::ETAG, etag.clone())];
+    let seen = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok());
+    if seen.is_some_and(|v| v.split(',').any(|t| t.trim() == etag)) {
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
+    }
+    (cache, [(header::CONTENT_TYPE, *kind)], *text).into_response()
 }
 
 /// The cookie the pages read with: the token, sent by the browser with
@@ -97,8 +134,9 @@ pub struct SessionRequest {
 /// `POST /api/session`: a page that was opened with `#token=...` (the
 /// fragment never reaches the server, a log or a `Referer`) posts the token
 /// here once, gets it back as an HttpOnly, SameSite=Strict cookie for the
-/// whole site, and drops the fragment from the address bar. The cookie only
-/// reads (`Grant::Cookie`); it lasts until the token expires (or the browser
+/// whole site, and drops the fragment from the address bar. The cookie reads,
+/// and appends only from this server's pages (`Grant::Cookie`,
+/// `events::may_append`); it lasts until the token expires (or the browser
 /// closes, for a token that does not expire). JSON only: a form on another
 /// site cannot send JSON without a CORS preflight, which this server never
 /// grants, so no other site can put its token in a visitor's browser.
@@ -134,6 +172,16 @@ pub async fn session(
     Ok(([(header::SET_COOKIE, cookie)], Json(body)).into_response())
 }
 
+/// `GET /api/session`: who this browser is signed in as (the cookie's
+/// grant, or a bearer token's), or null: a page says who records there.
+pub async fn signed_in(State(s): State<Shared>, headers: HeaderMap) -> Result<Json<serde_json::Value>, ApiError> {
+    let grant = match s.caller(&headers, None)? {
+        Some(Grant::Cookie(inner)) => Some(*inner),
+        grant => grant,
+    };
+    Ok(Json(json!({ "grant": grant })))
+}
+
 /// `DELETE /api/session`: forget the cookie (a shared tablet at the venue).
 pub async fn end_session() -> Response {
     let cookie = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
@@ -153,13 +201,34 @@ pub async fn no_referrer(mut response: Response) -> Response {
 }
 
 #[cfg(test)]
-mod sign_in_tests {
-    /// Every page carries the one sign-in script, where it asked for it.
+mod tests {
+    use super::ASSETS;
+
+    /// Every module a page or another module imports is served, so a page
+    /// never asks for a script that is not there.
     #[test]
-    fn every_page_has_the_sign_in_script_in_place_of_its_mark() {
-        for page in [&*super::REPLAY, &*super::INDEX, &*super::FOLLOW] {
-            assert_eq!(page.matches("async function signIn()").count(), 1);
-            assert!(!page.contains("/* sign_in.js */"));
+    fn every_import_and_script_is_an_asset() {
+        let served = |name: &str| ASSETS.iter().any(|(n, _, _)| *n == name);
+        let pages = [
+            include_str!("replay.html"),
+            include_str!("table.html"),
+            include_str!("follow.html"),
+            include_str!("index.html"),
+        ];
+        for text in pages.iter().chain(ASSETS.iter().map(|(_, _, t)| t)) {
+            for quote in ["src=\"/assets/", "href=\"/assets/", "from \"./"] {
+                for part in text.split(quote).skip(1) {
+                    let name = &part[..part.find('"').expect("a closing quote")];
+                    assert!(served(name), "{name} is imported but not in ASSETS");
+                }
+            }
+        }
+        // The call's words are the library's.
+        let moves = ASSETS.iter().find(|(n, _, _)| *n == "moves.js").unwrap().2;
+        assert!(moves.contains(&format!("export const CALL = {:?};", crate::adjudication::CALL)));
+        // No page has a script of its own: the CSP allows none.
+        for page in pages {
+            assert!(!page.contains("<script>"), "a page's script is a module from /assets/");
         }
     }
 }

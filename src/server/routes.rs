@@ -299,13 +299,24 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "post",
         path: "/api/session",
-        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads and does nothing else",
+        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads, and appends from this server's pages only",
         who: Who::Anyone,
         query: &[],
         body: Some(Body::Json("SessionRequest")),
         ok: (200, "{grant, expires}, and Set-Cookie"),
         errors: &["input", "io", "unauthorized", "too_large"],
         handler: || post(page::session),
+    },
+    Route {
+        method: "get",
+        path: "/api/session",
+        summary: "Who the caller is signed in as: the pages' cookie's grant (or a bearer token's), or null",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "{grant: {role, game?, seat? | judge?} | null}"),
+        errors: &["io", "unauthorized"],
+        handler: || get(page::signed_in),
     },
     Route {
         method: "delete",
@@ -342,6 +353,17 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/games/{game}/table",
+        summary: "The table page (HTML): a seat or judge signed in on this browser records by tapping its moves; the board, whose turn, live",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "text/html"),
+        errors: &["no_such_game"],
+        handler: || get(page::table),
+    },
+    Route {
+        method: "get",
         path: "/follow",
         summary: "The floor page (HTML): many games at a glance, live over one stream",
         who: Who::Anyone,
@@ -350,6 +372,17 @@ pub const ROUTES: &[Route] = &[
         ok: (200, "text/html"),
         errors: &[],
         handler: || get(page::follow),
+    },
+    Route {
+        method: "get",
+        path: "/assets/{name}",
+        summary: "A page's module or style sheet (text/javascript or text/css), compiled into the binary",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "text/javascript or text/css"),
+        errors: &["not_found"],
+        handler: || get(page::asset),
     },
     Route {
         method: "get",
@@ -530,14 +563,18 @@ pub fn openapi() -> Value {
     })
 }
 
-/// A path parameter's schema: in the API, a game's name is a ref
-/// (`event::check_game_name`) and a token's id is hex; the pages take any
-/// text and say what they find.
+/// A path parameter's schema: in the API and the table page, a game's name
+/// is a ref (`event::check_game_name`) and a token's id is hex; the other
+/// pages take any text and say what they find.
 fn path_schema(route: &Route, name: &str) -> Value {
     match name {
-        "game" if route.path.starts_with("/api/") => json!({"type": "string", "pattern": GAME_NAME_PATTERN}),
+        "game" if route.path.starts_with("/api/") || route.path == "/games/{game}/table" => {
+            json!({"type": "string", "pattern": GAME_NAME_PATTERN})
+        }
         // A token's public id (`access::id_of`): 16 hex digits of its hash.
         "id" => json!({"type": "string", "pattern": "^[0-9a-f]{16}$"}),
+        // The pages' modules, a fixed list.
+        "name" => json!({"type": "string", "enum": super::page::ASSETS.iter().map(|(n, _, _)| *n).collect::<Vec<_>>()}),
         _ => json!({"type": "string"}),
     }
 }
