@@ -66,10 +66,12 @@ pub enum Grant {
         judge: String,
     },
     /// A token the pages sent as their cookie (see `server::page`): it
-    /// reads what its token reads and nothing more. A cookie goes with
-    /// every request the browser makes to the server, so it must not
-    /// append, create or issue anything: those take the bearer header. Never
-    /// stored.
+    /// reads what its token reads, and appends as its seat or judge in a
+    /// JSON request only (the table page records with it; a form from
+    /// another page cannot send JSON, see `server::events::may_append`). A
+    /// cookie goes with every request the browser makes to the server, so
+    /// it never creates, imports, issues, revokes or sets access: those
+    /// take the organiser's token in the bearer header. Never stored.
     #[serde(skip)]
     Cookie(Box<Grant>),
 }

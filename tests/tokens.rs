@@ -367,9 +367,10 @@ fn every_response_says_referrer_policy_no_referrer() {
 }
 
 /// A page opened with `#token=` posts it to /api/session once; the cookie
-/// it gets back reads (and only reads) what the token reads.
+/// it gets back reads what the token reads and appends as its seat in a
+/// JSON request, and does nothing an organiser does.
 #[test]
-fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
+fn the_pages_cookie_reads_and_appends_as_its_seat_and_a_bad_one_counts_as_no_token() {
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(dir.path());
     s.doomtrooper("s", "token");
@@ -394,17 +395,31 @@ fn the_pages_cookie_reads_only_and_a_bad_one_counts_as_no_token() {
     assert_eq!(raw("GET", &u("/api/games/s/state"), None, None, None).0, 401);
     assert_eq!(raw("GET", &u("/api/games/s/state"), None, Some(&cookie), None).0, 200);
     assert_eq!(raw("GET", &u("/api/games"), None, Some(&cookie), None).2, json!(["g", "s"]));
-    // It does not append, even as its own seat, and an organiser's cookie
-    // does not act as the organiser: those take the bearer header.
+    // It appends as its own seat (the table page records with it), in a
+    // JSON request only: a form or text/plain (what another page could
+    // send without asking) is refused, and so is another seat.
+    let as_p2 = json!({"actor": "p2", "action": combat("p2", "A", "D"), "expect_seq": 1});
+    let (status, _, v) = raw("POST", &u("/api/games/s/events"), None, Some(&cookie), Some(&as_p2));
+    assert_eq!((status, code(&v)), (403, "forbidden"), "{v}");
     let append = json!({"actor": "p1", "action": combat("p2", "A", "D"), "expect_seq": 1});
+    let form = agent()
+        .post(&u("/api/games/s/events"))
+        .header("Cookie", &cookie)
+        .header("Content-Type", "text/plain")
+        .send(append.to_string())
+        .unwrap();
+    assert_eq!(form.status().as_u16(), 403, "a form from another page cannot append");
+    assert_eq!(s.head("s")["seq"], 0, "nothing was appended");
     let (status, _, v) = raw("POST", &u("/api/games/s/events"), None, Some(&cookie), Some(&append));
-    assert_eq!(status, 403, "{v}");
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(s.head("s")["seq"], 1);
+    // An organiser's cookie does not act as the organiser: that takes the
+    // bearer header.
     let org_cookie = format!("arbiter_token={}", s.organiser);
     assert_eq!(raw("GET", &u("/api/tokens"), None, Some(&org_cookie), None).0, 403);
     let create = json!({"name": "h", "header": {"type": "open", "ruleset": "doomtrooper", "ruleset_version": 1,
         "seats": [{"id": "p1", "name": "Ann"}]}});
     assert_eq!(raw("POST", &u("/api/games"), None, Some(&org_cookie), Some(&create)).0, 403);
-    assert_eq!(s.head("s")["seq"], 0, "nothing was appended");
     assert_eq!(s.get("/api/games/h", Some(&s.organiser)).0, 404, "nothing was created");
 
     // Revoked: the cookie counts as no token (public games stay readable).

@@ -54,7 +54,7 @@ pub async fn append(
     let grant = s.caller(&headers, None)?;
     let req: AppendRequest = json_body(body)?;
     let sub = Submission { actor: req.actor, action: req.action, at: req.at };
-    may_append(&grant, &game, std::slice::from_ref(&sub))?;
+    may_append(&grant, &headers, &game, std::slice::from_ref(&sub))?;
     let mut done = run(&s, &game, vec![sub], req.expect_seq).await?;
     let (value, duplicate) = done.pop().expect("one append");
     Ok((if duplicate { StatusCode::OK } else { StatusCode::CREATED }, Json(value)))
@@ -69,7 +69,7 @@ pub async fn batch(
     let grant = s.caller(&headers, None)?;
     let (events, expect_seq) = batch_body(body)?;
     // Who may append is said before how many events a batch may hold.
-    may_append(&grant, &game, &events)?;
+    may_append(&grant, &headers, &game, &events)?;
     if events.is_empty() || events.len() > MAX_BATCH_EVENTS {
         return Err(ApiError::input(format!("a batch has 1 to {MAX_BATCH_EVENTS} events, not {}", events.len())));
     }
@@ -115,15 +115,28 @@ fn batch_body(body: Result<Bytes, BytesRejection>) -> Result<(Vec<Submission>, u
 }
 
 /// A seat appends only as itself, a judge only as themself, and only in
-/// their own game. The organiser does not act in games.
-fn may_append(grant: &Option<Grant>, game: &str, subs: &[Submission]) -> Result<(), ApiError> {
+/// their own game. The organiser does not act in games. The pages' cookie
+/// appends as its token would (the table page signed in by its link), in a
+/// JSON request only (`page::json_sent`): the cookie is SameSite=Strict,
+/// so no other site's page sends it, and a page of this site on another
+/// origin (another port of this host) could send it only with a form,
+/// which is not JSON.
+fn may_append(grant: &Option<Grant>, headers: &HeaderMap, game: &str, subs: &[Submission]) -> Result<(), ApiError> {
     let Some(grant) = grant else {
         return Err(ApiError::unauthorized("appending needs a seat's or a judge's token"));
+    };
+    let grant = match grant {
+        Grant::Cookie(_) if !super::page::json_sent(headers) => {
+            return Err(ApiError::forbidden(
+                "a page's cookie appends only in a JSON request (Content-Type: application/json)",
+            ));
+        }
+        Grant::Cookie(inner) => inner.as_ref(),
+        grant => grant,
     };
     let Some(me) = grant.actor_in(game) else {
         return Err(ApiError::forbidden(match grant {
             Grant::Organiser => "the organiser does not act in games; use a seat's or a judge's token".to_string(),
-            Grant::Cookie(_) => "a page's cookie only reads; append with a seat's or a judge's token".to_string(),
             _ => format!("this token is not for game {game}"),
         }));
     };

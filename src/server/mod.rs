@@ -272,7 +272,8 @@ impl Server {
     /// The caller's grant from `Authorization: Bearer TOKEN` (or, for GET
     /// requests, where a browser cannot set headers, `access_token=` in the
     /// query), else from the pages' cookie (`page::COOKIE`, set by
-    /// `POST /api/session`), which only reads. No token: None. A token sent
+    /// `POST /api/session`), which reads and appends as its token, and does
+    /// nothing an organiser does (`Grant::Cookie`). No token: None. A token sent
     /// explicitly that this server did not issue, or that was revoked or has
     /// expired, is 401, saying which. A cookie that no longer works counts
     /// as no token: the browser sends it with every request, and a public
@@ -313,7 +314,7 @@ impl Server {
             None => Err(ApiError::unauthorized("this needs the organiser's token")),
             Some(g) if g.is_organiser() => Ok(()),
             Some(Grant::Cookie(_)) => Err(ApiError::forbidden(
-                "a page's cookie only reads; this needs the organiser's token in Authorization",
+                "a page's cookie does not act as the organiser; this needs the organiser's token in Authorization",
             )),
             Some(_) => Err(ApiError::forbidden("only the organiser may do this")),
         }

@@ -97,21 +97,18 @@ pub struct SessionRequest {
 /// `POST /api/session`: a page that was opened with `#token=...` (the
 /// fragment never reaches the server, a log or a `Referer`) posts the token
 /// here once, gets it back as an HttpOnly, SameSite=Strict cookie for the
-/// whole site, and drops the fragment from the address bar. The cookie only
-/// reads (`Grant::Cookie`); it lasts until the token expires (or the browser
-/// closes, for a token that does not expire). JSON only: a form on another
-/// site cannot send JSON without a CORS preflight, which this server never
-/// grants, so no other site can put its token in a visitor's browser.
+/// whole site, and drops the fragment from the address bar. The cookie
+/// reads what its token reads and appends as its seat or judge
+/// (`Grant::Cookie`: the table page records with it); it lasts until the
+/// token expires (or the browser closes, for a token that does not
+/// expire). JSON only (`json_sent`): no other site can put its token in a
+/// visitor's browser.
 pub async fn session(
     State(s): State<Shared>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let json_sent = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
-    if !json_sent {
+    if !json_sent(&headers) {
         return Err(ApiError::input("send the token as JSON (Content-Type: application/json)"));
     }
     let req: SessionRequest = json_body(body)?;
@@ -132,6 +129,18 @@ pub async fn session(
     }
     let body = json!({"grant": grant, "expires": expires.map(crate::event::format_time)});
     Ok(([(header::SET_COOKIE, cookie)], Json(body)).into_response())
+}
+
+/// Whether the request says its body is JSON. Another site's page can
+/// send a form (or text/plain) to this server without asking, but not
+/// JSON: that takes a CORS preflight, which this server never grants. So a
+/// request that carries the cookie and says JSON came from this server's
+/// own pages (or from a client that holds the token anyway).
+pub fn json_sent(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")))
 }
 
 /// `DELETE /api/session`: forget the cookie (a shared tablet at the venue).

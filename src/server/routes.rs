@@ -302,7 +302,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "post",
         path: "/api/session",
-        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads and does nothing else",
+        summary: "Trade a token for the pages' cookie (HttpOnly, SameSite=Strict, Path=/), which reads and, in a JSON request, appends as its seat or judge; nothing an organiser does",
         who: Who::Anyone,
         query: &[],
         body: Some(Body::Json("SessionRequest")),
