@@ -1,13 +1,15 @@
 //! Signing in at a table: `arbiter token` prints each seat's and judge's
 //! link (the token in its fragment) and QR code, `--all-seats` a sheet for
-//! a round, and the issuing API answers the link and the code as SVG.
-//! Every code is decoded (rqrr) and must read as its link.
+//! a round, the issuing API answers the link and the code as SVG, and a
+//! browser that opens the link is signed in. Every code is decoded (rqrr)
+//! and must read as its link.
 
 mod common;
 
 use std::path::Path;
 use std::process::Output;
 
+use common::browser::{browser, wait_for};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -267,4 +269,58 @@ fn the_issuing_api_answers_the_link_and_its_code() {
         // Each works on the server.
         assert_eq!(s.get("/api/games/g", t["token"].as_str()).0, 200);
     }
+}
+
+/// In a real browser: the link printed by `arbiter token` opens the table
+/// page, which trades the token for the HttpOnly cookie and drops the
+/// fragment from the address; the page then appends as its seat through
+/// the API with the cookie alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_the_link_signs_the_seat_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(&dir.path().join("store"));
+    s.doomtrooper("g", "token");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .env_remove("ARBITER_DATA")
+        .env("ARBITER_SERVER", &s.url)
+        .env("ARBITER_TOKEN", &s.organiser)
+        .args(["token", "g", "--seat", "p1"])
+        .output()
+        .unwrap();
+    let (token, said) = ok(&out);
+    let link = said.lines().find_map(|l| l.strip_prefix("link (opens the table page signed in): ")).unwrap();
+    assert_eq!(link, format!("{}/games/g/table#token={}", s.url, token.trim()));
+
+    let (_driver, c) = browser(&dir.path().join("profile")).await;
+    c.goto(link).await.unwrap();
+    // Still on the table page; the token is gone from the address.
+    let address = "return [location.pathname, location.hash, location.href.includes('token')]";
+    wait_for(&c, address, json!(["/games/g/table", "", false])).await;
+    // The cookie is set, for the whole site, and no script reads it.
+    let cookie = loop {
+        let cookies = c.get_all_cookies().await.unwrap();
+        if let Some(cookie) = cookies.into_iter().find(|k| k.name() == "arbiter_token") {
+            break cookie;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!((cookie.value(), cookie.http_only(), cookie.path()), (token.trim(), Some(true), Some("/")));
+    assert_eq!(c.execute("return document.cookie", vec![]).await.unwrap(), json!(""));
+    // The page's own requests carry the cookie: it appends as p1, and not as p2.
+    let append = r#"
+        const [actor, done] = [arguments[0], arguments[arguments.length - 1]];
+        fetch("/api/games/g/events", { method: "POST", headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ actor, expect_seq: 1, action: { type: "announce", what: "combat",
+                defending_player: "p2", attacker: "A", defender: "D" } }) })
+            .then(r => done(r.status), e => done(String(e)));
+    "#;
+    let as_p2 = c.execute_async(append, vec![json!("p2")]).await.unwrap();
+    assert_eq!(as_p2, json!(403));
+    let as_p1 = c.execute_async(append, vec![json!("p1")]).await.unwrap();
+    assert_eq!(as_p1, json!(201));
+    let (status, events) = s.get("/api/games/g/events?from=1", Some(&s.organiser));
+    assert_eq!(status, 200, "{events}");
+    let actors: Vec<&str> = events["events"].as_array().unwrap().iter().map(|e| e["actor"].as_str().unwrap()).collect();
+    assert_eq!(actors, ["p1"], "{events}");
+    c.close().await.unwrap();
 }

@@ -38,6 +38,13 @@ pub async fn replay() -> Response {
     page(&REPLAY)
 }
 
+/// `GET /games/{game}/table`: where a seat's link leads (`sign_in`). A
+/// stand-in, the replay page with its sign-in, until the table page is
+/// built (issue 41).
+pub async fn table() -> Response {
+    page(&REPLAY)
+}
+
 /// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
 pub async fn follow() -> Response {
     page(&FOLLOW)

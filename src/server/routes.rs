@@ -345,6 +345,17 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/games/{game}/table",
+        summary: "The table page (HTML), where a seat's or judge's link leads (#token=...); for now the replay page",
+        who: Who::Anyone,
+        query: &[],
+        body: None,
+        ok: (200, "text/html"),
+        errors: &[],
+        handler: || get(page::table),
+    },
+    Route {
+        method: "get",
         path: "/follow",
         summary: "The floor page (HTML): many games at a glance, live over one stream",
         who: Who::Anyone,
