@@ -143,6 +143,18 @@ fn a_seats_token_prints_its_link_and_a_code_that_reads_as_the_link() {
     }
     assert_eq!(v["grant"], json!({"role": "judge", "game": "g", "judge": "Dana"}));
     assert_eq!(said, "", "--json says nothing else");
+
+    // One seat's card alone, as a sheet.
+    let one = d.join("one.html");
+    let (token, _) = ok(&arbiter(d, &["token", "g", "--seat", "p2", "--sheet", one.to_str().unwrap()]));
+    let html = std::fs::read_to_string(&one).unwrap();
+    assert_eq!(html.matches("<svg ").count(), 1);
+    assert!(
+        html.contains("<h2>Bob &lt;B&gt;</h2>") && html.contains("<p>seat p2 · Open, round 3, table 12 (game g)</p>")
+    );
+    assert!(
+        html.contains(&format!("<p class=\"link\">http://127.0.0.1:7878/games/g/table#token={}</p>", token.trim()))
+    );
 }
 
 #[test]
@@ -323,4 +335,41 @@ async fn opening_the_link_signs_the_seat_in() {
     let actors: Vec<&str> = events["events"].as_array().unwrap().iter().map(|e| e["actor"].as_str().unwrap()).collect();
     assert_eq!(actors, ["p1"], "{events}");
     c.close().await.unwrap();
+}
+
+/// The printed sheet as a browser draws it (a screenshot of the page in
+/// headless chromium, as a printer would get it): every code on it is
+/// found and reads as its seat's or judge's link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sheet_a_browser_draws_reads_as_its_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d);
+    let sheet = d.join("sheet.html");
+    let args =
+        ["--json", "token", "g", "--all-seats", "--url", "http://10.0.0.5:7878", "--sheet", sheet.to_str().unwrap()];
+    let (out, _) = ok(&arbiter(d, &args));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let mut links: Vec<String> =
+        v["tokens"].as_array().unwrap().iter().map(|t| t["link"].as_str().unwrap().to_string()).collect();
+    assert_eq!(links.len(), 3);
+
+    let (_driver, c) = browser(&d.join("profile")).await;
+    // A4 at 96 dpi, a little taller than the three cards.
+    c.set_window_size(800, 1200).await.unwrap();
+    c.goto(&format!("file://{}", sheet.display())).await.unwrap();
+    let png = c.screenshot().await.unwrap();
+    c.close().await.unwrap();
+
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    let (w, h) = (frame.width as usize, frame.height as usize);
+    let channels = frame.line_size / w;
+    // Black on white: the first channel is enough.
+    let mut img = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| pixels[y * frame.line_size + x * channels]);
+    let mut read: Vec<String> = img.detect_grids().iter().map(|g| g.decode().expect("a code decodes").1).collect();
+    read.sort();
+    links.sort();
+    assert_eq!(read, links);
 }
