@@ -229,6 +229,8 @@ fn a_bad_base_or_sheet_is_refused_with_exit_2_and_issues_nothing() {
         (vec!["token", "g", "--seat", "p1", "--url", "http://10.0.0.5:99999"], "port"),
         (vec!["token", "g", "--all-seats", "--sheet", "/nonexistent/dir/sheet.html"], "cannot write the sheet"),
         (vec!["token", "g", "--all-seats", "--seat", "p1"], "cannot be used with"),
+        (vec!["token", "g", "--seat", "p9"], "error: bad input: \"p9\" is not a seat of g\n"),
+        (vec!["token", "g", "--all-seats", "--expires", "soon"], "error: bad input: expires is"),
         (vec!["token", "--organiser", "--url", "http://10.0.0.5"], "cannot be used with"),
     ] {
         let out = arbiter(d, &args);

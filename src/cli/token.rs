@@ -146,6 +146,7 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
                 v["qr_svg"] = json!(sign_in::svg_code(str(&v["link"])));
                 issued.push((v, role.clone()));
             }
+            Err(e) if issued.is_empty() => return Err(e),
             Err(e) => {
                 // A sheet is whole or not at all: the tokens issued before
                 // this one were never shown, and stop working now.
@@ -153,9 +154,9 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
                 let undone = ids.iter().filter(|id| withdraw(target, id).is_ok()).count();
                 let left = ids.len() - undone;
                 let note = match left {
-                    0 => format!("the {undone} token(s) issued before it were revoked"),
+                    0 => format!("the {undone} token(s) issued before this one were revoked"),
                     _ => format!(
-                        "{left} token(s) issued before it could not be revoked: see `arbiter token list {game}`"
+                        "{left} token(s) issued before this one could not be revoked: see `arbiter token list {game}`"
                     ),
                 };
                 return Err(e.context(format!("no sheet: {note}")));
