@@ -238,6 +238,15 @@ fn a_bad_base_or_sheet_is_refused_with_exit_2_and_issues_nothing() {
         assert!(text(&out.stderr).contains(says), "{args:?} said: {}", text(&out.stderr));
         assert_eq!(out.stdout, b"", "{args:?}");
     }
+    // A sheet whose tokens could not be issued leaves the file as it was, and nothing beside it.
+    let sheets = tempfile::tempdir().unwrap();
+    let kept = sheets.path().join("kept.html");
+    std::fs::write(&kept, "the last round's sheet").unwrap();
+    let out = arbiter(d, &["token", "g", "--seat", "p9", "--sheet", kept.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "the last round's sheet");
+    let there: Vec<_> = std::fs::read_dir(sheets.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(there, ["kept.html"]);
     // An unknown game: nothing issued either.
     let out = arbiter(d, &["token", "nope", "--all-seats"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

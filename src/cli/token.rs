@@ -97,17 +97,11 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     };
     // The sheet's file is made before any token is issued: a sheet that
     // cannot be written leaves no token behind that nobody saw.
-    let mut sheet = match &a.sheet {
-        Some(path) => Some((
-            path,
-            std::fs::File::create(path).with_context(|| format!("cannot write the sheet {}", path.display()))?,
-        )),
-        None => None,
-    };
+    let mut sheet = a.sheet.as_deref().map(Sheet::create).transpose()?;
     // Who is at the table, by name, from the game as it stands (judges
     // added by a ruling included).
     let state = match (&a.seat, &a.judge) {
-        (Some(_), _) | (_, Some(_)) if sheet.is_none() => Value::Null,
+        (Some(_), _) | (_, Some(_)) if a.sheet.is_none() => Value::Null,
         _ => match target {
             Target::Local(store) => arbiter::ops::state(store.as_ref(), game, None).map_err(rec)?,
             Target::Remote(c) => c.get(&c.game(game, "/state?raw=0")?)?,
@@ -173,10 +167,8 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
         })
         .collect();
     let title = sheet_title(game, &state["header"]);
-    if let Some((path, file)) = &mut sheet {
-        file.write_all(sign_in::sheet_html(&title, &cards).as_bytes())
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("the tokens are issued, but the sheet {} could not be written", path.display()))?;
+    if let Some(sheet) = sheet.take() {
+        let path = sheet.write(&sign_in::sheet_html(&title, &cards))?;
         eprintln!("wrote the sheet to {} ({} code(s), A4)", path.display(), cards.len());
     }
     if base.is_loopback() && !out.json {
@@ -262,6 +254,43 @@ fn issue(target: &Target, grant: &Grant, expires: &Option<String>) -> anyhow::Re
             };
             c.post(&c.game(game, "/tokens")?, &with_expiry(body, expires))
         }
+    }
+}
+
+/// A sheet being written: a file beside FILE, put in its place only once
+/// whole, and removed if the tokens could not be issued (FILE as it was).
+struct Sheet {
+    path: PathBuf,
+    partial: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl Sheet {
+    fn create(path: &std::path::Path) -> anyhow::Result<Sheet> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{}.partial", std::process::id()));
+        let partial = path.with_file_name(name);
+        let file =
+            std::fs::File::create(&partial).with_context(|| format!("cannot write the sheet {}", path.display()))?;
+        Ok(Sheet { path: path.to_path_buf(), partial, file: Some(file) })
+    }
+
+    fn write(mut self, html: &str) -> anyhow::Result<PathBuf> {
+        let mut file = self.file.take().expect("written once");
+        file.write_all(html.as_bytes())
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&self.partial, &self.path))
+            .with_context(|| {
+                format!("the tokens are issued, but the sheet {} could not be written", self.path.display())
+            })?;
+        Ok(std::mem::take(&mut self.path))
+    }
+}
+
+impl Drop for Sheet {
+    fn drop(&mut self) {
+        // Written and renamed: nothing is left to remove (and nothing is there).
+        let _ = std::fs::remove_file(&self.partial);
     }
 }
 
