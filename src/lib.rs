@@ -19,6 +19,7 @@
 //! - [`proof`]: inclusion and consistency proofs and offline bundles from a store's log.
 //! - [`ops`]: the answers the CLI and the server share (the JSON each verb shows).
 //! - [`access`]: tokens and roles (organiser, seat, judge) and per-game read access.
+//! - [`sign_in`]: the link that signs a seat or a judge in at the table page, its QR code, the printed sheet.
 //! - [`server`]: `arbiter serve`, the HTTP API, live streams and the replay page (axum).
 //!
 //! I/O happens only in `store`, `server` and the binary (`src/main.rs`, `src/cli/`).
@@ -43,5 +44,6 @@ pub mod replay;
 pub mod rules;
 pub mod schema;
 pub mod server;
+pub mod sign_in;
 pub mod store;
 pub mod tlog;

@@ -155,9 +155,9 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write one per verb with --dir).
     Man(completions::ManArgs),
-    /// Issue a token for a seat or a judge of a game (or, locally, for the organiser); list or revoke tokens.
+    /// Issue a token for a seat or a judge of a game, with its link and QR code (or, locally, for the organiser); list or revoke tokens.
     #[command(
-        after_help = "Examples:\n  arbiter token r1t12 --seat p1\n  arbiter token r1t12 --judge Dana --expires 8h\n  arbiter token list r1t12\n  arbiter token revoke 3f9a0c1d2e4b5a69\n  arbiter --data ./tournament token --organiser     (server stopped; revokes the previous one)"
+        after_help = "Examples:\n  arbiter token r1t12 --seat p1\n  arbiter token r1t12 --all-seats --url http://192.168.1.20:7878 --sheet r1t12.html\n  arbiter token r1t12 --judge Dana --expires 8h\n  arbiter token list r1t12\n  arbiter token revoke 3f9a0c1d2e4b5a69\n  arbiter --data ./tournament token --organiser     (server stopped; revokes the previous one)"
     )]
     Token(token::Args),
     /// Who may read a game through the server: public, or token holders only.

@@ -37,6 +37,11 @@ impl Client {
         Client { base: self.base.clone(), token: Some(token.to_string()), agent: self.agent.clone() }
     }
 
+    /// The server's URL, as --server gave it (less a trailing `/`).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     /// The API path of a game, e.g. `/api/games/g1/state`.
     pub fn game(&self, game: &str, rest: &str) -> anyhow::Result<String> {
         // A name that is not a valid game name cannot name a stored game.

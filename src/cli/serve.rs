@@ -14,10 +14,14 @@ use arbiter::store::Location;
 
 use super::open_store;
 
+/// Where `serve` listens unless told otherwise; `token` links start there
+/// unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Address to listen on (port 0: any free port, printed at start).
-    #[arg(long, default_value = "127.0.0.1:7878")]
+    #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// Seconds a request's head may take to arrive.
     #[arg(long, value_name = "SECS", default_value_t = limits::HEADER_TIMEOUT_SECONDS)]

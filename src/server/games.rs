@@ -7,7 +7,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -19,6 +19,7 @@ use crate::event::Header;
 use crate::limits::MAX_IMPORT_BYTES;
 use crate::ops;
 use crate::record::{RecordError, read_export};
+use crate::sign_in::{self, Base};
 
 /// `GET /api/games`: the names of the games the caller may read.
 pub async fn list(
@@ -149,6 +150,15 @@ pub struct TokenRequest {
     pub expires: Option<String>,
 }
 
+/// The answer carries, besides the token, the seat's `link` to the table
+/// page (`sign_in::table_link`, the token in its fragment) and its QR code
+/// as `qr_svg`: this answer is the only time the token is known, so the
+/// code is drawn now, not served later at an address (which would put the
+/// token in a URL, and no URL of this server holds one). The link starts
+/// with `http://` and the `Host` the request came to: this server speaks
+/// plain HTTP, and the organiser reached it there. Behind a proxy that
+/// changes the scheme or the path, a client builds the link from `token`
+/// itself (`arbiter token --url` does).
 pub async fn token(
     State(s): State<Shared>,
     Path(game): Path<String>,
@@ -158,8 +168,8 @@ pub async fn token(
     s.organiser(&headers)?;
     let req: TokenRequest = json_body(body)?;
     let grant = match (req.seat, req.judge) {
-        (Some(seat), None) => Grant::Seat { game, seat },
-        (None, Some(judge)) => Grant::Judge { game, judge },
+        (Some(seat), None) => Grant::Seat { game: game.clone(), seat },
+        (None, Some(judge)) => Grant::Judge { game: game.clone(), judge },
         _ => return Err(ApiError::input("name exactly one of \"seat\" or \"judge\"")),
     };
     // The clock is read here, at the edge; `access` is given the time.
@@ -167,7 +177,15 @@ pub async fn token(
     let expires = access::expiry(&grant, req.expires.as_deref(), now)?;
     let store = s.store();
     let issued = blocking(move || access::issue_at(store, &grant, now, expires)).await??;
-    Ok((StatusCode::CREATED, Json(issued_json(&issued))))
+    let mut answer = issued_json(&issued);
+    // A Host that is not a host name or address (HTTP/1.0 sends none) gets no link.
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    if let Some(base) = host.and_then(|h| Base::parse(&format!("http://{h}")).ok()) {
+        let link = sign_in::table_link(&base, &game, &issued.token);
+        answer["qr_svg"] = json!(sign_in::svg_code(&link));
+        answer["link"] = json!(link);
+    }
+    Ok((StatusCode::CREATED, Json(answer)))
 }
 
 /// A new token as the API and `arbiter token` show it: the token (this

@@ -270,7 +270,10 @@ pub const ROUTES: &[Route] = &[
         who: Who::Organiser,
         query: &[],
         body: Some(Body::Json("TokenRequest")),
-        ok: (201, "{token, grant}"),
+        ok: (
+            201,
+            "{token, id, grant, issued, expires, state, link, qr_svg}: link opens the table page signed in (the token in its fragment, from the request's Host); qr_svg draws it",
+        ),
         errors: ORGANISER_ERRORS,
         handler: || post(games::token),
     },
