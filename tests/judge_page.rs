@@ -3,7 +3,8 @@
 //! from the timeline (the board it returns to shown first, the reason
 //! required), asks what if an event were skipped (nothing stored), decides
 //! a pending ruling and records a penalty from its moves; a conflict and a
-//! refusal say so and store nothing; a seat's or a reader's page shows
+//! refusal say so and store nothing; a ruling recorded while the server is
+//! down is stored once when it is back; a seat's or a reader's page shows
 //! none of it.
 //!
 //! One chromium at a time (`ONE_BROWSER`): the tests share two cores with
@@ -382,5 +383,55 @@ async fn a_seats_or_a_readers_page_shows_no_judge_controls() {
         assert_eq!(js(&c, hidden).await, json!([true, true, true]), "{token:?}");
         assert_eq!(js(&c, visible).await, json!(0), "{token:?}");
     }
+    c.close().await.unwrap();
+}
+
+/// `arbiter serve` again over `data` at `listen` (the address the page has).
+fn serve_at(data: &std::path::Path, listen: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["--data", data.to_str().unwrap(), "serve", "--listen", listen])
+        .env("RUST_LOG", "error")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("listening on"), "{first}");
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    child
+}
+
+/// A ruling recorded while the server is down is kept, sent again when it
+/// is back, and stored once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ruling_recorded_while_the_server_is_down_is_stored_once_when_it_is_back() {
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("store");
+    let mut s = Served::start(&data);
+    let (_, _, dana) = counter_war(&s, "g");
+    let listen = s.url.strip_prefix("http://").unwrap().to_string();
+    let profile = tempfile::tempdir().unwrap();
+    let (_driver, c) = browser(profile.path()).await;
+    c.set_window_size(1400, 1100).await.unwrap();
+    open(&c, &s.url, "g", Some(&dana), 3).await;
+    wait_for(&c, "return document.getElementById('judge').hidden", json!(false)).await;
+    click(&c, "#judge-moves button[data-kind=\"note\"]").await;
+    let composer = "#judge-composer .composer";
+    fill(&c, &format!("{composer} input[data-field=\"text\"]"), "Ben's counter came from his hand").await;
+
+    assert!(s.stop().success());
+    click(&c, "#judge-record").await;
+    let said = notice(&c, "pending").await;
+    assert!(said.starts_with("not sent yet (the connection to the server is lost): note"), "{said}");
+    let mut child = serve_at(&data, &listen);
+    let said = notice(&c, "ok").await;
+    assert!(said.starts_with("seq 4 recorded: note"), "{said}");
+    assert_eq!(s.stored("g").len(), 5, "stored once");
+    assert_eq!(event(&s, "g", 4)["action"]["text"], "Ben's counter came from his hand");
+    wait_for(&c, "return document.querySelectorAll('#timeline li').length", json!(5)).await;
+    let _ = child.kill();
+    let _ = child.wait();
     c.close().await.unwrap();
 }

@@ -313,18 +313,8 @@ class Judge {
     const r = c.composer.values();
     if (r.why) return this.check();
     c.button.disabled = true;
-    let action = r.action;
-    try {
-      // An event is named by its seq and hash: the hash is read from the record.
-      for (const path of r.events) {
-        const seq = path.split("/").reduce((v, k) => v[k], action).seq;
-        action = put(action, path, await eventAt(this.game, seq));
-      }
-    } catch (err) {
-      this.check();
-      return this.notice("error", "not sent: " + err.message);
-    }
-    this.keep({ action, expect: c.seq + 1, label: c.label });
+    // The events it names ({seq}) get their hashes when it is sent.
+    this.keep({ action: r.action, events: r.events, expect: c.seq + 1, label: c.label });
     this.render();
     await this.attempt();
   }
@@ -337,13 +327,25 @@ class Judge {
     if (!p) return;
     this.notice("pending", "sending: " + p.label + "…");
     try {
-      const r = await append(this.game, this.me, p.action, p.expect);
+      // An event is named by its seq and hash: the hash is read from the
+      // record (kept once read, so a retry does not read it again).
+      if (p.events && p.events.length) {
+        let action = p.action;
+        for (const path of p.events) {
+          const seq = path.split("/").reduce((v, k) => v[k], action).seq;
+          action = put(action, path, await eventAt(this.game, seq));
+        }
+        this.keep({ ...p, action, events: [] });
+      }
+      const r = await append(this.game, this.me, this.pending.action, p.expect);
       this.keep(null);
       this.retryDelay = 1000;
       this.close();
       this.notice("ok", "seq " + r.event.seq + " recorded: " + p.label + (r.duplicate ? " (it had been stored already; the first answer was lost)" : ""));
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 408) {
+      // Not answered (fetch's own TypeError), or the server could not finish:
+      // kept, and sent again.
+      if (err instanceof TypeError || (err instanceof ApiError && (err.status >= 500 || err.status === 408))) {
         const why = err instanceof ApiError ? err.message : "the connection to the server is lost";
         this.notice("pending", "not sent yet (" + why + "): " + p.label + " is sent again as soon as the server answers.");
         this.retryTimer = setTimeout(() => this.attempt(), this.retryDelay);
