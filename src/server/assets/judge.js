@@ -125,6 +125,8 @@ class Judge {
 
   // The replay shows `e`: what may be done about it.
   showing(e) {
+    // The replay's entry as it is now (a rewind marks entries again).
+    if (e) e = this.context().entries.find(x => x.seq === e.seq) || e;
     this.shown = e;
     if (!e || !this.view) return;
     const rewind = this.view.moves.find(m => m.seat === this.me && isRewind(m));
