@@ -67,9 +67,12 @@ async fn open(c: &Client, url: &str, game: &str, token: Option<&str>, seq: u64) 
     wait_for(c, "return document.body.dataset.shownSeq || null", json!(seq.to_string())).await;
 }
 
-/// Shows event `seq` (a click on the timeline).
+/// Shows event `seq` (a click on the timeline, once the live stream has
+/// brought it there).
 async fn show(c: &Client, seq: u64) {
-    click(c, &format!("#timeline li[data-seq=\"{seq}\"]")).await;
+    let item = format!("#timeline li[data-seq=\"{seq}\"]");
+    wait_for(c, &format!("return !!document.querySelector('{item}')"), json!(true)).await;
+    click(c, &item).await;
     wait_for(c, "return document.body.dataset.shownSeq", json!(seq.to_string())).await;
     wait_for(c, "return document.getElementById('judge-event').dataset.seq", json!(seq.to_string())).await;
 }
