@@ -10,9 +10,9 @@ use crate::adjudication::{Adjudication, Ruling};
 use crate::delta::{self, Change};
 use crate::event::{ActionType, Event, Header, check_game_name};
 use crate::fold::{Source, fold_all};
-use crate::kernel::Violation;
+use crate::kernel::{StepRef, Violation};
 use crate::record::{ExportBytes, ExportFile, RecordError, StoredGame, Submission, Verified, canonical_bytes, verify};
-use crate::rules::Table;
+use crate::rules::{Board, Table};
 use crate::store::Store;
 
 /// A record to compare: a stored game or an export file.
@@ -114,6 +114,12 @@ pub struct WhatIf {
     /// The same in the board's words: the outcome rows that differ, the
     /// record as it stands (`a`) against the what-if (`b`).
     pub outcome: Vec<OutcomeRow>,
+    /// Where the what-if stops: before the first illegal event, else after
+    /// the last event (and `then`). A judge sees that board before a ruling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<Board>,
     pub skipped: Vec<u64>,
     pub appended: u64,
 }
@@ -135,6 +141,8 @@ where
     })?;
     let original = original.table().cloned().ok_or_else(|| RecordError::Broken { seq: 0, why: "empty".into() })?;
     let result = |table: Option<Table>, illegal: Option<(u64, Violation)>| -> Result<WhatIf, RecordError> {
+        let step = table.as_ref().map(|t| t.view().step);
+        let board = table.as_ref().and_then(Table::board);
         let (changes, outcome) = match (&illegal, table) {
             (None, Some(t)) => {
                 let outcome = match (original.board(), t.board()) {
@@ -146,7 +154,7 @@ where
             _ => (vec![], vec![]),
         };
         let skipped = skip.iter().copied().collect();
-        Ok(WhatIf { illegal, changes, outcome, skipped, appended: then.len() as u64 })
+        Ok(WhatIf { illegal, changes, outcome, step, board, skipped, appended: then.len() as u64 })
     };
     let (mut table, last) = match loose_fold(source, skip, u64::MAX)? {
         Loose::Folded { table, last } => (table, last),

@@ -91,6 +91,9 @@ fn a_counter_accepted_by_mistake_is_rewound_and_the_replay_shows_both() {
     // event the rewind names makes the next event illegal.
     let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "3"]))).unwrap();
     assert_eq!(v["illegal"][0], 4, "{v}");
+    // Where it stops: the board and step before seq 4, which without seq 3 are those after seq 2.
+    let at2: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "state", "g", "--at", "2"]))).unwrap();
+    assert_eq!((&v["board"], &v["step"]), (&at2["board"], &at2["step"]), "{v}");
     let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "3", "4", "5"]))).unwrap();
     assert!(v["illegal"].is_null() && v["changes"].as_array().unwrap().is_empty(), "{v}");
     let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "2"]))).unwrap();

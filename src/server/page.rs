@@ -69,6 +69,7 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
     ("dom.js", JS, include_str!("assets/dom.js")),
     ("follow.js", JS, include_str!("assets/follow.js")),
     ("index.js", JS, include_str!("assets/index.js")),
+    ("judge.js", JS, include_str!("assets/judge.js")),
     ("live.js", JS, include_str!("assets/live.js")),
     ("moves.js", JS, include_str!("assets/moves.js")),
     ("replay.js", JS, include_str!("assets/replay.js")),

@@ -230,7 +230,10 @@ pub const ROUTES: &[Route] = &[
         who: Who::Reader,
         query: &[],
         body: Some(Body::Json("WhatIfRequest")),
-        ok: (200, "{illegal?, changes, skipped, appended}"),
+        ok: (
+            200,
+            "{illegal?, changes, outcome, step?, board?, skipped, appended}: board and step where the what-if stops",
+        ),
         errors: READ_ERRORS,
         handler: || post(views::whatif),
     },

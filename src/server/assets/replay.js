@@ -6,6 +6,7 @@
 import { $, el } from "./dom.js";
 import { api } from "./api.js";
 import { drawAdjudication, drawBoard, strip, whoIn } from "./board.js";
+import { judging } from "./judge.js";
 import { follow as followGame } from "./live.js";
 
 const game = decodeURIComponent(location.pathname.split("/")[2]);
@@ -14,6 +15,7 @@ let entries = [];   // /replay events, in seq order
 let at = 0;         // index into entries
 let following = true;
 let head = null;    // the state at the head: header, names, strip
+let judge = null;   // the judge's controls, for a judge of this game (judge.js)
 
 const g = encodeURIComponent(game);
 const show = v => v === undefined ? "(absent)" : JSON.stringify(v);
@@ -84,6 +86,7 @@ async function go(i) {
   const sp = new URLSearchParams(location.search);
   sp.set("seq", e.seq);
   history.replaceState(null, "", "?" + sp + location.hash);
+  if (judge) judge.showing(e);
   try {
     const s = await api("/games/" + g + "/state?raw=0&at=" + e.seq);
     if (entries[at] !== e) return; // the reader moved on meanwhile
@@ -160,6 +163,7 @@ async function catchUp() {
   counts();
   if (wasLast) await go(entries.length - 1);
   else $("position").textContent = "seq " + entries[at].seq + " (" + (at + 1) + " of " + entries.length + ")";
+  if (judge) await judge.refresh();
 }
 
 let stream = null;
@@ -230,7 +234,11 @@ document.onkeydown = ev => {
   if (ev.key === "ArrowRight") go(at + 1);
   if (ev.key === "ArrowLeft") go(at - 1);
 };
-load().then(() => {
+load().then(async () => {
   follow();
+  // What the judge's controls read of this page, when they need it.
+  const context = () => ({ who, ruleset: head.ruleset, entries, go: seq => go(entries.findIndex(e => e.seq === seq)) });
+  judge = await judging(game, context);
+  if (judge) judge.showing(entries[at]);
   if (params.has("diff")) return diff(params.get("diff"));
 }).catch(err => { $("error").textContent = err.message; });
