@@ -104,38 +104,31 @@ fn doomtrooper_refuses_what_no_move_offers() {
     assert_eq!(gaps, vec![]);
 }
 
+/// The sample's gaps are found and each refusal says `why`.
+fn gaps_refused_saying(ruleset: &str, why: &str) {
+    let gaps = gaps_refused(ruleset);
+    assert!(!gaps.is_empty(), "{ruleset}: no variant of its sample is a gap");
+    for (_, variant, message) in &gaps {
+        assert!(message.contains(why), "{variant}: {message}");
+    }
+}
+
 #[test]
 fn wtactics_refuses_what_the_reducer_takes_but_no_move_offers() {
-    let gaps = gaps_refused("wtactics");
-    assert!(!gaps.is_empty());
-    for (_, variant, message) in &gaps {
-        assert!(message.contains("defenders/0/name is fixed at"), "{variant}: {message}");
-    }
+    gaps_refused_saying("wtactics", "defenders/0/name is fixed at");
 }
 
 #[test]
 fn riftbound_refuses_what_the_reducer_takes_but_no_move_offers() {
-    let gaps = gaps_refused("riftbound");
-    assert!(!gaps.is_empty());
-    for (_, variant, message) in &gaps {
-        assert!(message.contains("to: null is not one of the options"), "{variant}: {message}");
-    }
+    gaps_refused_saying("riftbound", "to: null is not one of the options");
 }
 
 #[test]
 fn rawdeal_refuses_what_the_reducer_takes_but_no_move_offers() {
-    let gaps = gaps_refused("rawdeal");
-    assert!(!gaps.is_empty());
-    for (_, variant, message) in &gaps {
-        assert!(message.contains("reversal is not a field of this move (given false)"), "{variant}: {message}");
-    }
+    gaps_refused_saying("rawdeal", "reversal is not a field of this move (given false)");
 }
 
 #[test]
 fn gurps_refuses_what_the_reducer_takes_but_no_move_offers() {
-    let gaps = gaps_refused("gurps");
-    assert!(!gaps.is_empty());
-    for (_, variant, message) in &gaps {
-        assert!(message.contains("rolls/0/combatant is fixed at"), "{variant}: {message}");
-    }
+    gaps_refused_saying("gurps", "rolls/0/combatant is fixed at");
 }
