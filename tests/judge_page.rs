@@ -15,7 +15,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::browser::{browser, wait_for};
-use common::server::Served;
+use common::server::{Served, serve_at};
 use common::*;
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -387,22 +387,6 @@ async fn a_seats_or_a_readers_page_shows_no_judge_controls() {
         assert_eq!(js(&c, visible).await, json!(0), "{token:?}");
     }
     c.close().await.unwrap();
-}
-
-/// `arbiter serve` again over `data` at `listen` (the address the page has).
-fn serve_at(data: &std::path::Path, listen: &str) -> std::process::Child {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["--data", data.to_str().unwrap(), "serve", "--listen", listen])
-        .env("RUST_LOG", "error")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    assert!(first.starts_with("listening on"), "{first}");
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    child
 }
 
 /// A ruling recorded while the server is down is kept, sent again when it

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use arbiter::kernel::moves::{Choice, Entry, EntryKind, Move, take};
 use common::browser::{Driver, browser, wait_for};
-use common::server::Served;
+use common::server::{Served, serve_at};
 use common::*;
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -362,23 +362,6 @@ async fn two_seats_tapping_at_once_store_one_event_and_the_other_is_told() {
     ben.c.close().await.unwrap();
 }
 
-/// `arbiter serve` on a given address over `data` (to start again where
-/// the pages were): the child and its URL.
-fn serve_at(data: &std::path::Path, listen: &str) -> std::process::Child {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .args(["--data", data.to_str().unwrap(), "serve", "--listen", listen])
-        .env("RUST_LOG", "error")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    assert!(first.starts_with("listening on"), "{first}");
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    child
-}
-
 /// The server stops under an open page and starts again: the page catches
 /// up with what was recorded meanwhile, and an action tapped while the
 /// server was down is kept and stored once when it is back.
@@ -464,12 +447,7 @@ async fn a_judge_decides_penalises_and_rewinds_and_a_seat_calls_a_judge() {
     let tokens: Vec<(String, String)> = ["p1", "p2"].iter().map(|p| (p.to_string(), s.token("w", "seat", p))).collect();
     let dana = s.token("w", "judge", "Dana");
     // The sample up to where WTactics waits for a judge (several defenders).
-    let mut sim = Sim::open(lines[0].1.clone());
-    for (seq, (actor, action)) in lines.iter().enumerate().take(13).skip(1) {
-        let token = &tokens.iter().find(|(p, _)| p == actor).unwrap().1;
-        assert_eq!(s.append("w", token, actor, action.clone(), seq as u64).0, 201);
-        sim.act(actor, action.clone());
-    }
+    let mut sim = recorded_through_the_api(&s, "w", &tokens, &lines[..13]);
     let (judge, alice) = (phone().await, phone().await);
     sign_in(&judge.c, &s.url, "w", &dana, 12).await;
     sign_in(&alice.c, &s.url, "w", &tokens[0].1, 12).await;
@@ -564,12 +542,7 @@ async fn a_refusal_shows_the_rule_and_changes_nothing() {
         s.post("/api/games", Some(&s.organiser), &json!({"name": "w", "header": lines[0].1, "read": "public"}));
     assert_eq!(status, 201, "{v}");
     let tokens: Vec<(String, String)> = ["p1", "p2"].iter().map(|p| (p.to_string(), s.token("w", "seat", p))).collect();
-    let mut sim = Sim::open(lines[0].1.clone());
-    for (seq, (actor, action)) in lines.iter().enumerate().take(10).skip(1) {
-        let token = &tokens.iter().find(|(p, _)| p == actor).unwrap().1;
-        assert_eq!(s.append("w", token, actor, action.clone(), seq as u64).0, 201);
-        sim.act(actor, action.clone());
-    }
+    let sim = recorded_through_the_api(&s, "w", &tokens, &lines[..10]);
     let alice = phone().await;
     sign_in(&alice.c, &s.url, "w", &tokens[0].1, 9).await;
     // The sample's resolution with the wrong creature dead.
@@ -600,4 +573,16 @@ async fn a_refusal_shows_the_rule_and_changes_nothing() {
     wait_seq(&alice.c, 10).await;
     assert_eq!(export(&s, "w")[10].2, right);
     alice.c.close().await.unwrap();
+}
+
+/// `lines` (the header first) appended to `game` through the API, each by
+/// its seat's token, and folded beside it.
+fn recorded_through_the_api(s: &Served, game: &str, tokens: &[(String, String)], lines: &[(String, Value)]) -> Sim {
+    let mut sim = Sim::open(lines[0].1.clone());
+    for (seq, (actor, action)) in lines.iter().enumerate().skip(1) {
+        let token = &tokens.iter().find(|(p, _)| p == actor).unwrap().1;
+        assert_eq!(s.append(game, token, actor, action.clone(), seq as u64).0, 201);
+        sim.act(actor, action.clone());
+    }
+    sim
 }

@@ -14,6 +14,22 @@ pub struct Served {
     agent: ureq::Agent,
 }
 
+/// `arbiter serve` over `data` at the address `listen` (to start again
+/// where an open page has it, after a stop): the child, once it listens.
+pub fn serve_at(data: &Path, listen: &str) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["--data", data.to_str().unwrap(), "serve", "--listen", listen])
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("listening on"), "{first}");
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    child
+}
+
 impl Served {
     /// Starts a server on a free port of 127.0.0.1 over `data`.
     pub fn start(data: &Path) -> Served {
