@@ -20,6 +20,18 @@ use serde_json::Value;
 use crate::event::check_name;
 use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
+/// A note whose text starts with these words calls a judge to the table
+/// (the table page's "Call a judge" button writes `call a judge` or `call
+/// a judge: WHAT HAPPENED`, about the last event). A note is not addressed
+/// to anyone in the event format; these words are how a call is told from
+/// any other note, also by a seat on the CLI.
+pub const CALL: &str = "call a judge";
+
+/// Whether a note's text calls a judge (see [`CALL`]).
+pub fn is_call(text: &str) -> bool {
+    text.strip_prefix(CALL).is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+}
+
 /// `{"type":"ruling", ...}` or `{"type":"note", ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
