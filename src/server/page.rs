@@ -28,7 +28,8 @@ pub async fn replay() -> Response {
     page(include_str!("replay.html"))
 }
 
-/// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
+/// `GET /follow?games=a,b,c`: the floor page, a card per game (every game
+/// the browser may read when none is named).
 pub async fn follow() -> Response {
     page(include_str!("follow.html"))
 }
@@ -40,9 +41,11 @@ pub async fn index() -> Response {
 
 /// What a page may load: scripts and styles from this server alone (no
 /// inline script: a page's script is a module from `/assets/`), inline
-/// styles, and no framing by another site (a page that records must not
-/// be clicked through from under another page).
-pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+/// styles, the shared worker that holds the browser's live streams
+/// (`assets/stream-worker.js`) from this server alone, and no framing by
+/// another site (a page that records must not be clicked through from
+/// under another page).
+pub const CSP: &str = "default-src 'self'; script-src 'self'; worker-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 fn page(html: &'static str) -> Response {
     ([(header::CONTENT_SECURITY_POLICY, CSP)], Html(html)).into_response()
@@ -59,6 +62,8 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
     ("board.css", CSS, include_str!("assets/board.css")),
     ("dom.js", JS, include_str!("assets/dom.js")),
     ("follow.js", JS, include_str!("assets/follow.js")),
+    ("hub.js", JS, include_str!("assets/hub.js")),
+    ("stream-worker.js", JS, include_str!("assets/stream-worker.js")),
     ("index.js", JS, include_str!("assets/index.js")),
     ("live.js", JS, include_str!("assets/live.js")),
     ("replay.js", JS, include_str!("assets/replay.js")),
@@ -200,7 +205,7 @@ mod tests {
         let served = |name: &str| ASSETS.iter().any(|(n, _, _)| *n == name);
         let pages = [include_str!("replay.html"), include_str!("follow.html"), include_str!("index.html")];
         for text in pages.iter().chain(ASSETS.iter().map(|(_, _, t)| t)) {
-            for quote in ["src=\"/assets/", "href=\"/assets/", "from \"./"] {
+            for quote in ["src=\"/assets/", "href=\"/assets/", "from \"./", "SharedWorker(\"/assets/"] {
                 for part in text.split(quote).skip(1) {
                     let name = &part[..part.find('"').expect("a closing quote")];
                     assert!(served(name), "{name} is imported but not in ASSETS");
