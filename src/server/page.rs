@@ -28,8 +28,7 @@ pub async fn replay() -> Response {
     page(include_str!("replay.html"))
 }
 
-/// `GET /follow?games=a,b,c`: the floor page, a card per game (every game
-/// the browser may read when none is named).
+/// `GET /follow?games=a,b,c`: the floor page, many games over one stream.
 pub async fn follow() -> Response {
     page(include_str!("follow.html"))
 }
