@@ -8,6 +8,7 @@
 //! - [`kernel`]: the machinery every ruleset shares: windows of priority, counters that nest, violations, views.
 //! - [`rules`]: the rulesets (one module each, mostly its step table), dispatched by one enum.
 //! - [`adjudication`]: judges' rulings (rewind, decide, penalty, add_judge) and notes.
+//! - [`floor`]: a game at a glance for the floor: where it stands, the calls and rulings that wait for a judge.
 //! - [`delta`]: structured differences between states (outcome first).
 //! - [`compare`]: fork, what-if and diff of records.
 //! - [`replay`]: each event in plain words with its step before and after and its state delta.
@@ -33,6 +34,7 @@ pub mod adjudication;
 pub mod compare;
 pub mod delta;
 pub mod event;
+pub mod floor;
 pub mod fold;
 pub mod json;
 pub mod kernel;

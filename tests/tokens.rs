@@ -590,11 +590,15 @@ async fn a_page_opened_with_a_token_fragment_trades_it_for_the_cookie_and_drops_
     c.goto(&format!("{}/games/s/replay", s.url)).await.unwrap();
     wait_for(&c, position, json!(true)).await;
     c.goto(&s.url.to_string()).await.unwrap();
-    wait_for(&c, "return [...document.querySelectorAll('#games a')].map(a => a.textContent).join(',')", json!("s"))
-        .await;
+    wait_for(
+        &c,
+        "return [...document.querySelectorAll('#games td.name a')].map(a => a.textContent).join(',')",
+        json!("s"),
+    )
+    .await;
     // Forgotten: the game is no longer readable from this browser.
     c.find(fantoccini::Locator::Css("#forget")).await.unwrap().click().await.unwrap();
-    wait_for(&c, "return document.getElementById('games').textContent", json!("no games")).await;
+    wait_for(&c, "return document.querySelector('#games tbody').textContent", json!("no games")).await;
     // An expired token in the fragment: the page says so, and drops it too.
     c.goto(&format!("{}/games/s/replay#token={}", s.url, old["token"].as_str().unwrap())).await.unwrap();
     wait_for(&c, "return document.getElementById('error').textContent.includes('expired')", json!(true)).await;

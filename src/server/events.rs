@@ -390,28 +390,41 @@ pub async fn stream(
     Ok(sse(futures_util::stream::unfold(follow, |mut f| async move { f.next_frame().await.map(|b| (b, f)) })))
 }
 
-/// `GET /api/stream?games=a,b,c`: one live stream for many games, so a
-/// judge following a floor of tables holds one connection, not one per
-/// table (a browser allows six per host). Only events stored after the
-/// stream opens are sent; each message is `{"game", "event"}`. A client
-/// that reconnects reads the games' state again instead of resuming.
+/// `GET /api/stream?games=a,b:12,c`: one live stream for many games, so a
+/// browser holds one connection for every table it follows, not one per
+/// table (a browser allows six per host; the pages' shared worker,
+/// `assets/stream-worker.js`, puts all of a browser's tabs through one).
+/// Each message is `{"game", "event"}`. A game named alone is followed
+/// from the next event stored; `game:N` from seq N (the events stored
+/// since are sent first, in order), so a client that reconnects, or
+/// follows one more game, opens a new stream where each game left off.
 pub async fn stream_many(
     State(s): State<Shared>,
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let games: Vec<String> =
-        q.get("games").map(|g| g.split(',').filter(|g| !g.is_empty()).map(String::from).collect()).unwrap_or_default();
+    let games: Vec<&str> = q.get("games").map(|g| g.split(',').filter(|g| !g.is_empty()).collect()).unwrap_or_default();
     if games.is_empty() || games.len() > MAX_FOLLOWED_GAMES {
         return Err(ApiError::input(format!("games: name 1 to {MAX_FOLLOWED_GAMES} games, separated by commas")));
     }
     let mut follows = Vec::new();
-    for game in games {
+    for named in games {
+        let (game, from) = match named.split_once(':') {
+            Some((game, from)) => match from.parse::<u64>().ok().filter(|n| *n < MAX_STREAM_EVENTS) {
+                Some(n) => (game.to_string(), Some(n)),
+                None => {
+                    return Err(ApiError::input(format!(
+                        "games: {named:?}: after the colon, the seq to follow the game from (below {MAX_STREAM_EVENTS})"
+                    )));
+                }
+            },
+            None => (named.to_string(), None),
+        };
         s.reader(&headers, &q, &game)?;
         let Some(head) = s.inline(|| s.store().head(&game)).map_err(RecordError::from)? else {
             return Err(RecordError::NoSuchGame(game).into());
         };
-        let follow = Follow::new(&s, game, head.seq + 1, true)?;
+        let follow = Follow::new(&s, game, from.unwrap_or(head.seq + 1), true)?;
         follows.push(Box::pin(futures_util::stream::unfold(follow, |mut f| async move {
             f.next_frame().await.map(|b| (b, f))
         })));

@@ -49,9 +49,11 @@ pub async fn index() -> Response {
 
 /// What a page may load: scripts and styles from this server alone (no
 /// inline script: a page's script is a module from `/assets/`), inline
-/// styles, and no framing by another site (a page that records must not
-/// be clicked through from under another page).
-pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+/// styles, the shared worker that holds the browser's live streams
+/// (`assets/stream-worker.js`) from this server alone, and no framing by
+/// another site (a page that records must not be clicked through from
+/// under another page).
+pub const CSP: &str = "default-src 'self'; script-src 'self'; worker-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 fn page(html: &'static str) -> Response {
     ([(header::CONTENT_SECURITY_POLICY, CSP)], Html(html)).into_response()
@@ -68,6 +70,8 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
     ("board.css", CSS, include_str!("assets/board.css")),
     ("dom.js", JS, include_str!("assets/dom.js")),
     ("follow.js", JS, include_str!("assets/follow.js")),
+    ("hub.js", JS, include_str!("assets/hub.js")),
+    ("stream-worker.js", JS, include_str!("assets/stream-worker.js")),
     ("index.js", JS, include_str!("assets/index.js")),
     ("judge.js", JS, include_str!("assets/judge.js")),
     ("live.js", JS, include_str!("assets/live.js")),
@@ -217,7 +221,7 @@ mod tests {
             include_str!("index.html"),
         ];
         for text in pages.iter().chain(ASSETS.iter().map(|(_, _, t)| t)) {
-            for quote in ["src=\"/assets/", "href=\"/assets/", "from \"./"] {
+            for quote in ["src=\"/assets/", "href=\"/assets/", "from \"./", "SharedWorker(\"/assets/"] {
                 for part in text.split(quote).skip(1) {
                     let name = &part[..part.find('"').expect("a closing quote")];
                     assert!(served(name), "{name} is imported but not in ASSETS");

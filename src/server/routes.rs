@@ -149,9 +149,12 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "get",
         path: "/api/stream",
-        summary: "Server-Sent Events for many games over one connection: each event stored after the stream opens, as {game, event}",
+        summary: "Server-Sent Events for many games over one connection, as {game, event}: each event stored after the stream opens, or from a seq for a game named game:SEQ",
         who: Who::Reader,
-        query: &[("games", "the games to follow, separated by commas (at most 64)")],
+        query: &[(
+            "games",
+            "the games to follow, separated by commas (at most 64); game:SEQ follows that game from seq SEQ",
+        )],
         body: None,
         ok: (200, "text/event-stream of `event` messages, data = {game, event}"),
         errors: STREAM_ERRORS,
@@ -167,6 +170,17 @@ pub const ROUTES: &[Route] = &[
         ok: (200, "{game, seq, hash, ruleset, step, may_act, legal, awaiting_ruling, state}"),
         errors: READ_ERRORS,
         handler: || get(views::state),
+    },
+    Route {
+        method: "get",
+        path: "/api/games/{game}/summary",
+        summary: "The game at a glance, for the floor and the index: step, who may act, status (waiting for a judge, in progress, over), open calls and a pending ruling with the time each has waited since, the last event in words",
+        who: Who::Reader,
+        query: &[],
+        body: None,
+        ok: (200, "the summary"),
+        errors: READ_ERRORS,
+        handler: || get(views::summary),
     },
     Route {
         method: "get",
@@ -371,9 +385,9 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "get",
         path: "/follow",
-        summary: "The floor page (HTML): many games at a glance, live over one stream",
+        summary: "The floor page (HTML): a card per game, live; calls and pending rulings with how long they have waited, first; a judge answers a call from it",
         who: Who::Anyone,
-        query: &[("games", "the games to follow, separated by commas")],
+        query: &[("games", "the games to follow, separated by commas (default: every game the caller may read)")],
         body: None,
         ok: (200, "text/html"),
         errors: &[],
@@ -393,7 +407,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "get",
         path: "/",
-        summary: "An index page of the games the caller may read",
+        summary: "An index page of the games the caller may read: each one's ruleset, table, step and status, linked to its pages",
         who: Who::Anyone,
         query: &[],
         body: None,
@@ -544,6 +558,8 @@ pub fn openapi() -> Value {
             o.remove("$schema");
         }
     }
+    // An answer's schema, by reference: it lands among the definitions.
+    generator.subschema_for::<crate::floor::Summary>();
     schemas.extend(generator.take_definitions(true));
     let codes: Vec<Value> = CODES.iter().map(|(c, _, _)| json!(c)).collect();
     schemas.insert(
@@ -605,6 +621,10 @@ fn query_schema(route: &Route, name: &str) -> Value {
     }
 }
 
+/// The routes whose answer has a schema of its own in `components`
+/// (the others say what they answer in words).
+const RESPONSE_SCHEMAS: &[(&str, &str)] = &[("/api/games/{game}/summary", "Summary")];
+
 fn operation(route: &Route) -> Value {
     let who = match route.who {
         Who::Anyone => "Anyone.",
@@ -625,7 +645,11 @@ fn operation(route: &Route) -> Value {
             .map(|(n, d)| json!({"name": n, "in": "query", "description": d, "schema": query_schema(route, n)})),
     );
     let mut responses = Map::new();
-    responses.insert(route.ok.0.to_string(), json!({"description": route.ok.1}));
+    let mut ok = json!({"description": route.ok.1});
+    if let Some((_, schema)) = RESPONSE_SCHEMAS.iter().find(|(path, _)| *path == route.path) {
+        ok["content"] = json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}});
+    }
+    responses.insert(route.ok.0.to_string(), ok);
     for code in route.errors {
         let (_, status, meaning) = CODES.iter().find(|(c, _, _)| c == code).expect("a known code");
         let entry = responses.entry(status.to_string()).or_insert_with(|| {

@@ -56,6 +56,19 @@ pub async fn state(
     Ok(Json(v))
 }
 
+/// `GET /api/games/{game}/summary`: the game at a glance, for the floor's
+/// cards and the index (`floor::summary`).
+pub async fn summary(
+    State(s): State<Shared>,
+    Path(game): Path<String>,
+    h: HeaderMap,
+    Query(q): Q,
+) -> Result<Json<crate::floor::Summary>, ApiError> {
+    s.reader(&h, &q, &game)?;
+    let store = s.store();
+    Ok(Json(blocking(move || crate::floor::summary(store, &game, chrono::Utc::now())).await??))
+}
+
 /// `GET /api/games/{game}/moves?at=SEQ&as=SEAT`: what may be recorded now.
 /// A seat's or judge's token (as a bearer or as the page's cookie) sees its
 /// own moves: `as` may name only itself. Anyone else who may read the game
