@@ -77,6 +77,7 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
     ("live.js", JS, include_str!("assets/live.js")),
     ("moves.js", JS, include_str!("assets/moves.js")),
     ("replay.js", JS, include_str!("assets/replay.js")),
+    ("send.js", JS, include_str!("assets/send.js")),
     ("table.js", JS, include_str!("assets/table.js")),
 ];
 

@@ -61,11 +61,16 @@ export function append(game, actor, action, expectSeq) {
   });
 }
 
+// Event `seq` of the game as stored (its actor, action and hash), or null.
+export async function storedEvent(game, seq) {
+  const page = await api(gamePath(game) + "/events?from=" + seq + "&limit=1");
+  return page.events[0] && page.events[0].seq === seq ? page.events[0] : null;
+}
+
 // {seq, hash} of an event of the game, as a ruling or note names it.
 export async function eventAt(game, seq) {
-  const page = await api(gamePath(game) + "/events?from=" + seq + "&limit=1");
-  const e = page.events[0];
-  if (!e || e.seq !== seq) throw new Error("there is no event " + seq + " in " + game);
+  const e = await storedEvent(game, seq);
+  if (!e) throw new Error("there is no event " + seq + " in " + game);
   return { seq, hash: e.hash };
 }
 

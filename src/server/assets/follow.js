@@ -6,9 +6,10 @@
 // summary), read again when the game's live stream brings an event.
 
 import { $, el } from "./dom.js";
-import { ApiError, api, append, eventAt, gamePath, signedIn, whoAmI } from "./api.js";
+import { api, gamePath, signedIn, whoAmI } from "./api.js";
 import { whoIn } from "./board.js";
 import { follow } from "./live.js";
+import { Sender } from "./send.js";
 
 // A wait is amber under two minutes and red from two minutes on: long
 // enough for a judge to walk to a table, short enough that the head judge
@@ -58,9 +59,10 @@ function card(game, index) {
   table.href = gamePath(game) + "/table";
   links.append(table);
   h.append(el("span", "where"), a, el("span", "status"), links);
-  root.append(h, el("div", "title"), el("div", "step"), el("div", "may-act"), el("ul", "waits"), el("div", "answered"), el("div", "last"), el("div", "error"));
+  root.append(h, el("div", "title"), el("div", "step"), el("div", "may-act"), el("ul", "waits"), el("div", "notice"), el("div", "answered"), el("div", "last"), el("div", "error"));
   $("tables").append(root);
   const c = { game, index, root, summary: null, busy: false, again: false, stream: null, open: [] };
+  if (me && me.role === "judge" && me.game === game) c.sender = answers(c);
   cards.set(game, c);
   return c;
 }
@@ -162,42 +164,48 @@ function answerForm(c, call, judge) {
   const button = el("button", "", "answer");
   button.type = "submit";
   button.dataset.answer = call.seq;
+  button.disabled = !!c.sender.pending;
   form.append(words, button);
   form.onsubmit = ev => {
     ev.preventDefault();
     button.disabled = true;
-    answer(c, call, judge, words.value.trim())
-      .then(() => refresh(c))
-      .catch(err => { c.root.querySelector(".error").textContent = "not answered: " + err.message; })
-      .finally(() => { button.disabled = false; });
+    const action = { concerns: { seq: call.seq }, text: words.value.trim() || "answered" };
+    answer(c, { actor: judge, action, events: ["concerns"], label: "the answer to the call at seq " + call.seq })
+      .catch(err => { c.root.querySelector(".notice").textContent = "not answered: " + err.message; })
+      .finally(() => { button.disabled = !!c.sender.pending; });
   };
   return form;
 }
 
 // The answer is the judge's `note` move about the call, sent at the seq
-// after the moves like any action. Another event first (a conflict): the
-// moves are read again and the note sent after it; no answer at all: the
-// same append again (stored once, whatever the answers lost).
-async function answer(c, call, judge, words) {
-  const concerns = await eventAt(c.game, call.seq);
-  for (let conflicts = 0; ;) {
-    const m = await api(gamePath(c.game) + "/moves?as=" + encodeURIComponent(judge));
-    const note = m.moves.find(x => x.seat === judge && x.type === "note");
-    if (!note) throw new Error(judge + " may not note here");
-    const action = { ...note.action, concerns, text: words || "answered" };
-    for (let lost = 0; ; lost++) {
-      try {
-        return await append(c.game, judge, action, m.seq + 1);
-      } catch (err) {
-        if (err instanceof ApiError) {
-          if (err.code === "conflict" && ++conflicts < 5) break;
-          throw err;
-        }
-        if (lost >= 4) throw err;
-        await new Promise(done => setTimeout(done, 1000));
-      }
-    }
-  }
+// after the moves like any action (send.js): kept and sent again while
+// the server does not answer; another event first (a conflict), the moves
+// are read again and the note sent after it.
+async function answer(c, p) {
+  const m = await api(gamePath(c.game) + "/moves?as=" + encodeURIComponent(p.actor));
+  const note = m.moves.find(x => x.seat === p.actor && x.type === "note");
+  if (!note) throw new Error(p.actor + " may not note here");
+  await c.sender.send({ ...p, action: { ...note.action, ...p.action }, expect: m.seq + 1 });
+}
+
+function answers(c) {
+  return new Sender(c.game, "arbiter-answer-pending:" + c.game, {
+    notice: (kind, text) => {
+      const n = c.root.querySelector(".notice");
+      n.className = "notice " + kind;
+      // What is recorded, the card says itself (answered by ...).
+      n.textContent = kind === "ok" ? "" : text;
+      for (const b of c.root.querySelectorAll("button[data-answer]")) b.disabled = kind === "pending";
+    },
+    who: id => (c.summary ? whoIn(c.summary)(id) : id),
+    conflict: "The answer is sent again after it.",
+    settled: async o => {
+      const tries = o.sent.conflicts || 0;
+      // Not awaited: sent again after the conflict is said.
+      if ("conflict" in o && tries < 4) answer(c, { ...o.sent, conflicts: tries + 1 }).catch(() => {});
+      else await refresh(c);
+    },
+  });
 }
 
 // Waiting for a judge first, the longest wait first; then the games in
@@ -228,12 +236,21 @@ function followCard(c) {
   if (c.stream || !c.summary) return;
   c.stream = follow(c.game, c.summary.seq + 1, {
     onEvent: () => refresh(c),
-    onStatus: status => { statuses.set(c.game, status); showLive(); },
+    onStatus: status => {
+      statuses.set(c.game, status);
+      showLive();
+      // Back in touch: an answer not yet answered is sent again now.
+      if (status === "live" && c.sender) c.sender.resume();
+    },
   });
 }
 
 async function start(c) {
-  if (await refresh(c)) followCard(c);
+  if (await refresh(c)) {
+    followCard(c);
+    // An answer left unanswered by an earlier load of this page.
+    if (c.sender) c.sender.resume();
+  }
   else setTimeout(() => start(c), 10000);
 }
 

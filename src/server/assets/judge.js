@@ -16,9 +16,10 @@
 // the form kept; a refusal shows the rules' own words and stores nothing.
 
 import { $, el } from "./dom.js";
-import { ApiError, api, append, eventAt, gamePath, whoAmI } from "./api.js";
+import { api, eventAt, gamePath, whoAmI } from "./api.js";
 import { drawBoard } from "./board.js";
-import { Composer, actionWords, moveButton, put } from "./moves.js";
+import { Composer, actionWords, moveButton } from "./moves.js";
+import { Sender } from "./send.js";
 
 // A ruling's reason is a name: at most this many bytes (limits::MAX_NAME_BYTES).
 const REASON_BYTES = 128;
@@ -50,10 +51,6 @@ class Judge {
     this.view = null;       // the last /moves answer (this judge's moves)
     this.shown = null;      // the replay's event shown
     this.composing = null;  // {composer, label, seq, root, onDone?}
-    this.keptKey = "arbiter-judge-pending:" + game;
-    this.pending = this.kept();  // {action, expect, label}: sent, not answered
-    this.retryTimer = null;
-    this.retryDelay = 1000;
     this.shownMoves = null;
     this.reading = null;
     this.again = false;
@@ -62,16 +59,14 @@ class Judge {
     document.body.dataset.judge = me;
     $("rewind-here").onclick = () => this.rewindHere().catch(err => this.notice("error", err.message));
     $("whatif-skip").onclick = () => this.whatIf().catch(err => this.notice("error", err.message));
-    addEventListener("online", () => { if (this.pending) this.attempt(); });
-    if (this.pending) this.attempt();
-  }
-
-  kept() {
-    try { return JSON.parse(sessionStorage.getItem(this.keptKey)); } catch { return null; }
-  }
-  keep(p) {
-    this.pending = p;
-    if (p) sessionStorage.setItem(this.keptKey, JSON.stringify(p)); else sessionStorage.removeItem(this.keptKey);
+    this.sender = new Sender(game, "arbiter-judge-pending:" + game, {
+      notice: (kind, text) => this.notice(kind, text),
+      who: id => this.context().who(id),
+      conflict: "The page is up to date; check and record again.",
+      changed: () => this.view && this.render(),
+      settled: o => this.settled(o),
+    });
+    this.sender.resume();
   }
 
   notice(kind, text) {
@@ -102,7 +97,7 @@ class Judge {
     $("judge-awaiting").className = v.awaiting_ruling ? "alert" : "";
     const mine = v.moves.map((m, i) => [m, i]).filter(([m]) => m.seat === this.me && isRuling(m));
     // The same moves read again stay the same buttons: a tap is never lost to a redraw.
-    const key = JSON.stringify([mine, !!this.pending]);
+    const key = JSON.stringify([mine, !!this.sender.pending]);
     if (key !== this.shownMoves) {
       this.shownMoves = key;
       const box = $("judge-moves");
@@ -113,7 +108,7 @@ class Judge {
         const b = moveButton(m, i, (m, i) => this.pick(m, i));
         b.dataset.kind = m.action.kind || m.type;
         if (m.action.kind === "decide") b.classList.add("decide");
-        b.disabled = !!this.pending;
+        b.disabled = !!this.sender.pending;
         box.append(b);
       }
     }
@@ -137,7 +132,7 @@ class Judge {
       : e.rewound ? "seq " + e.seq + " was itself rewound: a rewind returns to an event that stands"
       : e.seq > max ? "nothing follows seq " + e.seq + ": there is nothing to rewind"
       : "";
-    $("rewind-here").disabled = !!why || !!this.pending;
+    $("rewind-here").disabled = !!why || !!this.sender.pending;
     $("rewind-here").title = why;
     $("whatif-skip").disabled = e.seq === 0;
     $("whatif-skip").title = e.seq === 0 ? "event 0 (the header) cannot be skipped" : "";
@@ -263,11 +258,7 @@ class Judge {
   // Opens `move`'s form in `box`: its fields (moves.js), `fill`ed where the
   // page knows a good value, what would be recorded, Record and Back.
   open(move, box, { seq, fill = {}, onRebase, record = "Record", lastSeq = null }) {
-    const composer = new Composer(move, { lastSeq, onChange: () => this.check() });
-    for (const [field, value] of Object.entries(fill)) {
-      const input = composer.root.querySelector('input[data-field="' + field + '"]');
-      if (input) input.value = value;
-    }
+    const composer = new Composer(move, { lastSeq, fill, onChange: () => this.check() });
     const stale = el("div", "stale");
     const shown = el("div", "to-record");
     const why = el("div", "why");
@@ -306,79 +297,32 @@ class Judge {
     const r = c.composer.values();
     c.why.textContent = r.why || "";
     c.shown.textContent = r.why ? "" : "to record: " + actionWords(r.action);
-    c.button.disabled = !!r.why || !!this.pending;
+    c.button.disabled = !!r.why || !!this.sender.pending;
   }
 
-  async recordIt() {
+  recordIt() {
     const c = this.composing;
-    if (!c || this.pending) return;
+    if (!c || this.sender.pending) return;
     const r = c.composer.values();
     if (r.why) return this.check();
     c.button.disabled = true;
-    // The events it names ({seq}) get their hashes when it is sent.
-    this.keep({ action: r.action, events: r.events, expect: c.seq + 1, label: c.label });
-    this.render();
-    await this.attempt();
+    this.sender.send({ actor: this.me, action: r.action, events: r.events, expect: c.seq + 1, label: c.label });
   }
 
-  // Sends the pending action. Sent again after a lost answer, it is stored
-  // once: the server answers a retry at the same seq with the stored event.
-  async attempt() {
-    clearTimeout(this.retryTimer);
-    const p = this.pending;
-    if (!p) return;
-    this.notice("pending", "sending: " + p.label + "…");
-    try {
-      // An event is named by its seq and hash: the hash is read from the
-      // record (kept once read, so a retry does not read it again).
-      if (p.events && p.events.length) {
-        let action = p.action;
-        for (const path of p.events) {
-          const seq = path.split("/").reduce((v, k) => v[k], action).seq;
-          action = put(action, path, await eventAt(this.game, seq));
-        }
-        this.keep({ ...p, action, events: [] });
+  // Answered (send.js): after a conflict the form stays, offered after the
+  // new head, to be read again and recorded.
+  async settled(o) {
+    if (o.ok) this.close();
+    if ("conflict" in o) {
+      await this.refresh();
+      const c = this.composing;
+      if (c && this.view) {
+        c.seq = this.view.seq;
+        c.stale.textContent = "";
+        if (c.onRebase) c.onRebase(this.view.seq);
       }
-      const r = await append(this.game, this.me, this.pending.action, p.expect);
-      this.keep(null);
-      this.retryDelay = 1000;
-      this.close();
-      this.notice("ok", "seq " + r.event.seq + " recorded: " + p.label + (r.duplicate ? " (it had been stored already; the first answer was lost)" : ""));
-    } catch (err) {
-      // Not answered (fetch's own TypeError), or the server could not finish:
-      // kept, and sent again.
-      if (err instanceof TypeError || (err instanceof ApiError && (err.status >= 500 || err.status === 408))) {
-        const why = err instanceof ApiError ? err.message : "the connection to the server is lost";
-        this.notice("pending", "not sent yet (" + why + "): " + p.label + " is sent again as soon as the server answers.");
-        this.retryTimer = setTimeout(() => this.attempt(), this.retryDelay);
-        this.retryDelay = Math.min(this.retryDelay * 2, 8000);
-        return;
-      }
-      this.keep(null);
-      this.retryDelay = 1000;
-      if (err.code === "conflict") {
-        const { who } = this.context();
-        const first = await api(this.g + "/events?from=" + p.expect + "&limit=1").then(page => page.events[0]).catch(() => null);
-        await this.refresh();
-        // The form stays, offered after the new head: read it again and record.
-        const c = this.composing;
-        if (c && this.view) {
-          c.seq = this.view.seq;
-          c.stale.textContent = "";
-          if (c.onRebase) c.onRebase(this.view.seq);
-        }
-        this.notice("conflict", (first ? who(first.actor) + " recorded “" + actionWords(first.action) + "” first (seq " + first.seq + ")" : "Another event was recorded first") + ": nothing of yours was stored. The page is up to date; check and record again.");
-      } else if (err.code === "refused") {
-        const v = (err.body.error && err.body.error.violation) || {};
-        const lines = ["refused: " + (v.message || err.message)];
-        if (v.rule) lines.push("rule: " + v.rule);
-        lines.push("nothing was stored");
-        this.notice("refused", lines.join("\n"));
-      } else {
-        this.notice("error", "not stored: " + err.message);
-      }
-      this.check();
     }
+    this.check();
     await this.refresh();
   }
 }

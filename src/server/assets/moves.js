@@ -91,7 +91,8 @@ const isNumber = kind => ["rating", "roll", "points", "number"].includes(kind);
 // (`events`: the paths to resolve).
 export class Composer {
   // `move`: the move; `opts.lastSeq`: the last event's seq (offered for
-  // an event entry); `opts.onChange`: called on every change.
+  // an event entry); `opts.fill`: values to start entries with, by path
+  // ("reason": "..."); `opts.onChange`: called on every change.
   constructor(move, opts = {}) {
     this.move = move;
     this.opts = opts;
@@ -192,6 +193,7 @@ export class Composer {
       input.autocomplete = "off";
       input.autocapitalize = e.kind === "text" ? "sentences" : "words";
     }
+    if (this.opts.fill && this.opts.fill[path] != null) input.value = this.opts.fill[path];
     input.oninput = () => this.changed();
     box.append(input);
     // Names already on the board, and the last event, one tap away.

@@ -8,32 +8,20 @@
 // the game live.
 
 import { $, el } from "./dom.js";
-import { ApiError, api, append, eventAt, gamePath, whoAmI } from "./api.js";
+import { api, gamePath, storedEvent, whoAmI } from "./api.js";
 import { drawAdjudication, drawBoard, strip, whoIn } from "./board.js";
 import { follow } from "./live.js";
-import { CALL, Composer, actionWords, alwaysOpen, moveButton, put } from "./moves.js";
+import { CALL, Composer, actionWords, alwaysOpen, moveButton } from "./moves.js";
+import { Sender } from "./send.js";
 
 const game = decodeURIComponent(location.pathname.split("/")[2]);
 const g = gamePath(game);
-// An action sent but not answered outlives a reload of the page.
-const KEPT = "arbiter-pending:" + game;
 
 let me = null;          // the seat id or judge's name this page records as
 let judge = false;      // whether `me` is a judge
 let view = null;        // the last /moves answer
 let composing = null;   // {composer, label, seq, finish?}
-let pending = kept();   // {actor, action, expect, label}: sent, not yet answered
-let retryTimer = null;
-let retryDelay = 1000;
 let who = id => id;
-
-function kept() {
-  try { return JSON.parse(sessionStorage.getItem(KEPT)); } catch { return null; }
-}
-function keep(p) {
-  pending = p;
-  if (p) sessionStorage.setItem(KEPT, JSON.stringify(p)); else sessionStorage.removeItem(KEPT);
-}
 
 // The message under the status: ok, pending, conflict, refused, error or info.
 // "Recorded" stays until the game moves past that event; the others
@@ -61,15 +49,9 @@ function refresh() {
 
 async function read() {
   const v = await api(g + "/moves");
-  const [s, last] = await Promise.all([api(g + "/state?raw=0&at=" + v.seq), v.seq > 0 ? rawEvent(v.seq) : null]);
+  const [s, last] = await Promise.all([api(g + "/state?raw=0&at=" + v.seq), v.seq > 0 ? storedEvent(game, v.seq) : null]);
   view = v;
   render(v, s, last);
-}
-
-// Event `seq` as stored (its actor and action), or null.
-async function rawEvent(seq) {
-  const page = await api(g + "/events?from=" + seq + "&limit=1");
-  return page.events[0] && page.events[0].seq === seq ? page.events[0] : null;
 }
 
 const eventWords = e => "seq " + e.seq + " · " + who(e.actor) + ": " + actionWords(e.action);
@@ -110,7 +92,7 @@ function renderMoves(v) {
   const mine = me ? v.moves.map((m, i) => [m, i]).filter(([m]) => m.seat === me) : [];
   // The same moves read again (a second read after one event) stay the
   // same buttons: a tap on one is never lost to a redraw.
-  const key = JSON.stringify([mine, !!pending]);
+  const key = JSON.stringify([mine, !!sender.pending]);
   if (key === shownMoves) return;
   shownMoves = key;
   const combat = mine.filter(([m]) => !alwaysOpen(m));
@@ -127,7 +109,7 @@ function renderMoves(v) {
   $("other-title").hidden = other.length === 0;
   $("call").hidden = !me || judge || !other.some(([m]) => m.type === "note");
   // One action at a time: nothing else is recorded while one is unanswered.
-  for (const b of document.querySelectorAll("#mine button.move, #call")) b.disabled = !!pending;
+  for (const b of document.querySelectorAll("#mine button.move, #call")) b.disabled = !!sender.pending;
 }
 
 // ---- Composing a move. ----
@@ -137,7 +119,7 @@ function pick(m, i) {
 }
 
 function open(m, { index, finish } = {}) {
-  if (!pending) notice("", "");
+  if (!sender.pending) notice("", "");
   const composer = new Composer(m, { lastSeq: view.seq, onChange: preview });
   composing = { composer, label: m.label, seq: view.seq, finish };
   const box = $("composer");
@@ -177,29 +159,16 @@ function preview() {
   const r = composing.composer.values();
   $("why").textContent = r.why || "";
   $("preview").textContent = r.why ? "" : "to record: " + actionWords(r.action);
-  $("record").disabled = !!r.why || !!pending;
+  $("record").disabled = !!r.why || !!sender.pending;
 }
 
-async function recordIt() {
-  if (!composing || pending) return;
-  const r = composing.composer.values();
+function recordIt() {
+  if (!composing || sender.pending) return;
+  let r = composing.composer.values();
   if (r.why) return preview();
+  if (composing.finish) r = composing.finish(r);
   $("record").disabled = true;
-  let action = r.action;
-  try {
-    // An event is named by its seq and hash: the hash is read from the record.
-    for (const path of r.events) {
-      const seq = path.split("/").reduce((v, k) => v[k], action).seq;
-      action = put(action, path, await eventAt(game, seq));
-    }
-    if (composing.finish) action = await composing.finish(action);
-  } catch (err) {
-    $("record").disabled = false;
-    return notice("error", "not sent: " + err.message);
-  }
-  keep({ actor: me, action, expect: composing.seq + 1, label: composing.label });
-  renderMoves(view);
-  await attempt();
+  sender.send({ actor: me, action: r.action, events: r.events, expect: composing.seq + 1, label: composing.label });
 }
 
 // "Call a judge": a note about the last event, addressed to the judges by
@@ -211,62 +180,25 @@ function callJudge() {
     enter: [{ field: "text", kind: "text", label: "what happened", optional: true }] };
   const seq = view.seq;
   open(call, {
-    finish: async action => ({
-      type: "note",
-      concerns: await eventAt(game, seq),
-      text: action.text ? CALL + ": " + action.text : CALL,
+    finish: ({ action }) => ({
+      action: { type: "note", concerns: { seq }, text: action.text ? CALL + ": " + action.text : CALL },
+      events: ["concerns"],
     }),
   });
 }
 
-// ---- Sending. ----
+// ---- Sending (send.js): what is not answered is kept and sent again. ----
 
-// Sends the pending action. Sent again after a lost answer, it is stored
-// once: the server answers a retry at the same seq with the stored event.
-let sending = false;
-async function attempt() {
-  clearTimeout(retryTimer);
-  const p = pending;
-  // One request at a time: a retry waits for the answer to the last.
-  if (!p || sending) return;
-  sending = true;
-  notice("pending", "sending: " + p.label + "…");
-  try {
-    const r = await append(game, p.actor, p.action, p.expect).finally(() => { sending = false; });
-    keep(null);
-    retryDelay = 1000;
-    close();
-    notice("ok", "seq " + r.event.seq + " recorded: " + p.label + (r.duplicate ? " (it had been stored already; the first answer was lost)" : ""), r.event.seq);
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.status >= 500 || err.status === 408) {
-      // No answer, or the server could not finish: kept, and sent again.
-      const why = err instanceof ApiError ? err.message : "the connection to the server is lost";
-      notice("pending", "not sent yet (" + why + "): " + p.label + " is sent again as soon as the server answers; nothing else is recorded here meanwhile.");
-      retryTimer = setTimeout(attempt, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 8000);
-      return;
-    }
-    keep(null);
-    retryDelay = 1000;
-    if (err.code === "conflict") {
-      close();
-      const first = await rawEvent(p.expect).catch(() => null);
-      notice("conflict", (first ? who(first.actor) + " recorded “" + actionWords(first.action) + "” first (seq " + first.seq + ")" : "Another event was recorded first") + ": nothing of yours was stored. Here are your moves now.");
-    } else if (err.code === "refused") {
-      const v = (err.body.error && err.body.error.violation) || {};
-      const lines = ["refused: " + (v.message || err.message)];
-      if (v.rule) lines.push("rule: " + v.rule);
-      if (v.offered && v.offered.length) lines.push("you may: " + v.offered.join(" · "));
-      lines.push("nothing was stored");
-      notice("refused", lines.join("\n"));
-      preview();
-    } else {
-      notice("error", "not stored: " + err.message);
-      preview();
-    }
-  }
-  await refresh();
-}
+const sender = new Sender(game, "arbiter-pending:" + game, {
+  notice,
+  who: id => who(id),
+  conflict: "Here are your moves now.",
+  changed: () => view && renderMoves(view),
+  settled: async o => {
+    if (o.ok || "conflict" in o) close(); else preview();
+    await refresh();
+  },
+});
 
 // ---- Starting. ----
 
@@ -297,12 +229,11 @@ async function start() {
       $("live").textContent = { live: "live", reconnecting: "reconnecting…", closed: "not live" }[status];
       $("live").className = status === "live" ? "on" : "";
       // Back in touch: what is unanswered is sent again now.
-      if (status === "live" && pending) attempt();
+      if (status === "live") sender.resume();
     },
   });
-  addEventListener("online", () => { if (pending) attempt(); });
   // An action left unanswered by an earlier load of this page.
-  if (pending) attempt();
+  sender.resume();
 }
 
 start().catch(err => { $("error").textContent = err.message; $("status").textContent = ""; });
