@@ -309,6 +309,41 @@ fn header_name(header: &Value, id: &str) -> String {
     }
 }
 
+/// Opens the seat's note move and types what it is about and its words.
+async fn write_note(c: &Client, concerns: u64, words: &str) {
+    let note =
+        js(c, "return [...document.querySelectorAll('#other button[data-move=note]')].map(b => b.dataset.index)").await;
+    tap(c, &format!("#other button[data-index=\"{}\"]", note[0].as_str().unwrap())).await;
+    c.find(Locator::Css("input[data-field=\"concerns\"]"))
+        .await
+        .unwrap()
+        .send_keys(&concerns.to_string())
+        .await
+        .unwrap();
+    c.find(Locator::Css("input[data-field=\"text\"]")).await.unwrap().send_keys(words).await.unwrap();
+}
+
+/// With the server down, taps "Record": the action is kept ("not sent
+/// yet"); the server started again (returned), it is sent and recorded as
+/// seq `seq`, its notice starting with `label`.
+async fn record_while_down(
+    c: &Client,
+    data: &std::path::Path,
+    listen: &str,
+    seq: u64,
+    label: &str,
+) -> std::process::Child {
+    tap(c, "#record").await;
+    wait_for(c, "return document.body.dataset.notice", json!("pending")).await;
+    let said = text(c, "#notice").await;
+    assert!(said.starts_with(&format!("not sent yet (the connection to the server is lost): {label}")), "{said}");
+    let child = serve_at(data, listen);
+    wait_seq(c, seq).await;
+    let said = text(c, "#notice").await;
+    assert!(said.starts_with(&format!("seq {seq} recorded: {label}")), "{said}");
+    child
+}
+
 /// Two seats tap "Record" at once: one event is stored, and the other
 /// seat's page says who recorded first and that nothing of its own was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -327,14 +362,7 @@ async fn two_seats_tapping_at_once_store_one_event_and_the_other_is_told() {
     assert_eq!(text(&ben.c, "#status").await, "Waiting for Ann (p1)");
     // Both write a note about event 1 (a note is open to every seat at any time).
     for (p, words) in [(&ann, "Ann's note"), (&ben, "Ben's note")] {
-        let note = js(
-            &p.c,
-            "return [...document.querySelectorAll('#other button[data-move=note]')].map(b => b.dataset.index)",
-        )
-        .await;
-        tap(&p.c, &format!("#other button[data-index=\"{}\"]", note[0].as_str().unwrap())).await;
-        p.c.find(Locator::Css("input[data-field=\"concerns\"]")).await.unwrap().send_keys("1").await.unwrap();
-        p.c.find(Locator::Css("input[data-field=\"text\"]")).await.unwrap().send_keys(words).await.unwrap();
+        write_note(&p.c, 1, words).await;
     }
     let (a, b) =
         (ann.c.find(Locator::Css("#record")).await.unwrap(), ben.c.find(Locator::Css("#record")).await.unwrap());
@@ -404,19 +432,40 @@ async fn a_page_whose_server_restarts_catches_up_and_still_records() {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
     assert!(child.wait().unwrap().success());
-    tap(&ann.c, "#record").await;
-    wait_for(&ann.c, "return document.body.dataset.notice", json!("pending")).await;
-    let said = text(&ann.c, "#notice").await;
-    assert!(said.starts_with("not sent yet (the connection to the server is lost)"), "{said}");
     // Back up: the kept action is sent again and stored once.
-    let mut child = serve_at(&data, &listen);
-    wait_seq(&ann.c, 2).await;
-    let said = text(&ann.c, "#notice").await;
-    assert!(said.starts_with("seq 2 recorded: announce battle tactic"), "{said}");
+    let mut child = record_while_down(&ann.c, &data, &listen, 2, "announce battle tactic").await;
     assert_eq!(s.head("g")["seq"], 2, "stored once");
     assert_eq!(export(&s, "g")[2].2, json!({"type": "announce", "what": "battle_tactic", "tactic": "Fight"}));
     assert_eq!(s.append("g", &p2, "p2", json!({"type": "pass"}), 3).0, 201);
     wait_seq(&ann.c, 3).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    ann.c.close().await.unwrap();
+}
+
+/// A seat's note about an event, tapped while the server is down: the
+/// event's hash is read when the note is sent, not before it is kept, so
+/// the note is sent once the server is back, and stored once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_about_an_event_tapped_while_the_server_is_down_is_stored_once_when_it_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("store");
+    let mut s = Served::start(&data);
+    s.doomtrooper("g", "public");
+    let p1 = s.token("g", "seat", "p1");
+    assert_eq!(s.append("g", &p1, "p1", combat("p2", "Max", "Leg"), 1).0, 201);
+    let hash1 = s.stored("g")[1].1.clone();
+    let listen = s.url.strip_prefix("http://").unwrap().to_string();
+    let ann = phone().await;
+    sign_in(&ann.c, &s.url, "g", &p1, 1).await;
+    write_note(&ann.c, 1, "Leg was tapped").await;
+    assert!(s.stop().success());
+    let mut child = record_while_down(&ann.c, &data, &listen, 2, "note").await;
+    assert_eq!(s.head("g")["seq"], 2, "stored once");
+    assert_eq!(
+        export(&s, "g")[2],
+        (2, "p1".to_string(), json!({"type": "note", "concerns": {"seq": 1, "hash": hash1}, "text": "Leg was tapped"}))
+    );
     let _ = child.kill();
     let _ = child.wait();
     ann.c.close().await.unwrap();
