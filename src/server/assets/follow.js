@@ -171,7 +171,6 @@ function answerForm(c, call, judge) {
     button.disabled = true;
     const action = { concerns: { seq: call.seq }, text: words.value.trim() || "answered" };
     answer(c, { actor: judge, action, events: ["concerns"], label: "the answer to the call at seq " + call.seq })
-      .catch(err => { c.root.querySelector(".notice").textContent = "not answered: " + err.message; })
       .finally(() => { button.disabled = !!c.sender.pending; });
   };
   return form;
@@ -182,27 +181,36 @@ function answerForm(c, call, judge) {
 // the server does not answer; another event first (a conflict), the moves
 // are read again and the note sent after it.
 async function answer(c, p) {
-  const m = await api(gamePath(c.game) + "/moves?as=" + encodeURIComponent(p.actor));
-  const note = m.moves.find(x => x.seat === p.actor && x.type === "note");
-  if (!note) throw new Error(p.actor + " may not note here");
-  await c.sender.send({ ...p, action: { ...note.action, ...p.action }, expect: m.seq + 1 });
+  try {
+    const m = await api(gamePath(c.game) + "/moves?as=" + encodeURIComponent(p.actor));
+    const note = m.moves.find(x => x.seat === p.actor && x.type === "note");
+    if (!note) throw new Error(p.actor + " may not note here");
+    await c.sender.send({ ...p, action: { ...note.action, ...p.action }, expect: m.seq + 1 });
+  } catch (err) {
+    say(c, "error", "not answered: " + err.message);
+  }
 }
+
+// Where the card's answer stands: sending, not sent yet, refused...; what
+// is recorded, the card says itself ("answered by ...").
+function say(c, kind, text) {
+  const n = c.root.querySelector(".notice");
+  n.className = "notice " + kind;
+  n.textContent = kind === "ok" ? "" : text;
+  for (const b of c.root.querySelectorAll("button[data-answer]")) b.disabled = kind === "pending";
+}
+
+const CONFLICTS = 4;  // an answer sent again after this many events first at most
 
 function answers(c) {
   return new Sender(c.game, "arbiter-answer-pending:" + c.game, {
-    notice: (kind, text) => {
-      const n = c.root.querySelector(".notice");
-      n.className = "notice " + kind;
-      // What is recorded, the card says itself (answered by ...).
-      n.textContent = kind === "ok" ? "" : text;
-      for (const b of c.root.querySelectorAll("button[data-answer]")) b.disabled = kind === "pending";
-    },
+    notice: (kind, text) => say(c, kind, text),
     who: id => (c.summary ? whoIn(c.summary)(id) : id),
-    conflict: "The answer is sent again after it.",
+    conflict: p => (p.conflicts || 0) < CONFLICTS ? "The answer is sent again after it." : "Answer again.",
     settled: async o => {
       const tries = o.sent.conflicts || 0;
       // Not awaited: sent again after the conflict is said.
-      if ("conflict" in o && tries < 4) answer(c, { ...o.sent, conflicts: tries + 1 }).catch(() => {});
+      if ("conflict" in o && tries < CONFLICTS) answer(c, { ...o.sent, conflicts: tries + 1 });
       else await refresh(c);
     },
   });
@@ -250,8 +258,7 @@ async function start(c) {
     followCard(c);
     // An answer left unanswered by an earlier load of this page.
     if (c.sender) c.sender.resume();
-  }
-  else setTimeout(() => start(c), 10000);
+  } else setTimeout(() => start(c), 10000);
 }
 
 function signedInAs(grant) {

@@ -20,7 +20,8 @@ export class Sender {
   // refused, error); `on.settled({ok | conflict | refused | error})`:
   // the page's own work once answered, before the notice is said;
   // `on.changed()`: an action is kept or no longer; `on.who(id)`: a name;
-  // `on.conflict`: what the page does after a conflict, in words.
+  // `on.conflict`: what the page does after a conflict, in words (or a
+  // function of the action sent that answers them).
   constructor(game, key, on) {
     this.game = game;
     this.key = key;
@@ -94,7 +95,7 @@ export class Sender {
     } else if ("conflict" in outcome) {
       const first = outcome.conflict;
       const who = this.on.who || (id => id);
-      say("conflict", (first ? who(first.actor) + " recorded “" + actionWords(first.action) + "” first (seq " + first.seq + ")" : "Another event was recorded first") + ": nothing of yours was stored. " + this.on.conflict);
+      say("conflict", (first ? who(first.actor) + " recorded “" + actionWords(first.action) + "” first (seq " + first.seq + ")" : "Another event was recorded first") + ": nothing of yours was stored. " + (typeof this.on.conflict === "function" ? this.on.conflict(p) : this.on.conflict));
     } else if (outcome.refused) {
       const v = outcome.refused;
       const lines = ["refused: " + (v.message || outcome.error.message)];
