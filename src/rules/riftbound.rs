@@ -16,7 +16,8 @@
 //! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead, said in words in the score); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
 //!
 //! # Header options
-//! `mode` (`1v1`, `ffa3`, `ffa4`, `2v2`), `battlefields` (their names) and,
+//! `mode` (`1v1`, `FFA3`, `FFA4`, `2v2`, as the text writes them; `ffa3`
+//! and `ffa4` too), `battlefields` (their names) and,
 //! for 2v2, `teams` (two lists of two seats). Scores are per player, or per
 //! team in 2v2.
 //!
@@ -516,15 +517,16 @@ pub struct State {
 
 pub fn open(header: &Header) -> Result<State, String> {
     let opt = |k: &str| header.options.get(k);
-    let mode =
-        opt("mode").and_then(Value::as_str).ok_or("Riftbound needs option mode: 1v1, ffa3, ffa4 or 2v2")?.to_string();
-    let (players, victory_score) = match mode.as_str() {
-        "1v1" => (2, 8),
-        "ffa3" => (3, 8),
-        "ffa4" => (4, 8),
-        "2v2" => (4, 11),
-        m => return Err(format!("unknown Riftbound mode {m:?}: 1v1, ffa3, ffa4 or 2v2")),
+    let mode = opt("mode").and_then(Value::as_str).ok_or("Riftbound needs option mode: 1v1, FFA3, FFA4 or 2v2")?;
+    // The text writes "FFA3/FFA4"; the lower case is kept, as the mode is named in the state.
+    let (mode, players, victory_score) = match mode {
+        "1v1" => ("1v1", 2, 8),
+        "FFA3" | "ffa3" => ("ffa3", 3, 8),
+        "FFA4" | "ffa4" => ("ffa4", 4, 8),
+        "2v2" => ("2v2", 4, 11),
+        m => return Err(format!("unknown Riftbound mode {m:?}: 1v1, FFA3, FFA4 or 2v2")),
     };
+    let mode = mode.to_string();
     if header.seats.len() != players {
         return Err(format!("mode {mode} has {players} players, not {}", header.seats.len()));
     }
