@@ -729,16 +729,20 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
             "Rat of Player p1 (p1) moves to Forge"
         ]
     );
-    sim.pass(&["p2", "p3"]);
-    let lines = said(&mut sim, "p1", json!({"type": "pass"}));
+    // Pending as the card contests them, while the Tower showdown goes on.
     assert_eq!(
-        lines,
+        lines[3..],
         [
-            "the showdown at Tower is over",
+            "Player p1 (p1) contests Altar",
+            "Player p1 (p1) contests Forge",
             "combat pending at Altar: Player p1 (p1) attacks, Player p2 (p2) defends",
             "combat pending at Forge: Player p1 (p1) attacks, Player p3 (p3) defends",
+            "Player p2 (p2) has Focus",
         ]
     );
+    sim.pass(&["p2", "p3"]);
+    let lines = said(&mut sim, "p1", json!({"type": "pass"}));
+    assert_eq!(lines, ["the showdown at Tower is over"]);
     assert_eq!(board(&sim).pending_combats.len(), 2);
     sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
     let howl = sim.act("p1", trigger("Howl", "attack"));
@@ -755,6 +759,26 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
             "p1 scores a point: conquered Altar (p1: 1 of 8)",
         ]
     );
+}
+
+/// Issue 42: a card in a showdown moves units into opponents' battlefields:
+/// their combats are pending (a third player may not go there, the Two-Player
+/// Limit), and the board lists them while the showdown goes on, not only
+/// from the Cleanup on.
+#[test]
+fn the_board_lists_a_combat_pending_from_a_card_while_the_showdown_goes_on() {
+    let (mut sim, portal) = portal_in_the_tower_showdown();
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
+    assert!(matches!(sim.riftbound().phase, Phase::Showdown(_)), "the Tower showdown goes on");
+    let pending: Vec<(String, String, String)> =
+        board(&sim).pending_combats.into_iter().map(|p| (p.battlefield, p.attacker, p.defender)).collect();
+    let pair = |bf: &str, d: &str| (bf.to_string(), "Player p1 (p1)".to_string(), format!("Player {d} ({d})"));
+    assert_eq!(pending, [pair("Altar", "p2"), pair("Forge", "p3")]);
+    assert_eq!(sim.riftbound().pending, ["Altar", "Forge"]);
+    // The Cleanup after the showdown: the turn player chooses between them.
+    sim.pass(&["p2", "p3", "p1"]);
+    assert_eq!(sim.riftbound().phase, Phase::ChooseCombat);
+    assert_eq!(board(&sim).pending_combats.len(), 2);
 }
 
 #[test]

@@ -1348,6 +1348,12 @@ impl State {
                 }
                 if self.contests(&owner, bf) && self.battlefields[bf].contested_by.is_none() {
                     self.battlefields.get_mut(bf).expect("bf").contested_by = Some(owner.clone());
+                    // Pending from now: the Two-Player Limit holds for it, and
+                    // the board lists it; it begins at the next Cleanup, unless
+                    // its conditions change before.
+                    if !self.pending.contains(bf) {
+                        self.pending.push(bf.clone());
+                    }
                 }
             }
             let u = self.units.get_mut(&c.unit).expect("unit");
