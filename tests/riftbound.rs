@@ -208,6 +208,39 @@ fn units_moving_into_a_battlefield_its_controller_has_no_units_at_take_it() {
     assert_eq!(sim.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
 }
 
+/// Issue 42: a move of a unit to the battlefield it already stands on moves
+/// nothing: it is refused, naming the unit and the battlefield, as is a
+/// chain item's change that would (it would use up the item); and no move
+/// offers it.
+#[test]
+fn a_unit_is_not_moved_where_it_already_stands() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 2)]));
+    sim.act("p1", turn());
+    sim.act("p2", turn());
+    let v = sim.refused("p2", mv(json!([{"name": "Guard"}]), "Altar"));
+    assert!(v.message.contains("Guard is already at Altar"), "{v}");
+    let v = sim.refused("p2", mv(json!([{"name": "Imp", "might": 1}, {"name": "Wall"}]), "Altar"));
+    assert!(v.message.contains("Wall is already at Altar"), "{v}");
+    for (label, action) in offered(&sim, "p2") {
+        if action["what"] == "move" && action["to"] == "Altar" {
+            panic!("{label} offers to move a unit to Altar, where p2's units are all already");
+        }
+    }
+    // A unit at base is not moved to base either.
+    sim.act("p2", json!({"type": "announce", "what": "move", "to": null, "units": [unit("Reserve", 2)]}));
+    let v = sim.refused("p2", json!({"type": "announce", "what": "move", "to": null, "units": [{"name": "Reserve"}]}));
+    assert!(v.message.contains("Reserve is already at base"), "{v}");
+    // A chain item's change: Guard "moves" to Altar in p2's showdown at Forge.
+    sim.act("p2", mv(json!([{"name": "Reserve"}]), "Forge"));
+    let call = sim.act("p2", spell("action", "Regroup"));
+    sim.pass(&["p1", "p2"]);
+    let v = sim.refused("p2", resolve_item(call, json!([{"unit": "Guard", "to": "Altar"}])));
+    assert!(v.message.contains("Guard is already at Altar"), "{v}");
+    sim.act("p2", resolve_item(call, json!([{"unit": "Guard", "to": "Forge"}])));
+    assert_eq!(sim.riftbound().units["Guard"].at.as_deref(), Some("Forge"));
+}
+
 #[test]
 fn a_player_whose_last_unit_dies_loses_control() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);

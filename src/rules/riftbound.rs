@@ -35,7 +35,9 @@
 //!    what the table records when it resolves (`resolve` `chain_item`, with
 //!    the units it changed); the reducer applies and shows it.
 //! 2. **Who moves units**: the turn player, between showdowns (`announce`
-//!    `move`); a unit's first mention gives its Might and keywords.
+//!    `move`); a unit's first mention gives its Might and keywords. A move
+//!    (or a chain item's change) of a unit to where it stands is refused: it
+//!    would move nothing.
 //! 3. **Focus after a pass**: a pass gives Focus to the next relevant player
 //!    in seat order (the text: "Focus passes between Relevant Players").
 //! 4. **Order of the initial chain**: the Attacker (Focus) puts "when I
@@ -959,6 +961,10 @@ impl State {
                 Some(u) if spec.might.is_some_and(|m| m != u.might) => {
                     return refuse(rule, format!("units: {} has Might {}", spec.name, u.might));
                 }
+                // A move there would move nothing.
+                Some(u) if u.at.as_deref() == to => {
+                    return refuse(rule, format!("units: {} is already at {}", spec.name, to.unwrap_or("base")));
+                }
                 Some(_) => {}
                 None => {
                     if self.trash.contains(&spec.name) {
@@ -1318,6 +1324,13 @@ impl State {
             let Some((owner, at)) = self.units.get(&c.unit).map(|u| (u.owner.clone(), u.at.clone())) else {
                 return refuse(RULE, format!("{} is not a unit in play", c.unit));
             };
+            // A change that would move a unit where it stands would move nothing.
+            if let Some(here) = (c.to.as_ref().filter(|bf| at.as_ref() == Some(*bf)))
+                .map(String::as_str)
+                .or((c.to_base && at.is_none()).then_some("base"))
+            {
+                return refuse(RULE, format!("{} is already at {here}", c.unit));
+            }
             if (c.dies || c.to_base || c.to.is_some())
                 && let Some(at) = at
             {
