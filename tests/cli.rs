@@ -356,6 +356,35 @@ fn every_ruleset_is_selectable_from_the_command_line() {
     assert_eq!(v["legal"], serde_json::json!(["announce"]));
 }
 
+/// Issue 42: the text writes the modes "1v1", "FFA3/FFA4" and "2v2": its
+/// spelling is accepted, and so is the lower case accepted before.
+#[test]
+fn riftbound_modes_are_taken_as_the_text_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let new = |game: &str, mode: &str, seats: &[&str]| {
+        let mut args = vec!["new", game, "--ruleset", "riftbound"];
+        for s in seats {
+            args.extend(["--seat", s]);
+        }
+        let mode = format!("mode={mode}");
+        args.extend(["--option", &mode, "--option", r#"battlefields=["Altar"]"#]);
+        arbiter(d, &args)
+    };
+    let three = ["p1=A", "p2=B", "p3=C"];
+    let four = ["p1=A", "p2=B", "p3=C", "p4=D"];
+    for (game, mode, seats) in [("a", "FFA3", &three[..]), ("b", "FFA4", &four[..]), ("c", "ffa3", &three[..])] {
+        let out = new(game, mode, seats);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&arbiter(d, &["--json", "state", game]).stdout).unwrap();
+        assert_eq!(v["state"]["victory_score"], 8, "{mode}");
+        assert_eq!(v["board"]["scores"].as_array().map(Vec::len), Some(seats.len()), "{mode}");
+    }
+    let out = new("d", "FFA5", &four);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("1v1, FFA3, FFA4 or 2v2"), "{}", stderr(&out));
+}
+
 /// Issue 10: penalties and notes made before a rewind stand, and `state` shows
 /// them (and the judges, and the order of priority by name).
 #[test]

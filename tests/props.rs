@@ -283,13 +283,6 @@ fn riftbound_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
             }
             _ => (holder, json!({"type": "pass"})),
         },
-        Phase::AwaitingControl { battlefield, controller } => {
-            let ruling = if pick.is_multiple_of(2) { Some(controller) } else { None };
-            (
-                "Dana".into(),
-                json!({"type": "resolve", "what": "control", "battlefield": battlefield, "controller": ruling}),
-            )
-        }
         Phase::Damage { battlefield, attacker, defender, assigning, .. } => {
             // A legal assignment: Tanks first, each lethal before the next, the rest on the last.
             let target = if assigning == attacker { defender } else { attacker };

@@ -161,44 +161,84 @@ fn both_sides_die_at_altar(sim: &mut Sim) -> u64 {
     sim.act("p2", damage(&[("Brute", 3)]))
 }
 
-fn rule_control(sim: &Sim, concerns: u64, controller: Option<&str>) -> Value {
-    json!({"type": "ruling", "kind": "decide", "concerns": {"seq": concerns, "hash": sim.events[concerns as usize].hash},
-        "reason": "all units died in the combat", "rule": "Riftbound 627, 179-181",
-        "decision": {"type": "resolve", "what": "control", "battlefield": "Altar", "controller": controller}})
-}
-
+/// Issue 42: when every unit of both sides dies, the text answers it twice
+/// (the outcome table's "Neither | No control change"; the FAQ "What if all
+/// Units die in Combat? No control change occurs"): the battlefield keeps
+/// its controller, and the game goes on without a judge.
 #[test]
-fn when_neither_side_remains_a_judge_rules_who_controls() {
+fn when_every_unit_dies_in_combat_no_control_change_occurs() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
-    let last = both_sides_die_at_altar(&mut sim);
+    both_sides_die_at_altar(&mut sim);
     let s = sim.riftbound();
     assert!(s.units.is_empty());
     assert!(s.battlefields["Altar"].contested_by.is_none());
-    // "No control change" against "Lost if you have no Units there": the game waits for a judge.
+    assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p2"), "No control change");
+    assert_eq!(s.phase, Phase::Open, "the game does not wait for a ruling");
     let v = sim.view();
-    assert!(v.awaiting_ruling.as_deref().is_some_and(|r| r.contains("p2 or no one")), "{v:?}");
-    assert_eq!(v.may_act, vec!["Dana"]);
-    sim.refused("p2", turn());
-    let v = sim.refused("p2", rule_control(&sim, last, Some("p2")));
-    assert!(v.message.contains("not a judge"), "{v}");
-    sim.refused("p1", json!({"type": "resolve", "what": "control", "battlefield": "Altar", "controller": "p2"}));
-    let v = sim.refused("Dana", rule_control(&sim, last, Some("p1")));
-    assert!(v.message.contains("p2 (no control change) or no one"), "{v}");
-    // Control lost: p2 scores no Hold at its next turn.
-    let mut lost =
-        Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], json!({"mode": "1v1", "battlefields": ["Altar"]}));
-    let at = both_sides_die_at_altar(&mut lost);
-    lost.act("Dana", rule_control(&lost, at, None));
-    assert_eq!(lost.riftbound().battlefields["Altar"].controller, None);
-    assert_eq!(lost.riftbound().phase, Phase::Open);
-    lost.act("p2", turn());
-    assert_eq!(lost.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
-    // No control change: p2 keeps Altar and Holds it.
-    sim.act("Dana", rule_control(&sim, last, Some("p2")));
-    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
-    assert!(sim.view().awaiting_ruling.is_none());
+    assert_eq!(v.awaiting_ruling, None);
+    assert_eq!(v.may_act, vec!["p1", "p2"], "the turn player, and the next in turn order");
+    // No ruling on control is taken: the text has answered.
+    let v =
+        sim.refused("Dana", json!({"type": "resolve", "what": "control", "battlefield": "Altar", "controller": null}));
+    assert!(v.message.contains("unknown variant `control`"), "{v}");
+    // p2 still controls Altar at its Beginning Phase: Hold scores.
     sim.act("p2", turn());
     assert_eq!(sim.riftbound().scores["p2"], 2);
+}
+
+/// After "No control change" a player controls a battlefield with no units
+/// there. An opponent's units moving in contest it, and no combat follows
+/// ("Combat occurs (if defender has Units)"): "After Combat, whoever has
+/// remaining Units controls it", a Conquer.
+#[test]
+fn units_moving_into_a_battlefield_its_controller_has_no_units_at_take_it() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    both_sides_die_at_altar(&mut sim);
+    let lines = said(&mut sim, "p1", mv(json!([unit("Giant", 5)]), "Altar"));
+    assert_eq!(
+        lines,
+        [
+            "Giant (Might 5) of Player p1 (p1) moves to Altar",
+            "Player p1 (p1) controls Altar (was Player p2 (p2))",
+            "p1 scores a point: conquered Altar (p1: 1 of 8)",
+        ]
+    );
+    assert_eq!(sim.riftbound().phase, Phase::Open);
+    sim.act("p2", turn());
+    assert_eq!(sim.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
+}
+
+/// Issue 42: a move of a unit to the battlefield it already stands on moves
+/// nothing: it is refused, naming the unit and the battlefield, as is a
+/// chain item's change that would (it would use up the item); and no move
+/// offers it.
+#[test]
+fn a_unit_is_not_moved_where_it_already_stands() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
+    p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 2)]));
+    sim.act("p1", turn());
+    sim.act("p2", turn());
+    let v = sim.refused("p2", mv(json!([{"name": "Guard"}]), "Altar"));
+    assert!(v.message.contains("Guard is already at Altar"), "{v}");
+    let v = sim.refused("p2", mv(json!([{"name": "Imp", "might": 1}, {"name": "Wall"}]), "Altar"));
+    assert!(v.message.contains("Wall is already at Altar"), "{v}");
+    for (label, action) in offered(&sim, "p2") {
+        if action["what"] == "move" && action["to"] == "Altar" {
+            panic!("{label} offers to move a unit to Altar, where p2's units are all already");
+        }
+    }
+    // A unit at base is not moved to base either.
+    sim.act("p2", json!({"type": "announce", "what": "move", "to": null, "units": [unit("Reserve", 2)]}));
+    let v = sim.refused("p2", json!({"type": "announce", "what": "move", "to": null, "units": [{"name": "Reserve"}]}));
+    assert!(v.message.contains("Reserve is already at base"), "{v}");
+    // A chain item's change: Guard "moves" to Altar in p2's showdown at Forge.
+    sim.act("p2", mv(json!([{"name": "Reserve"}]), "Forge"));
+    let call = sim.act("p2", spell("action", "Regroup"));
+    sim.pass(&["p1", "p2"]);
+    let v = sim.refused("p2", resolve_item(call, json!([{"unit": "Guard", "to": "Altar"}])));
+    assert!(v.message.contains("Guard is already at Altar"), "{v}");
+    sim.act("p2", resolve_item(call, json!([{"unit": "Guard", "to": "Forge"}])));
+    assert_eq!(sim.riftbound().units["Guard"].at.as_deref(), Some("Forge"));
 }
 
 #[test]
@@ -659,25 +699,23 @@ fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
     assert_eq!(rows[0], ("scores".into(), "Player p1 (p1) 1, Player p2 (p2) 1".into()), "the scores first");
     assert!(rows.contains(&("control of Altar".into(), "Player p1 (p1)".into())), "{rows:?}");
 
-    // Neither side remains: a judge rules, and the board says so.
+    // Neither side remains: no control change, and the board says so.
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
     sim.act("p1", turn());
     sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 3)]));
-    let last = sim.events.len() as u64;
     let lines = said(&mut sim, "p2", damage(&[("Brute", 3)]));
     assert_eq!(
-        lines[2..],
+        lines,
         [
-            "the combat at Altar is over: neither side has units left",
-            "a judge rules whether Player p2 (p2) keeps Altar or no one controls it"
+            "Brute of Player p1 (p1) dies",
+            "Wall of Player p2 (p2) dies",
+            "the combat at Altar is over: neither side has units left (No control change)",
         ]
     );
-    assert!(board(&sim).battlefields[0].awaiting_ruling);
-    let ruling = rule_control(&sim, last, None);
-    assert_eq!(said(&mut sim, "Dana", ruling), ["Altar is uncontrolled (was Player p2 (p2))"]);
+    assert_eq!(board(&sim).battlefields[0].controller.as_deref(), Some("Player p2 (p2)"));
 }
 
 #[test]
@@ -724,16 +762,20 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
             "Rat of Player p1 (p1) moves to Forge"
         ]
     );
-    sim.pass(&["p2", "p3"]);
-    let lines = said(&mut sim, "p1", json!({"type": "pass"}));
+    // Pending as the card contests them, while the Tower showdown goes on.
     assert_eq!(
-        lines,
+        lines[3..],
         [
-            "the showdown at Tower is over",
+            "Player p1 (p1) contests Altar",
+            "Player p1 (p1) contests Forge",
             "combat pending at Altar: Player p1 (p1) attacks, Player p2 (p2) defends",
             "combat pending at Forge: Player p1 (p1) attacks, Player p3 (p3) defends",
+            "Player p2 (p2) has Focus",
         ]
     );
+    sim.pass(&["p2", "p3"]);
+    let lines = said(&mut sim, "p1", json!({"type": "pass"}));
+    assert_eq!(lines, ["the showdown at Tower is over"]);
     assert_eq!(board(&sim).pending_combats.len(), 2);
     sim.act("p1", json!({"type": "announce", "what": "combat", "battlefield": "Forge"}));
     let howl = sim.act("p1", trigger("Howl", "attack"));
@@ -750,6 +792,26 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
             "p1 scores a point: conquered Altar (p1: 1 of 8)",
         ]
     );
+}
+
+/// Issue 42: a card in a showdown moves units into opponents' battlefields:
+/// their combats are pending (a third player may not go there, the Two-Player
+/// Limit), and the board lists them while the showdown goes on, not only
+/// from the Cleanup on.
+#[test]
+fn the_board_lists_a_combat_pending_from_a_card_while_the_showdown_goes_on() {
+    let (mut sim, portal) = portal_in_the_tower_showdown();
+    sim.act("p1", resolve_item(portal, json!([{"unit": "Imp", "to": "Altar"}, {"unit": "Rat", "to": "Forge"}])));
+    assert!(matches!(sim.riftbound().phase, Phase::Showdown(_)), "the Tower showdown goes on");
+    let pending: Vec<(String, String, String)> =
+        board(&sim).pending_combats.into_iter().map(|p| (p.battlefield, p.attacker, p.defender)).collect();
+    let pair = |bf: &str, d: &str| (bf.to_string(), "Player p1 (p1)".to_string(), format!("Player {d} ({d})"));
+    assert_eq!(pending, [pair("Altar", "p2"), pair("Forge", "p3")]);
+    assert_eq!(sim.riftbound().pending, ["Altar", "Forge"]);
+    // The Cleanup after the showdown: the turn player chooses between them.
+    sim.pass(&["p2", "p3", "p1"]);
+    assert_eq!(sim.riftbound().phase, Phase::ChooseCombat);
+    assert_eq!(board(&sim).pending_combats.len(), 2);
 }
 
 #[test]
@@ -912,7 +974,7 @@ fn each_step_refuses_with_its_rows_rule() {
     sim.act("p1", damage(&[("Brute", 5)]));
     assert_eq!(sim.riftbound().phase, Phase::Open);
 
-    // Pending combats, a ruling on control, and victory.
+    // Pending combats, and victory.
     let mut sim = game_with(json!({
         "mode": "1v1", "battlefields": ["Altar", "Forge", "Cave"], "scores": {"p2": 7},
         "control": {"Altar": "p2", "Forge": "p2"},
@@ -931,12 +993,8 @@ fn each_step_refuses_with_its_rows_rule() {
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 2)]));
     sim.act("p2", damage(&[("Imp", 2)]));
-    let control = |bf: &str, controller: &str| json!({"type": "resolve", "what": "control", "battlefield": bf, "controller": controller});
-    said.push(refusal(&mut sim, "p1", control("Altar", "p2")));
-    said.push(refusal(&mut sim, "Dana", control("Forge", "p2")));
-    said.push(refusal(&mut sim, "Dana", control("Altar", "p1")));
-    said.push(refusal(&mut sim, "Dana", json!({"type": "pass"})));
-    sim.act("Dana", control("Altar", "p2"));
+    // Neither side remains at Altar: "No control change", and the Forge combat begins.
+    assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Gate", 1)]));
     sim.act("p2", damage(&[("Orc", 2)]));
@@ -967,10 +1025,6 @@ fn each_step_refuses_with_its_rows_rule() {
         r#"620-621 Pending Combat | Pending Combat: Turn Player chooses which Pending Combat to resolve first | p2 is not the turn player | p1"#,
         r#"620-621 Pending Combat | Pending Combat | no combat is pending at Cave: ["Altar", "Forge"] | p1"#,
         r#"620-621 Pending Combat | the turn structure | not legal now: the next action is announce by p1 | p1"#,
-        r#"627 Resolution Step: control | gap 5 (module docs): after a combat that leaves neither side, "Neither | No control change" against "Lost if you have no Units there": a judge rules | p1 is not a judge: a judge rules who controls Altar | Dana"#,
-        r#"627 Resolution Step: control | gap 5 (module docs): after a combat that leaves neither side, "Neither | No control change" against "Lost if you have no Units there": a judge rules | the ruling is about Altar, not Forge | Dana"#,
-        r#"627 Resolution Step: control | gap 5 (module docs): after a combat that leaves neither side, "Neither | No control change" against "Lost if you have no Units there": a judge rules | the text's two answers are p2 (no control change) or no one (control lost) | Dana"#,
-        r#"627 Resolution Step: control | the turn structure | not legal now: the next action is resolve by Dana | Dana"#,
         r#"629-633 Victory | Victory Scores | the game is over: p2 won | "#,
     ];
     assert_eq!(said, want);

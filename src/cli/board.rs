@@ -209,9 +209,6 @@ fn riftbound_text(b: &riftbound::Board, paint: Paint) -> String {
             facts.push("scored this turn".into());
         }
         out += &format!("{}  {}\n", paint.bold(&bf.name), facts.join(", "));
-        if bf.awaiting_ruling {
-            out += &format!("    {}\n", paint.alert("neither side has units left: a judge rules who controls it"));
-        }
         if bf.units.is_empty() {
             out += "    no units\n";
         }

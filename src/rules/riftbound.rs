@@ -11,12 +11,13 @@
 //! | Showdown Rules (545-553) | the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; a card opens a Chain, on which Reactions may be added; items resolve newest first; Focus passes when the Chain resolves; the showdown ends when all relevant players pass in sequence |
 //! | Without Combat | units moving to an uncontrolled battlefield: all players relevant, no damage, then the mover controls it |
 //! | Step 2: Combat Damage (626) | only if both sides have units: each side's Might is summed; the Attacker assigns first, then the Defender; Tank units take lethal damage first; a unit gets lethal damage (damage >= Might) before damage moves to the next; the amounts are checked whatever the order of listing (gap 6) |
-//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table (Neither: a judge rules on control, gap 5); Contested cleared; all damage cleared |
+//! | Step 3: Resolution (627) | units with damage >= Might die; the outcome table (Neither: no control change, gap 5); Contested cleared; all damage cleared |
 //! | Battlefield Control (179-181) | control is lost with a player's last units there, maintained while contested; a player left alone there controls it (gap 5) |
 //! | Scoring (629-633) | Conquer and Hold, once per battlefield per turn; the final point (Hold scores it; Conquer only if every battlefield was conquered this turn, else the player draws a card instead, said in words in the score); victory at 8 (1v1, FFA3, FFA4) or 11 (2v2) |
 //!
 //! # Header options
-//! `mode` (`1v1`, `ffa3`, `ffa4`, `2v2`), `battlefields` (their names) and,
+//! `mode` (`1v1`, `FFA3`, `FFA4`, `2v2`, as the text writes them; `ffa3`
+//! and `ffa4` too), `battlefields` (their names) and,
 //! for 2v2, `teams` (two lists of two seats). Scores are per player, or per
 //! team in 2v2.
 //!
@@ -34,7 +35,9 @@
 //!    what the table records when it resolves (`resolve` `chain_item`, with
 //!    the units it changed); the reducer applies and shows it.
 //! 2. **Who moves units**: the turn player, between showdowns (`announce`
-//!    `move`); a unit's first mention gives its Might and keywords.
+//!    `move`); a unit's first mention gives its Might and keywords. A move
+//!    (or a chain item's change) of a unit to where it stands is refused: it
+//!    would move nothing.
 //! 3. **Focus after a pass**: a pass gives Focus to the next relevant player
 //!    in seat order (the text: "Focus passes between Relevant Players").
 //! 4. **Order of the initial chain**: the Attacker (Focus) puts "when I
@@ -47,12 +50,14 @@
 //!    ("Controlled - A player has Units there (outside Combat)"), which is
 //!    gaining control, a Conquer (630.1, with its limits), and one where no
 //!    one has units is uncontrolled ("Uncontrolled - No player has Units
-//!    there"). After a combat that leaves neither side, the text gives two
-//!    answers: the outcome table ("Neither | No control change", and the FAQ
-//!    "What if all Units die in Combat? No control change occurs") against
-//!    "Lost if you have no Units there". The reducer does not choose: the
-//!    game waits for a judge's ruling (`decide` with `resolve` `control`):
-//!    the controller before the combat keeps it, or no one controls it.
+//!    there"). A combat that leaves neither side is the case the text
+//!    answers itself, twice: the outcome table's "Neither | No control
+//!    change" and the FAQ "What if all Units die in Combat? No control
+//!    change occurs": the controller before the combat keeps the
+//!    battlefield, and no judge is asked. It keeps it with no units there
+//!    until an opponent's units move in: they contest it, no combat follows
+//!    ("Combat occurs (if defender has Units)"), and the Cleanup gives it to
+//!    them ("After Combat, whoever has remaining Units controls it").
 //! 6. **Over-assigned damage, and the order of listing**: the text forbids
 //!    moving on before a unit has lethal damage, and defines "Lethal damage
 //!    = damage ≥ Unit's Might": more than Might is lethal damage, so a unit
@@ -143,7 +148,6 @@ enum At {
     Chain,
     Resolving,
     Damage,
-    Control,
     Victory,
 }
 
@@ -181,7 +185,6 @@ const RULE_SHOWDOWN: &str = "Showdown (545-553): the player with Focus plays an 
 const RULE_CHAIN: &str =
     "each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves";
 const RULE_DISTRIBUTE: &str = "626: Distribute Damage (Attacker first, then Defender)";
-const RULE_NEITHER: &str = "gap 5 (module docs): after a combat that leaves neither side, \"Neither | No control change\" against \"Lost if you have no Units there\": a judge rules";
 
 use ActionType as T;
 use PlayKind as K;
@@ -222,10 +225,6 @@ const STEPS: &[Step] = &[
         &[(Assigning, RULE_DISTRIBUTE), (Judge, RULE_DISTRIBUTE)],
         &[(T::Resolve, "damage")], &[],
         "626.1: Sum Might for each side; 626.2: Distribute Damage"),
-    step(At::Control, "627", "Resolution Step: control",
-        &[(Judge, RULE_NEITHER)],
-        &[(T::Resolve, "control")], &[],
-        RULE_NEITHER),
     step(At::Victory, "629-633", "Victory",
         &[],
         &[], &[],
@@ -345,13 +344,6 @@ pub enum Resolve {
     /// Combat damage: the Attacker's assignment, then the Defender's: the
     /// amount each unit gets, in any order (gap 6).
     Damage { assignments: Vec<Assignment> },
-    /// A judge rules who controls a battlefield the text leaves open (gap 5):
-    /// the controller before the combat, or no one (`controller` null).
-    Control {
-        battlefield: String,
-        #[serde(default)]
-        controller: Option<String>,
-    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -457,12 +449,6 @@ pub enum Phase {
         assigning: String,
         first: Option<Vec<Assignment>>,
     },
-    /// Neither side has units left after a combat, and the text gives two
-    /// answers (gap 5): a judge rules whether `controller` keeps `battlefield`.
-    AwaitingControl {
-        battlefield: String,
-        controller: String,
-    },
     /// A side reached the victory score.
     Over,
 }
@@ -533,15 +519,16 @@ pub struct State {
 
 pub fn open(header: &Header) -> Result<State, String> {
     let opt = |k: &str| header.options.get(k);
-    let mode =
-        opt("mode").and_then(Value::as_str).ok_or("Riftbound needs option mode: 1v1, ffa3, ffa4 or 2v2")?.to_string();
-    let (players, victory_score) = match mode.as_str() {
-        "1v1" => (2, 8),
-        "ffa3" => (3, 8),
-        "ffa4" => (4, 8),
-        "2v2" => (4, 11),
-        m => return Err(format!("unknown Riftbound mode {m:?}: 1v1, ffa3, ffa4 or 2v2")),
+    let mode = opt("mode").and_then(Value::as_str).ok_or("Riftbound needs option mode: 1v1, FFA3, FFA4 or 2v2")?;
+    // The text writes "FFA3/FFA4"; the lower case is kept, as the mode is named in the state.
+    let (mode, players, victory_score) = match mode {
+        "1v1" => ("1v1", 2, 8),
+        "FFA3" | "ffa3" => ("ffa3", 3, 8),
+        "FFA4" | "ffa4" => ("ffa4", 4, 8),
+        "2v2" => ("2v2", 4, 11),
+        m => return Err(format!("unknown Riftbound mode {m:?}: 1v1, FFA3, FFA4 or 2v2")),
     };
+    let mode = mode.to_string();
     if header.seats.len() != players {
         return Err(format!("mode {mode} has {players} players, not {}", header.seats.len()));
     }
@@ -847,29 +834,6 @@ impl State {
             }
             (Phase::Showdown(sd), _) => self.showdown(seq, actor, judge, sd, action),
             (
-                Phase::AwaitingControl { battlefield, controller },
-                Action::Resolve(Resolve::Control { battlefield: ruled, controller: ruling }),
-            ) => {
-                if !judge {
-                    return refuse(
-                        row.rule_of(Judge),
-                        format!("{actor} is not a judge: a judge rules who controls {battlefield}"),
-                    );
-                }
-                if *ruled != battlefield {
-                    return refuse(row.rule, format!("the ruling is about {battlefield}, not {ruled}"));
-                }
-                if ruling.as_ref().is_some_and(|r| *r != controller) {
-                    return refuse(
-                        row.rule,
-                        format!("the text's two answers are {controller} (no control change) or no one (control lost)"),
-                    );
-                }
-                self.battlefields.get_mut(&battlefield).expect("bf").controller = ruling.clone();
-                self.cleanup(seq);
-                Ok(())
-            }
-            (
                 Phase::Damage { battlefield, attacker, defender, assigning, first },
                 Action::Resolve(Resolve::Damage { assignments }),
             ) => {
@@ -997,6 +961,10 @@ impl State {
                 Some(u) if spec.might.is_some_and(|m| m != u.might) => {
                     return refuse(rule, format!("units: {} has Might {}", spec.name, u.might));
                 }
+                // A move there would move nothing.
+                Some(u) if u.at.as_deref() == to => {
+                    return refuse(rule, format!("units: {} is already at {}", spec.name, to.unwrap_or("base")));
+                }
                 Some(_) => {}
                 None => {
                     if self.trash.contains(&spec.name) {
@@ -1019,7 +987,7 @@ impl State {
         }
         if let Some(bf) = to {
             let b = &self.battlefields[bf];
-            let opposing = self.occupants(bf).iter().any(|p| self.side(p) != self.side(actor));
+            let opposing = self.contests(actor, bf);
             if opposing && b.contested_by.is_none() {
                 // Opposing units just arrived: Contested, applied by the mover.
                 self.battlefields.get_mut(bf).expect("bf").contested_by = Some(actor.to_string());
@@ -1060,6 +1028,16 @@ impl State {
             );
         }
         Ok(())
+    }
+
+    /// Whether `player`'s units arriving at `bf` contest it: an opponent has
+    /// units there, or controls it with none there (after a combat that left
+    /// neither side, "No control change"). Then there is no combat
+    /// ("Combat occurs (if defender has Units)"), and the Cleanup gives the
+    /// battlefield to the player there (`settle_control`).
+    fn contests(&self, player: &str, bf: &str) -> bool {
+        let opponent = |p: &String| self.side(p) != self.side(player);
+        self.occupants(bf).iter().any(opponent) || self.battlefields[bf].controller.as_ref().is_some_and(opponent)
     }
 
     /// The two players of a pending or ongoing combat at `bf`.
@@ -1346,6 +1324,13 @@ impl State {
             let Some((owner, at)) = self.units.get(&c.unit).map(|u| (u.owner.clone(), u.at.clone())) else {
                 return refuse(RULE, format!("{} is not a unit in play", c.unit));
             };
+            // A change that would move a unit where it stands would move nothing.
+            if let Some(here) = (c.to.as_ref().filter(|bf| at.as_ref() == Some(*bf)))
+                .map(String::as_str)
+                .or((c.to_base && at.is_none()).then_some("base"))
+            {
+                return refuse(RULE, format!("{} is already at {here}", c.unit));
+            }
             if (c.dies || c.to_base || c.to.is_some())
                 && let Some(at) = at
             {
@@ -1356,10 +1341,7 @@ impl State {
                     return refuse(RULE, format!("{bf} is not a battlefield of this game"));
                 }
                 self.may_enter(&owner, bf)?;
-                let occupants = self.occupants(bf);
-                let opposing: BTreeSet<&String> =
-                    occupants.iter().filter(|p| self.side(p) != self.side(&owner)).collect();
-                if occupants.is_empty() && self.battlefields[bf].controller.is_none() {
+                if self.occupants(bf).is_empty() && self.battlefields[bf].controller.is_none() {
                     return refuse(
                         "gap 9 (module docs)",
                         "a card moving units to an uncontrolled battlefield during a showdown would open another showdown; the text does not say when: record the move after this showdown",
@@ -1377,8 +1359,14 @@ impl State {
                         ),
                     );
                 }
-                if !opposing.is_empty() && self.battlefields[bf].contested_by.is_none() {
+                if self.contests(&owner, bf) && self.battlefields[bf].contested_by.is_none() {
                     self.battlefields.get_mut(bf).expect("bf").contested_by = Some(owner.clone());
+                    // Pending from now: the Two-Player Limit holds for it, and
+                    // the board lists it; it begins at the next Cleanup, unless
+                    // its conditions change before.
+                    if !self.pending.contains(bf) {
+                        self.pending.push(bf.clone());
+                    }
                 }
             }
             let u = self.units.get_mut(&c.unit).expect("unit");
@@ -1549,19 +1537,18 @@ impl State {
             }
             // Only Defenders: Defenders keep control.
             (false, true) => self.battlefields.get_mut(bf).expect("bf").controller = Some(defender.to_string()),
-            // Neither: "No control change" against "Lost if you have no Units there" (gap 5).
-            (false, false) => {
-                if let Some(controller) = self.battlefields[bf].controller.clone() {
-                    self.phase = Phase::AwaitingControl { battlefield: bf.to_string(), controller };
-                }
-            }
+            // Neither: the text answers this case twice (gap 5): the outcome
+            // table's "Neither | No control change", and the FAQ "What if all
+            // Units die in Combat? No control change occurs". The controller
+            // keeps it, although it has no units there.
+            (false, false) => {}
         }
         self.battlefields.get_mut(bf).expect("bf").contested_by = None;
         for u in self.units.values_mut() {
             u.damage = 0;
         }
         self.combat_might.clear();
-        if !matches!(self.phase, Phase::Over | Phase::AwaitingControl { .. }) {
+        if self.phase != Phase::Over {
             self.cleanup(seq);
         }
     }
@@ -1643,13 +1630,8 @@ impl State {
                 legal.push(*t);
             }
         }
-        let awaiting_ruling = match &self.phase {
-            Phase::AwaitingControl { battlefield, controller } => Some(format!(
-                "neither side has units left at {battlefield}: the outcome table says \"No control change\" ({controller} keeps it), the control rules say control is \"Lost if you have no Units there\": a judge rules who controls {battlefield}, {controller} or no one"
-            )),
-            _ => None,
-        };
-        View { step, may_act, legal, awaiting_ruling }
+        // The text answers every case this ruleset reaches: no ruling is awaited.
+        View { step, may_act, legal, awaiting_ruling: None }
     }
 
     /// Who may act now: the seats (and judges) the roles of the current row
@@ -1699,7 +1681,6 @@ impl Phase {
             Phase::ChooseCombat => At::PendingCombat,
             Phase::Showdown(sd) => return sd.stage.row(),
             Phase::Damage { .. } => At::Damage,
-            Phase::AwaitingControl { .. } => At::Control,
             Phase::Over => At::Victory,
         })
     }

@@ -70,9 +70,6 @@ pub struct BattlefieldBoard {
     pub contested_by: Option<String>,
     /// Scored this turn already (at most once per battlefield per turn).
     pub scored_this_turn: bool,
-    /// Neither side has units left after a combat here, and the text gives
-    /// two answers: a judge rules whether the controller keeps it (gap 5).
-    pub awaiting_ruling: bool,
     /// The units here, by player in seat order, then by name.
     pub units: Vec<UnitLine>,
 }
@@ -187,10 +184,6 @@ pub fn board(state: &State, header: &Header) -> Board {
         .collect();
     let rest: Vec<String> = state.battlefields.keys().filter(|b| !order.contains(b)).cloned().collect();
     order.extend(rest);
-    let awaiting = match &state.phase {
-        Phase::AwaitingControl { battlefield, .. } => Some(battlefield.as_str()),
-        _ => None,
-    };
     let battlefields = order
         .iter()
         .map(|bf| {
@@ -200,7 +193,6 @@ pub fn board(state: &State, header: &Header) -> Board {
                 controller: b.controller.as_deref().map(name),
                 contested_by: b.contested_by.as_deref().map(name),
                 scored_this_turn: b.scored_this_turn,
-                awaiting_ruling: awaiting == Some(bf.as_str()),
                 units: units(state, header, Some(bf)),
             }
         })
@@ -441,10 +433,6 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
                 None => format!("{} is uncontrolled (was {was})", a.name),
             });
         }
-        if a.awaiting_ruling && !b.awaiting_ruling {
-            let keeps = a.controller.as_deref().unwrap_or("its controller");
-            said.push(format!("a judge rules whether {keeps} keeps {} or no one controls it", a.name));
-        }
     }
     // Combats: one becomes pending, one begins.
     for p in after.pending_combats.iter().filter(|p| !before.pending_combats.contains(p)) {
@@ -576,7 +564,7 @@ fn combat_over(b: &CombatBoard, before: &Board, after: &Board) -> String {
         (true, true) => "both sides have units left (Attackers Recalled to Base)".to_string(),
         (true, false) => format!("only {}'s units are left (Battlefield Conquered)", b.attacker),
         (false, true) => format!("only {}'s units are left (Defenders keep control)", b.defender),
-        (false, false) => "neither side has units left".to_string(),
+        (false, false) => "neither side has units left (No control change)".to_string(),
     };
     format!("the combat at {} is over: {outcome}", b.battlefield)
 }

@@ -113,23 +113,6 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
                 moves.extend(assign.iter().map(|m| Move { seat: actor.clone(), ..m.clone() }));
             }
         }
-        Phase::AwaitingControl { battlefield, controller } => {
-            let rulings = vec![
-                Pick::new(controller.as_str(), format!("{} keeps {battlefield} (no control change)", name(controller))),
-                Pick::new(Value::Null, format!("no one controls {battlefield} (control lost)")),
-            ];
-            for judge in &state.actors() {
-                moves.push(
-                    Move::new(
-                        judge,
-                        format!("rule who controls {battlefield}"),
-                        json!({"type": "resolve", "what": "control", "battlefield": battlefield}),
-                    )
-                    // `controller` left out is no one, as null is.
-                    .choosing(Choice { min: 0, ..Choice::one("controller", rulings.clone()) }),
-                );
-            }
-        }
     }
     moves
 }

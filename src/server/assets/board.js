@@ -119,7 +119,6 @@ function drawRiftbound(root, b) {
     if (f.scored_this_turn) facts.push("scored this turn");
     d.append(el("div", "who", facts.join(" · ")));
     if (fight) d.append(el("div", "", "combat: " + c.attacker + " attacks, " + c.defender + " defends"));
-    if (f.awaiting_ruling) d.append(el("div", "alert", "neither side has units left: a judge rules who controls it"));
     if (f.units.length) units(d, f.units); else d.append(el("div", "who", "no units"));
     fields.append(d);
   }
