@@ -70,7 +70,7 @@ fn doomtrooper_text(b: &doomtrooper::Board, paint: Paint) -> String {
         row("repeats", &format!("steps 2-15 repeated {} time(s): the combatants changed", c.repeats));
     }
     for e in &c.equipment {
-        row("equipment", &format!("{}: {}", e.player, e.items.join(", ")));
+        row("equipment", &format!("{}: {}", e.player, doomtrooper::items(e)));
     }
     if let Some(award) = &c.award {
         row("to award", award);
