@@ -632,3 +632,26 @@ fn the_board_names_equipment_and_says_when_none_was_announced() {
     assert!(state.contains("  equipment      Bob (p2): no equipment\n"), "{state}");
     assert!(state.contains("equipment used: Bolter\n"), "{state}");
 }
+
+/// Raw Deal: after a play ended at 2d, `state` does not count it as a card
+/// played: "ended so far" says how each breakdown ended.
+#[test]
+fn raw_deal_state_says_a_breakdown_ended_at_2d_was_not_played() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let new =
+        ["new", "g", "--ruleset", "rawdeal", "--seat", "p1=Alice", "--seat", "p2=Bob", "--option", "rounding=down"];
+    let out = arbiter(d, &new);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for action in [
+        r#"{"type":"play","card":"Spear","cost":5,"damage":4}"#,
+        r#"{"type":"resolve","what":"cost","fortitude":3,"player_mods":[],"opponent_mods":[],"cost":5}"#,
+        r#"{"type":"resolve","what":"requirements","must":true}"#,
+    ] {
+        let out = arbiter(d, &["append", "g", "--actor", "p1", action]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let state = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
+    assert!(state.contains("ended so far  1 breakdown: 1 not played (2d)\n"), "{state}");
+    assert!(state.contains("Spear by Alice (p1): not played (2d: the cost 5 is more than the Fortitude 3)"), "{state}");
+}
