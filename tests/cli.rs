@@ -628,3 +628,59 @@ fn a_refused_create_of_a_name_that_exists_leaves_its_read_access_alone() {
     let store = open_store(d);
     assert_eq!(arbiter::access::read_access(&store, "h").unwrap(), arbiter::access::ReadAccess::Token);
 }
+
+/// Doomtrooper steps 24-27 on the board `state` draws: each player's
+/// equipment row names what they announced, and an announcement of none
+/// says so ("Bob (p2): no equipment", not "Bob (p2): " with nothing after).
+#[test]
+fn the_board_names_equipment_and_says_when_none_was_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d, "g");
+    let act = |actor: &str, action: Value| json!({"actor": actor, "action": action}).to_string();
+    let pass = |actor: &str| act(actor, json!({"type": "pass"}));
+    let mut lines = vec![
+        act("p1", json!({"type":"announce","what":"combat","defending_player":"p2","attacker":"Max","defender":"Leg"})),
+        act("p1", json!({"type":"announce","what":"battle_tactic","tactic":"Fight"})),
+        pass("p2"),
+        pass("p1"),
+        act("p2", json!({"type":"announce","what":"warzone","warzone":null})),
+    ];
+    // 8-11, 12-15, 16-19, 20-23: everyone passes.
+    for who in ["p1", "p2", "p2", "p1", "p1", "p2", "p2", "p1", "p1", "p2", "p2", "p1"] {
+        lines.push(pass(who));
+    }
+    lines.push(act("p1", json!({"type":"announce","what":"equipment","items":["Bolter"]})));
+    lines.extend([pass("p2"), pass("p1")]);
+    lines.push(act("p2", json!({"type":"announce","what":"equipment","items":[]})));
+    let out = arbiter_stdin(d, &["append", "g", "-"], &(lines.join("\n") + "\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let state = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
+    assert!(state.contains("step 27"), "{state}");
+    assert!(state.contains("  equipment      Alice (p1): Bolter\n"), "{state}");
+    assert!(state.contains("  equipment      Bob (p2): no equipment\n"), "{state}");
+    assert!(state.contains("equipment used: Bolter\n"), "{state}");
+}
+
+/// Raw Deal: after a play ended at 2d, `state` does not count it as a card
+/// played: "ended so far" says how each breakdown ended.
+#[test]
+fn raw_deal_state_says_a_breakdown_ended_at_2d_was_not_played() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let new =
+        ["new", "g", "--ruleset", "rawdeal", "--seat", "p1=Alice", "--seat", "p2=Bob", "--option", "rounding=down"];
+    let out = arbiter(d, &new);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for action in [
+        r#"{"type":"play","card":"Spear","cost":5,"damage":4}"#,
+        r#"{"type":"resolve","what":"cost","fortitude":3,"player_mods":[],"opponent_mods":[],"cost":5}"#,
+        r#"{"type":"resolve","what":"requirements","must":true}"#,
+    ] {
+        let out = arbiter(d, &["append", "g", "--actor", "p1", action]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let state = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
+    assert!(state.contains("ended so far  1 breakdown: 1 not played (2d)\n"), "{state}");
+    assert!(state.contains("Spear by Alice (p1): not played (2d: the cost 5 is more than the Fortitude 3)"), "{state}");
+}

@@ -232,7 +232,7 @@ fn non_simultaneous_combat_runs_both_sub_combats_when_the_second_warrior_lives()
     sim.pass(&["p1", "p3"]);
     assert_eq!(sim.combat().order, Order::NonSimultaneous { first: "p2".into(), second: "p1".into() });
     assert_eq!(sim.combat().part, Part::FirstCombat);
-    assert!(sim.view().step.reference.contains("non-simultaneous breakdown, first combat"));
+    assert!(sim.view().step.reference.contains("non-simultaneous breakdown, step 20"));
     // END COMBAT with the first and second player: 20 first, 21 second then others, 22 second, 23 first then others.
     sim.walk(&[("20", "p2"), ("21", "p1"), ("21", "p3"), ("22", "p1"), ("23", "p2"), ("23", "p3")]);
     sim.at_step("24", &["p2"]);
@@ -807,4 +807,76 @@ fn a_special_card_spelt_otherwise_where_the_move_names_it_is_refused_on_append()
     // The card by its name is taken.
     let sub = Submission { actor: "p2".into(), action: play("end_combat", "Pacifism"), at: None };
     recorder.append(&sub, Some(next)).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Issue 42: the step titles and equipment in the text's words.
+// ---------------------------------------------------------------------------
+
+fn doom_board(sim: &Sim) -> arbiter::rules::doomtrooper::Board {
+    match sim.table.board() {
+        Some(arbiter::rules::Board::Doomtrooper(b)) => b,
+        other => panic!("not a Doomtrooper board: {other:?}"),
+    }
+}
+
+/// Acts, and returns what changed in the board's words.
+#[track_caller]
+fn said(sim: &mut Sim, actor: &str, action: serde_json::Value) -> Vec<String> {
+    let before = sim.table.board().unwrap();
+    sim.act(actor, action);
+    sim.table.board().unwrap().changes_since(&before)
+}
+
+/// Step 1 has its heading, ANNOUNCE ATTACKER AND DEFENDER, like every other step.
+#[test]
+fn step_1_is_titled_as_the_text_heads_it() {
+    let sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    let step = sim.view().step;
+    assert_eq!(step.title, "ANNOUNCE ATTACKER AND DEFENDER");
+    assert_eq!(step.reference, "Doomtrooper step 1 (ANNOUNCE ATTACKER AND DEFENDER)");
+}
+
+/// Steps 24 and 26: the equipment announced is named on the board's effect
+/// line, and an announcement of none says "none", never an empty list.
+#[test]
+fn equipment_announced_is_named_and_none_says_none() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_16(&mut sim);
+    sim.walk(&[("16", "p1"), ("17", "p2"), ("18", "p2"), ("19", "p1")]);
+    end_combat_steps(&mut sim, "p1", "p2");
+    sim.at_step("24", &["p1"]);
+    assert_eq!(said(&mut sim, "p1", equipment(&["Bolter", "Shield"])), ["Player p1 (p1) uses Bolter, Shield"]);
+    sim.pass(&["p2", "p1"]);
+    sim.at_step("26", &["p2"]);
+    assert_eq!(said(&mut sim, "p2", equipment(&[])), ["Player p2 (p2) uses no equipment"]);
+    let b = doom_board(&sim);
+    let used: Vec<_> = b.combat.unwrap().effects.into_iter().filter(|e| e.what == "equipment used").collect();
+    let details: Vec<_> = used.iter().map(|e| (e.player.as_str(), e.detail.as_deref())).collect();
+    assert_eq!(details, [("Player p1 (p1)", Some("Bolter, Shield")), ("Player p2 (p2)", Some("none"))]);
+}
+
+/// NON-SIMULTANEOUS COMBAT BREAKDOWN: END COMBAT (20-23) comes before the
+/// heading FIRST COMBAT, so those steps are not labelled "first combat";
+/// step 24 is.
+#[test]
+fn non_simultaneous_end_combat_comes_before_the_first_combat_heading() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    to_step_16(&mut sim);
+    sim.act("p1", json!({"type": "play", "effect": "strike_order", "card": "Ambush", "first": "p1"}));
+    sim.pass(&["p1"]);
+    sim.walk(&[("17", "p2"), ("18", "p2"), ("19", "p1")]);
+    for (no, who) in [("20", "p1"), ("21", "p2"), ("22", "p2"), ("23", "p1")] {
+        sim.at_step(no, &[who]);
+        assert_eq!(
+            sim.view().step.reference,
+            format!("Doomtrooper non-simultaneous breakdown, step {no} (END COMBAT)")
+        );
+        sim.pass(&[who]);
+    }
+    sim.at_step("24", &["p1"]);
+    assert_eq!(
+        sim.view().step.reference,
+        "Doomtrooper non-simultaneous breakdown, first combat, step 24 (DETERMINE EQUIPMENT USAGE)"
+    );
 }

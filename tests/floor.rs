@@ -121,7 +121,7 @@ fn a_summary_says_where_a_game_stands_and_who_waits_for_a_judge() {
         (Some("g"), Some("doomtrooper"), Some(12), Some(3))
     );
     assert_eq!(v["status"], "in_progress");
-    assert_eq!(v["step"]["reference"], "Doomtrooper step 1");
+    assert_eq!(v["step"]["reference"], "Doomtrooper step 1 (ANNOUNCE ATTACKER AND DEFENDER)");
     assert_eq!(v["may_act"], json!(["p1", "p2"]));
     assert_eq!(v["calls"], json!([]));
     assert!(v.get("awaiting_ruling").is_none(), "{v}");
@@ -386,7 +386,7 @@ async fn the_index_shows_each_games_ruleset_table_step_and_status() {
                 "t1",
                 "doomtrooper",
                 "Luna City Open, round 3, table 1 · Ann v Ben",
-                "Doomtrooper step 1: ANNOUNCE ATTACKER AND DEFENDER",
+                "Doomtrooper step 1 (ANNOUNCE ATTACKER AND DEFENDER)",
                 "in progress"
             ],
             [

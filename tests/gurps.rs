@@ -245,7 +245,6 @@ fn rolls_come_from_the_table_on_any_turn() {
     // Alice's turn: Bob's player may act too (Bob defends on Alice's turn), and the GM.
     let view = sim.view();
     assert_eq!(view.may_act, vec!["p1", "p2", "GM"]);
-    assert!(view.step.reference.contains("rolls come from the table"), "{}", view.step.reference);
     sim.act("p1", maneuver("attack"));
     sim.act("p1", roll("Alice", "attack", 9));
     sim.act("GM", roll("Orc", "active_defense", 14));
@@ -328,7 +327,6 @@ fn the_moves_follow_the_sequence_the_ties_and_the_maneuvers() {
 #[test]
 fn each_step_reads_as_its_row_of_the_text() {
     use ActionType::{Announce, Pass, Resolve};
-    let table = "rolls come from the table: each character's player, the GM for NPCs";
     let step = |sim: &Sim| {
         let v = sim.view();
         (v.step.number, v.step.title, v.step.reference, v.may_act, v.legal)
@@ -357,7 +355,7 @@ fn each_step_reads_as_its_row_of_the_text() {
         (
             "1".into(),
             title.into(),
-            format!("GURPS Combat Turn Sequence, {title}; {table}"),
+            format!("GURPS Combat Turn Sequence, {title}"),
             vec!["p1".into(), "GM".into()],
             vec![Announce, Resolve]
         )
@@ -372,7 +370,7 @@ fn each_step_reads_as_its_row_of_the_text() {
         (
             "1".into(),
             title.into(),
-            format!("GURPS Combat Turn Sequence, {title}; {table}"),
+            format!("GURPS Combat Turn Sequence, {title}"),
             vec!["p1".into(), "GM".into()],
             vec![Pass, Resolve, Announce]
         )
@@ -388,4 +386,44 @@ fn each_step_reads_as_its_row_of_the_text() {
     );
     let v = sim.refused("GM", json!({"type": "announce", "what": "drop_out"}));
     assert!(v.rule.starts_with("The GM may drop out of combat time"), "{v}");
+}
+
+/// Issue 42: the turn steps' reference is short ("GURPS Combat Turn
+/// Sequence, second 1, Alice's turn"): who rolls is said once, when the
+/// combat begins, not on every line replay writes.
+#[test]
+fn who_rolls_is_said_once_when_the_combat_begins() {
+    let mut sim = game();
+    let before = sim.table.board().unwrap();
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), npc("Orc", 22, 10, "orcs")]));
+    let said = sim.table.board().unwrap().changes_since(&before);
+    assert_eq!(
+        said,
+        ["combat 1 begins: the turn sequence by Basic Speed is Alice 6.00, Orc 5.50; rolls come from the table: \
+          each character's player, the GM for NPCs"]
+    );
+    assert_eq!(sim.view().step.reference, "GURPS Combat Turn Sequence, second 1, Alice's turn: choose a maneuver");
+    sim.act("p1", maneuver("attack"));
+    assert_eq!(sim.view().step.reference, "GURPS Combat Turn Sequence, second 1, Alice's turn");
+}
+
+/// Gap 4: a roll the sequence does not allow, by the GM without `ruling`,
+/// is refused with the way to record it: the same roll as a ruling.
+#[test]
+fn a_gm_roll_out_of_turn_is_refused_with_the_ruling_route() {
+    let mut sim = game();
+    sim.act("GM", combat(&[pc("Alice", 24, 12, "p1"), npc("Orc", 22, 10, "orcs")]));
+    sim.act("p1", maneuver("wait"));
+    sim.act("p1", json!({"type": "pass"}));
+    sim.act("GM", maneuver("attack"));
+    let v = sim.refused("GM", roll("Alice", "attack", 7));
+    assert!(v.message.starts_with("it is Orc's turn"), "{v}");
+    assert!(
+        v.message.contains(r#"the GM records it as a ruling: the same roll with "ruling": "<why>" (a Wait triggered)"#),
+        "{v}"
+    );
+    // A seat is not pointed there: only the GM records a ruling.
+    let v = sim.refused("p1", roll("Alice", "attack", 7));
+    assert!(!v.message.contains("ruling"), "{v}");
+    sim.act("GM", json!({"type": "resolve", "what": "roll", "by": "Alice", "kind": "attack", "roll": 7, "result": "hit", "ruling": "Wait triggered"}));
 }

@@ -75,7 +75,12 @@ fn doomtrooper_state_and_replay_read_as_a_judge_would_write_them() {
     let d = dir.path();
     // The demo's own report is in words too: names, the step, the board.
     let demo = stdout(d, &["demo", "--ruleset", "doomtrooper", "--as", "dt"]);
-    assert!(demo.contains("now: Doomtrooper step 1; may act: Alice (p1), Bob (p2), Carol (p3)"), "{demo}");
+    assert!(
+        demo.contains(
+            "now: Doomtrooper step 1 (ANNOUNCE ATTACKER AND DEFENDER); may act: Alice (p1), Bob (p2), Carol (p3)"
+        ),
+        "{demo}"
+    );
     assert!(demo.contains("points  Alice (p1) 2 · Bob (p2) 0 · Carol (p3) 0"), "{demo}");
     assert!(!demo.contains("{\""), "no JSON in the demo's report:\n{demo}");
     // Mid-combat: Shield of Faith countered by Cancel, the step, who acts.

@@ -365,3 +365,40 @@ fn the_requirements_move_says_when_2d_will_end_the_play_for_the_cost() {
     let req = moves_of(&sim, "p1").into_iter().find(|m| m.action["what"] == "requirements").unwrap();
     assert!(req.label.contains("the cost 5 is more than the Fortitude 3: not played"), "{}", req.label);
 }
+
+fn rawdeal_board(sim: &Sim) -> arbiter::rules::rawdeal::Board {
+    match sim.table.board() {
+        Some(arbiter::rules::Board::Rawdeal(b)) => b,
+        other => panic!("not a Raw Deal board: {other:?}"),
+    }
+}
+
+/// 2d: "If any of these steps can not be satisfied, the sequence ends": the
+/// ending names each of 2a-2c that was not (the cost against the Fortitude,
+/// a 'must' requirement, the Follow-up condition), on the board and in what
+/// replay says; the board counts it as not played, not as a card played.
+#[test]
+fn an_ending_at_2d_says_which_check_failed() {
+    let mut sim = game(Some("down"));
+    sim.act("p1", play("Spear", 5, Some(4)));
+    sim.act("p1", cost(3, json!([]), json!([]), 5));
+    let before = sim.table.board().unwrap();
+    sim.act("p1", json!({"type": "resolve", "what": "requirements", "must": true, "follow_up": false}));
+    let ended = "not played (2d: the cost 5 is more than the Fortitude 3; the Follow-up condition is not met); \
+                 the card remains where it started";
+    let said = sim.table.board().unwrap().changes_since(&before);
+    assert!(said.contains(&format!("the breakdown of Spear (seq 1) ends: {ended}")), "{said:?}");
+    let b = rawdeal_board(&sim);
+    assert_eq!(b.sequence.unwrap().breakdowns[0].outcome.as_deref(), Some(ended));
+    assert_eq!((b.breakdowns_ended, b.not_played, b.reversed), (1, 1, 0));
+    // A 'must' requirement alone.
+    sim.act("p1", play("Spear", 0, None));
+    sim.act("p1", cost(3, json!([]), json!([]), 0));
+    sim.act("p1", requirements(false));
+    let b = rawdeal_board(&sim);
+    assert_eq!(
+        b.sequence.unwrap().breakdowns[0].outcome.as_deref(),
+        Some("not played (2d: a 'must' requirement is not met); the card remains where it started")
+    );
+    assert_eq!((b.breakdowns_ended, b.not_played), (2, 2));
+}

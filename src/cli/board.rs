@@ -70,7 +70,7 @@ fn doomtrooper_text(b: &doomtrooper::Board, paint: Paint) -> String {
         row("repeats", &format!("steps 2-15 repeated {} time(s): the combatants changed", c.repeats));
     }
     for e in &c.equipment {
-        row("equipment", &format!("{}: {}", e.player, e.items.join(", ")));
+        row("equipment", &format!("{}: {}", e.player, doomtrooper::items(e)));
     }
     if let Some(award) = &c.award {
         row("to award", award);
@@ -331,8 +331,17 @@ fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
     for a in &b.areas {
         top(&a.area, &piles(&a.piles));
     }
+    // How each ended, so a play that ended at 2d is not read as a card played.
     let n = b.breakdowns_ended;
-    top("ended so far", &format!("{n} breakdown{} (cards played and reversals)", if n == 1 { "" } else { "s" }));
+    let played = n - b.not_played - b.reversed;
+    let how: Vec<String> =
+        [(played, "successfully played"), (b.reversed, "completely reversed (5c)"), (b.not_played, "not played (2d)")]
+            .iter()
+            .filter(|(k, _)| *k > 0)
+            .map(|(k, what)| format!("{k} {what}"))
+            .collect();
+    let how = if how.is_empty() { String::new() } else { format!(": {}", how.join(", ")) };
+    top("ended so far", &format!("{n} breakdown{}{how}", if n == 1 { "" } else { "s" }));
     let Some(s) = &b.sequence else {
         out += "no card played yet\n";
         return out;

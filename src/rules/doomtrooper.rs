@@ -97,7 +97,7 @@ use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Win
 
 mod board;
 mod moves;
-pub use board::{Board, board, changes, outcome};
+pub use board::{Board, board, changes, items, outcome};
 pub use moves::moves;
 
 pub const NAME: &str = "doomtrooper";
@@ -480,6 +480,10 @@ const MAIN: &[Step] = &[
     step("47",    S::Award,            Does::Award(Defending)),
     step("48",    S::Award,            award_window(&[Attacking, Others, Defending])),
 ];
+
+/// Where [`FIRST`]'s steps under the heading FIRST COMBAT begin (step 24):
+/// END COMBAT (20-23) comes before it.
+const FIRST_COMBAT_FROM: usize = 4;
 
 /// NON-SIMULTANEOUS COMBAT BREAKDOWN: END COMBAT and the FIRST COMBAT.
 #[rustfmt::skip]
@@ -936,12 +940,14 @@ impl State {
             return StepRef {
                 number: "1".into(),
                 title: "ANNOUNCE ATTACKER AND DEFENDER".into(),
-                reference: "Doomtrooper step 1".into(),
+                reference: "Doomtrooper step 1 (ANNOUNCE ATTACKER AND DEFENDER)".into(),
             };
         };
         let s = c.current();
         let part = match c.part {
             Part::Main => "",
+            // END COMBAT (20-23) comes before the text's FIRST COMBAT heading.
+            Part::FirstCombat if c.at < FIRST_COMBAT_FROM => "non-simultaneous breakdown, ",
             Part::FirstCombat => "non-simultaneous breakdown, first combat, ",
             Part::SecondCombat => "non-simultaneous breakdown, second combat, ",
         };

@@ -84,7 +84,7 @@ const STEPS: &[Step] = &[
     Step {
         part: "Combat Turn Sequence",
         title: "second {second}, {character}'s turn: choose a maneuver",
-        reference: "GURPS Combat Turn Sequence, {title}; rolls come from the table: each character's player, the GM for NPCs",
+        reference: "GURPS Combat Turn Sequence, {title}",
         who: Who::Table,
         may: &[(ActionType::Announce, &["maneuver", "drop_out", "end_combat"]), (ActionType::Resolve, &["roll", "status", "determination"])],
         rule: "Combat Turn Sequence: each active character gets one turn per second, choosing a maneuver",
@@ -108,12 +108,15 @@ const STEPS: &[Step] = &[
     Step {
         part: "\"Your Turn\"",
         title: "second {second}, {character}'s turn",
-        reference: "GURPS Combat Turn Sequence, {title}; rolls come from the table: each character's player, the GM for NPCs",
+        reference: "GURPS Combat Turn Sequence, {title}",
         who: Who::Table,
         may: &[(ActionType::Pass, &[]), (ActionType::Resolve, &["roll", "status", "determination"]), (ActionType::Announce, &["drop_out", "end_combat"])],
         rule: "\"Your Turn\": a turn is the one-second period from choosing a maneuver until the next opportunity to select one",
     },
 ];
+
+/// Gap 4, as a GM's refused roll says it.
+const RULING_ROUTE: &str = r#"the GM records it as a ruling: the same roll with "ruling": "<why>" (a Wait triggered)"#;
 
 // The rows by name, for the code that quotes one.
 const COMBAT: &Step = &STEPS[0];
@@ -875,6 +878,22 @@ impl State {
         if !self.controls(actor, by) && !self.is_gm(actor) {
             return refuse(TURN.rule, format!("{actor} does not play {by}"));
         }
+        // What the sequence does not allow, the GM may still record by
+        // ruling (gap 4): the GM's refusal says how.
+        self.sequence_allows(index, chosen, c, by, kind).map_err(|(rule, message)| {
+            if self.is_gm(actor) { (rule, format!("{message}; {RULING_ROUTE}")) } else { (rule, message) }
+        })
+    }
+
+    /// Whether the turn sequence and `by`'s maneuver allow a roll of `kind` now.
+    fn sequence_allows(
+        &self,
+        index: usize,
+        chosen: bool,
+        c: &Character,
+        by: &str,
+        kind: RollKind,
+    ) -> Result<(), Refusal> {
         let acting = self.sequence[index] == by;
         match kind {
             RollKind::Attack | RollKind::Feint => {

@@ -337,6 +337,10 @@ pub struct Breakdown {
     /// Requirements met at 2b/2c (kept until 2d is decided).
     #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
     requirements_met: bool,
+    /// 2d: each of 2a-2c that was not satisfied, in words ("the Follow-up
+    /// condition is not met"), when the sequence ended there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_met: Vec<String>,
 }
 
 /// A breakdown of the current (or, between plays, the last) play sequence
@@ -616,6 +620,17 @@ impl State {
             (D::Requirements, Action::Resolve(Resolve::Requirements { must, follow_up })) => {
                 let b = self.top();
                 b.requirements_met = *must && *follow_up != Some(false);
+                // Said at 2d if the sequence ends there (`advance`).
+                if !b.cost_met() {
+                    let (cost, fortitude) = (b.cost.unwrap_or_default(), b.fortitude.unwrap_or_default());
+                    b.not_met.push(format!("the cost {cost} is more than the Fortitude {fortitude}"));
+                }
+                if !*must {
+                    b.not_met.push("a 'must' requirement is not met".into());
+                }
+                if *follow_up == Some(false) {
+                    b.not_met.push("the Follow-up condition is not met".into());
+                }
                 self.advance(seq);
                 Ok(())
             }
@@ -745,6 +760,7 @@ impl State {
             ends_turn: false,
             awaiting_ruling: None,
             requirements_met: false,
+            not_met: vec![],
         });
         self.settle(seq);
         Ok(())

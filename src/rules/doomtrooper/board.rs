@@ -217,6 +217,10 @@ fn detail(c: &Combat, seq: u64, kind: &str, header: &Header) -> Option<String> {
         (_, Some(Play::StrikeOrder { first: None, .. })) => Some("strikes are simultaneous".into()),
         (_, Some(Play::Save { warrior, .. })) => Some(format!("saves {warrior}")),
         (_, Some(Play::ModifyAward { points, .. })) => Some(format!("the award becomes {points} points")),
+        ("equipment_used", _) => {
+            let items = c.effects.get(seq).and_then(|e| c.equipment.get(&e.seat));
+            Some(items.filter(|i| !i.is_empty()).map_or("none".into(), |i| i.join(", ")))
+        }
         ("battle_tactic", _) => c.battle_tactic.as_ref().filter(|(s, _)| *s == seq).map(|(_, t)| t.clone()),
         ("warzone", _) => {
             c.warzone.as_ref().filter(|(s, _)| *s == seq).map(|(_, w)| w.clone().unwrap_or("none".into()))
@@ -324,7 +328,7 @@ fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
         said.push("the combatants changed: steps 2-15 are repeated".into());
     }
     for e in a.equipment.iter().filter(|e| !b.equipment.contains(e)) {
-        said.push(format!("{} uses {}", e.player, e.items.join(", ")));
+        said.push(format!("{} uses {}", e.player, items(e)));
     }
     let parts = [("", &b.first_combat, &a.first_combat)];
     let second = b.second_combat.clone().unwrap_or_default();
@@ -353,6 +357,11 @@ fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
     if a.finished && !b.finished {
         said.push(format!("combat {} is over", a.number));
     }
+}
+
+/// The equipment a player announced: "Bolter, Shield", or "no equipment".
+pub fn items(e: &Equipment) -> String {
+    if e.items.is_empty() { "no equipment".into() } else { e.items.join(", ") }
 }
 
 /// "seq 2 BATTLE TACTIC", "seq 51 Shield of Faith".

@@ -249,7 +249,13 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
         }
         (_, Some(a)) if !a.ended => {
             let speeds: Vec<String> = a.sequence.iter().map(|c| format!("{} {}", c.name, c.basic_speed)).collect();
-            said.push(format!("combat {} begins: the turn sequence by Basic Speed is {}", a.number, speeds.join(", ")));
+            // Who rolls is said here once, not in every turn's step.
+            said.push(format!(
+                "combat {} begins: the turn sequence by Basic Speed is {}; rolls come from the table: each \
+                 character's player, the GM for NPCs",
+                a.number,
+                speeds.join(", ")
+            ));
             for t in &a.ties {
                 said.push(format!("tied: {}: {}", t.combatants.join(", "), t.settled_by));
             }

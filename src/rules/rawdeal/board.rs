@@ -24,6 +24,10 @@ pub struct Board {
     pub sequence: Option<Sequence>,
     /// How many breakdowns have ended in the game (cards played and reversals).
     pub breakdowns_ended: u64,
+    /// How many of them were not played (2d): the card remained where it started.
+    pub not_played: u64,
+    /// How many of them were completely reversed (5c).
+    pub reversed: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -149,6 +153,8 @@ pub fn board(state: &State, header: &Header) -> Board {
         areas: state.areas.iter().map(|(area, by)| Area { area: area.clone(), piles: piles(by) }).collect(),
         sequence: (!all.is_empty()).then_some(Sequence { finished: state.stack.is_empty(), breakdowns }),
         breakdowns_ended: state.history.len() as u64,
+        not_played: state.history.iter().filter(|p| p.outcome == Outcome::NotPlayed).count() as u64,
+        reversed: state.history.iter().filter(|p| p.outcome == Outcome::Reversed).count() as u64,
     }
 }
 
@@ -171,13 +177,14 @@ fn line(
         reverses: b.reverses.is_some(),
         step: under_way.then(|| STEPS.get(b.at).map(|s| format!("{} ({})", s.no, s.title))).flatten(),
         priority: (on_top && b.awaiting_ruling.is_none()).then(|| header.name_of(&b.priority)),
-        outcome: outcome.map(|o| {
-            match o {
-                Outcome::NotPlayed => "not played (2d); the card remains where it started",
-                Outcome::Reversed => "completely reversed (5c)",
-                Outcome::Successful => "successfully played",
+        outcome: outcome.map(|o| match o {
+            // 2d names what was not satisfied (a record from before it was kept says "2d" alone).
+            Outcome::NotPlayed if !b.not_met.is_empty() => {
+                format!("not played (2d: {}); the card remains where it started", b.not_met.join("; "))
             }
-            .to_string()
+            Outcome::NotPlayed => "not played (2d); the card remains where it started".into(),
+            Outcome::Reversed => "completely reversed (5c)".into(),
+            Outcome::Successful => "successfully played".into(),
         }),
         targets: b.targets.clone(),
         multi: b.multi,
