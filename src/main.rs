@@ -34,6 +34,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A shell asking for completions (COMPLETE=bash arbiter -- ...) gets them here.
+    cli::complete_now();
     let args = cli::Cli::parse();
     let json = args.json;
     match cli::run(args) {

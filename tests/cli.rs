@@ -469,21 +469,71 @@ fn only_a_judge_supplies_at_and_never_in_the_future() {
 #[test]
 fn completions_and_man_pages_come_from_the_argument_definitions() {
     let dir = tempfile::tempdir().unwrap();
-    // bash: the script parses and completes the verbs and their flags.
+    // The script a shell sources parses, and calls arbiter back at each Tab.
+    for shell in ["bash", "zsh", "fish"] {
+        let out = arbiter(dir.path(), &["completions", shell]);
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("COMPLETE="), "{shell}");
+    }
     let out = arbiter(dir.path(), &["completions", "bash"]);
-    assert!(out.status.success());
     let script = dir.path().join("arbiter.bash");
     std::fs::write(&script, &out.stdout).unwrap();
     let check = std::process::Command::new("bash").arg("-n").arg(&script).output().unwrap();
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    for word in ["append", "replay", "--ruleset", "doomtrooper", "--hide-passes"] {
-        assert!(text.contains(word), "bash completion lacks {word}");
+    // What bash offers at a Tab after `words` (the last one is being typed),
+    // through the sourced script as an interactive shell would call it.
+    let tab = |words: &[&str]| -> Vec<String> {
+        let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        let call = format!(
+            "source '{}'; COMP_WORDS=(arbiter {}); COMP_CWORD={}; _clap_complete_arbiter arbiter '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            quoted.join(" "),
+            words.len(),
+            words.last().unwrap(),
+            if words.len() > 1 { words[words.len() - 2] } else { "arbiter" },
+        );
+        let out = std::process::Command::new("bash").arg("-c").arg(call).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().lines().filter(|l| !l.is_empty()).map(String::from).collect()
+    };
+    for verb in ["append", "replay"] {
+        assert!(tab(&[""]).contains(&verb.to_string()), "the verbs complete");
     }
-    for shell in ["zsh", "fish"] {
-        let out = arbiter(dir.path(), &["completions", shell]);
-        assert!(out.status.success() && out.stdout.len() > 1000, "{shell}");
+    assert!(tab(&["new", "g", "--ruleset", "doo"]).contains(&"doomtrooper".to_string()));
+    assert!(tab(&["log", "--hide"]).contains(&"--hide-passes".to_string()));
+    // Game names complete for every verb that takes one, from the store the
+    // line names (here the one `arbiter` makes in `dir`); a Tab on a
+    // directory with no store creates none.
+    assert!(arbiter(dir.path(), &["demo"]).status.success());
+    let data = dir.path().to_str().unwrap();
+    for verb in [
+        "log",
+        "state",
+        "head",
+        "moves",
+        "append",
+        "record",
+        "replay",
+        "whatif",
+        "diff",
+        "verify",
+        "export",
+        "fork",
+        "rewind",
+        "decide",
+        "penalty",
+        "note",
+        "add-judge",
+        "prove",
+        "access",
+    ] {
+        assert_eq!(tab(&["--data", data, verb, "sam"]), ["sample"], "{verb}");
     }
+    assert_eq!(tab(&["--data", data, "diff", "sample", "sam"]), ["sample"], "diff's second record");
+    assert_eq!(tab(&["--data", data, "token", "list", "sam"]), ["sample"]);
+    let none = dir.path().join("no-store");
+    let offered = tab(&["--data", none.to_str().unwrap(), "log", ""]);
+    assert!(offered.iter().all(|w| w.starts_with("--")), "only flags, no games: {offered:?}");
+    assert!(!none.exists(), "a Tab created a store");
     // Man pages: one for arbiter and one per verb, in roff.
     let man = dir.path().join("man");
     assert!(arbiter(dir.path(), &["man", "--dir", man.to_str().unwrap()]).status.success());
@@ -491,6 +541,11 @@ fn completions_and_man_pages_come_from_the_argument_definitions() {
     assert!(page.starts_with(".ie") && page.contains(".TH arbiter-new 1"), "{page}");
     assert!(page.contains("gurps"), "new's page lists the rulesets");
     assert!(man.join("arbiter-replay.1").is_file());
+    // Every page says what the exit codes mean.
+    for name in ["arbiter.1", "arbiter-whatif.1", "arbiter-verify.1"] {
+        let page = std::fs::read_to_string(man.join(name)).unwrap();
+        assert!(page.contains(".SH \"EXIT STATUS\"") && page.contains("Usage or I/O"), "{name}");
+    }
     // `new --help` lists the five rulesets with their documents; a bad one is a usage error.
     let help = String::from_utf8(arbiter(dir.path(), &["new", "--help"]).stdout).unwrap();
     for name in arbiter::rules::Kind::ALL.iter().map(|k| k.name()) {

@@ -17,6 +17,7 @@ use super::{Output, Target, progress, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// Who acts (a seat id or a judge's name). Not used with '-'.
     #[arg(long)]

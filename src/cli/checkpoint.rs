@@ -52,6 +52,7 @@ pub fn signer(cli: &Cli, store: &dyn arbiter::store::Store) -> anyhow::Result<ar
 #[derive(clap::Args)]
 pub struct ProveArgs {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// The event to prove (default: the game's head).
     #[arg(long)]

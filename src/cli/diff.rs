@@ -12,8 +12,10 @@ use super::{Output, RecordArg, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// A stored game or an export file.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names_or_files))]
     pub a: String,
     /// A stored game or an export file.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names_or_files))]
     pub b: String,
 }
 

@@ -11,6 +11,7 @@ use super::{Output, Target, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// The game to copy from.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// The last event the new game shares with GAME.
     #[arg(long)]

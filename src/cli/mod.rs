@@ -5,6 +5,7 @@ mod append;
 mod board;
 mod checkpoint;
 mod completions;
+pub use completions::complete_now;
 mod copy;
 mod demo;
 mod diff;

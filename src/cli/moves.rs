@@ -13,6 +13,7 @@ use super::{Output, Target, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// The moves after this seq (default: the head).
     #[arg(long)]

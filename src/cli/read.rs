@@ -18,12 +18,14 @@ use super::{Output, Target, rec};
 #[derive(clap::Args)]
 pub struct GameArg {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
 }
 
 #[derive(clap::Args)]
 pub struct LogArgs {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// First seq to print.
     #[arg(long, default_value_t = 0)]
@@ -36,6 +38,7 @@ pub struct LogArgs {
 #[derive(clap::Args)]
 pub struct StateArgs {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// The state after this seq (default: the head).
     #[arg(long)]

@@ -35,6 +35,7 @@ use super::{Output, Target, append, moves, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// Record as this seat: only its moves are offered, and while another seat is to act it waits.
     #[arg(long = "as", value_name = "SEAT", conflicts_with = "judge")]

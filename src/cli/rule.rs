@@ -15,6 +15,7 @@ use super::{Output, Target, rec};
 #[derive(clap::Args)]
 pub struct Common {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// The judge making the ruling.
     #[arg(long)]
@@ -80,6 +81,7 @@ pub struct AddJudgeArgs {
 #[derive(clap::Args)]
 pub struct NoteArgs {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// A seat or judge.
     #[arg(long)]

@@ -29,6 +29,7 @@ pub struct Args {
     pub action: Option<Action>,
     /// The game the token is for (not with --organiser).
     #[arg(required_unless_present = "organiser")]
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: Option<String>,
     /// A seat id of the game: the token appends as that seat.
     #[arg(long, conflicts_with_all = ["judge", "organiser"])]
@@ -66,6 +67,7 @@ pub enum Action {
 #[derive(clap::Args)]
 pub struct ListArgs {
     /// Only this game's tokens.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: Option<String>,
 }
 
@@ -389,6 +391,7 @@ fn row(t: &Value) -> String {
 #[derive(clap::Args)]
 pub struct AccessArgs {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// public: anyone may read the game through the server; token: its seats, judges and the organiser only.
     #[arg(long, value_parser = ["public", "token"])]

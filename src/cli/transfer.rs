@@ -17,6 +17,7 @@ use super::{Output, Target, progress, rec};
 #[derive(clap::Args)]
 pub struct ExportArgs {
     /// The game's name in the store.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub game: String,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long)]

@@ -15,6 +15,7 @@ use super::{Output, Target, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// Games to verify (default: every game in the store).
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub games: Vec<String>,
     /// Verify every game in the store.
     #[arg(long, conflicts_with = "games")]

@@ -14,6 +14,7 @@ use super::{Output, RecordArg, rec};
 #[derive(clap::Args)]
 pub struct Args {
     /// A stored game, or an export file.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names_or_files))]
     pub record: String,
     /// Seqs to leave out.
     #[arg(long, num_args = 1..)]
