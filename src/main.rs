@@ -7,7 +7,7 @@ mod cli;
 use std::process::ExitCode;
 
 use arbiter::record::RecordError;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// mimalloc rather than glibc's malloc: folds and replays make and drop many
 /// small values, across two threads in `verify`, and beside sled's page
@@ -36,9 +36,10 @@ fn main() -> ExitCode {
     }
     // A shell asking for completions (COMPLETE=bash arbiter -- ...) gets them here.
     cli::complete_now();
-    let args = cli::Cli::parse();
+    let matches = cli::Cli::command().get_matches();
+    let mut args = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let json = args.json;
-    match cli::run(args) {
+    match args.settle_target(&matches).and_then(|()| cli::run(args)) {
         Ok(code) => code,
         Err(err) => {
             let code = exit_code(&err);

@@ -739,3 +739,51 @@ fn raw_deal_state_says_a_breakdown_ended_at_2d_was_not_played() {
     assert!(state.contains("ended so far  1 breakdown: 1 not played (2d)\n"), "{state}");
     assert!(state.contains("Spear by Alice (p1): not played (2d: the cost 5 is more than the Fortitude 3)"), "{state}");
 }
+
+#[test]
+fn a_read_verb_on_a_directory_with_no_store_says_so_and_makes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo").join("data");
+    for verb in [&["games"][..], &["log", "g"], &["state", "g"], &["head", "g"], &["verify", "--all"]] {
+        let out = arbiter(&missing, verb);
+        assert_eq!(out.status.code(), Some(2), "{verb:?}");
+        assert!(
+            stderr(&out).contains("no store at") && stderr(&out).contains("`arbiter new` creates one"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(!dir.path().join("typo").exists(), "a read verb made directories");
+    // A verb that writes still makes its store.
+    assert!(
+        arbiter(&missing, &["new", "g", "--ruleset", "gurps", "--seat", "p1=A", "--judge", "Dana"]).status.success()
+    );
+    assert!(arbiter(&missing, &["games"]).status.success());
+}
+
+#[test]
+fn data_beside_a_server_the_flag_on_the_command_line_wins_and_two_flags_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(arbiter(dir.path(), &["demo"]).status.success());
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"));
+        for v in ["ARBITER_SERVER", "ARBITER_TOKEN", "ARBITER_DATA", "ARBITER_STORE"] {
+            cmd.env_remove(v);
+        }
+        cmd.envs(env.iter().copied()).args(args).output().unwrap()
+    };
+    let data = dir.path().to_str().unwrap();
+    // Nothing listens on port 1: reaching for the server would fail.
+    let server = "http://127.0.0.1:1";
+    let out = run(&[("ARBITER_SERVER", server)], &["--data", data, "games"]);
+    assert!(out.status.success(), "--data on the line wins over ARBITER_SERVER: {}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sample"));
+    let out = run(&[], &["--data", data, "--server", server, "games"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not both"), "{}", stderr(&out));
+    let out = run(&[("ARBITER_SERVER", server), ("ARBITER_DATA", data)], &["games"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("both set"), "{}", stderr(&out));
+    let out = run(&[("ARBITER_DATA", data)], &["--server", server, "games"]);
+    assert!(stderr(&out).contains("cannot reach the server"), "--server on the line wins: {}", stderr(&out));
+}

@@ -356,6 +356,34 @@ impl Target {
 }
 
 impl Cli {
+    /// `--server` beside a store named by `--data` or `--store`: the one
+    /// given on the command line wins over one from the environment
+    /// (`ARBITER_SERVER`, `ARBITER_DATA`, `ARBITER_STORE`); both on the
+    /// command line, or both only from the environment, is refused, as
+    /// `--data` with `--store` is. Nothing is guessed about which was meant.
+    pub fn settle_target(&mut self, matches: &clap::ArgMatches) -> anyhow::Result<()> {
+        use clap::parser::ValueSource::CommandLine;
+        if self.server.is_none() {
+            return Ok(());
+        }
+        let server_typed = matches.value_source("server") == Some(CommandLine);
+        for (id, flag, var) in [("data", "--data", "ARBITER_DATA"), ("store", "--store", "ARBITER_STORE")] {
+            let Some(source) = matches.value_source(id) else { continue };
+            match (source == CommandLine, server_typed) {
+                (true, false) => self.server = None,
+                (false, true) if id == "data" => self.data = None,
+                (false, true) => self.store = None,
+                (true, true) => {
+                    anyhow::bail!("give --server URL (a running `arbiter serve`) or {flag} (a store), not both")
+                }
+                (false, false) => anyhow::bail!(
+                    "ARBITER_SERVER and {var} are both set: unset one, or give --server or {flag} on the command line"
+                ),
+            }
+        }
+        Ok(())
+    }
+
     /// The store the flags name: `--store URL` (PostgreSQL), else `--data`.
     pub fn location(&self) -> anyhow::Result<Location> {
         match &self.store {
@@ -402,6 +430,11 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
             });
         }
     };
+    // A verb that only reads never makes a store (nor the directories above
+    // it): a mistyped --data is said, not answered with "no games".
+    if reading && !dir.join("db").is_file() {
+        return Err(rec(RecordError::Io(format!("no store at {}: `arbiter new` creates one", dir.display()))));
+    }
     let existed = dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
     let opened = match reading {
