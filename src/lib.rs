@@ -23,7 +23,8 @@
 //! - [`sign_in`]: the link that signs a seat or a judge in at the table page, its QR code, the printed sheet.
 //! - [`server`]: `arbiter serve`, the HTTP API, live streams and the replay page (axum).
 //!
-//! I/O happens only in `store`, `server` and the binary (`src/main.rs`, `src/cli/`).
+//! I/O happens only in `store`, `server`, `record`'s export files and the binary (`src/main.rs`, `src/cli/`);
+//! `tests/tidy.rs` checks it, and that the reducers (`rules`, `kernel`, `adjudication`) stay pure.
 
 // A Violation is the refusal a judge reads: step, rule, message, who may act.
 // It is returned on the cold path only, so it stays a plain value, not a box.
