@@ -271,6 +271,9 @@ fn a_seat_waits_for_the_other_seats_event_on_the_live_stream() {
 /// says so instead).
 #[test]
 fn on_postgresql_a_sample_is_recorded_by_moves_and_a_seat_waits_for_the_other() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
     let db = common::backend::Backend::new(common::backend::Kind::Postgres);
     let store = db.cli_args();
     record_again("wtactics", &store);

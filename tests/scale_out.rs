@@ -24,6 +24,9 @@ use serde_json::Value;
 /// one log.
 #[test]
 fn two_servers_on_one_database_serve_one_tournament() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
     const LAST: u64 = 60;
     let db = TestDatabase::new();
     let a = Served::start_on_database(&db.url);
@@ -128,6 +131,9 @@ fn two_servers_on_one_database_serve_one_tournament() {
 /// copy after more play resumes; and back into a directory.
 #[test]
 fn copy_moves_a_store_into_postgres_and_back_with_the_same_log() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     assert!(arbiter(&data, &["demo"]).status.success());
@@ -208,6 +214,9 @@ fn json_of(out: &std::process::Output) -> Value {
 /// refused, as is one whose log no longer matches its events.
 #[test]
 fn migrations_run_once_and_a_damaged_or_newer_database_is_refused() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
     let db = TestDatabase::new();
     let opened: Vec<_> = (0..4)
         .map(|_| {
@@ -270,6 +279,9 @@ fn an_unreachable_database_is_a_clear_error() {
         assert!(err.contains(says), "{args:?}: {err}");
     };
     refused(&["--store", "./dir", "games"], "--store takes a PostgreSQL URL");
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
     let cluster = common::backend::cluster_url();
     let no_database = cluster.rsplit_once('/').unwrap().0;
     // Not the cluster's own database by default: a URL must name one.
@@ -284,6 +296,9 @@ fn an_unreachable_database_is_a_clear_error() {
 /// a new key only for a log that is not signed yet.
 #[test]
 fn a_missing_log_key_file_is_refused_once_the_log_is_signed() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
     let db = TestDatabase::new();
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {

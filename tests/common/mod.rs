@@ -426,3 +426,63 @@ pub fn doomtrooper_header() -> arbiter::event::Header {
         options: Default::default(),
     }
 }
+
+/// A component some tests need beyond cargo: `.ci/run` installs or starts
+/// each of them.
+#[derive(Debug, Clone, Copy)]
+pub enum Need {
+    /// A PostgreSQL cluster, named by `ARBITER_TEST_POSTGRES`.
+    Postgres,
+    /// Debian's chromium and chromium-driver.
+    Chromium,
+    /// schemathesis, from PyPI.
+    Schemathesis,
+    /// Python's `cryptography`, from PyPI.
+    PythonCryptography,
+    /// A program on the PATH (jq, b3sum, strace, tmux, psql).
+    Program(&'static str),
+}
+
+impl Need {
+    fn missing(self) -> Option<String> {
+        let runs =
+            |program: &str, args: &[&str]| Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
+        let why = match self {
+            Need::Postgres if std::env::var_os("ARBITER_TEST_POSTGRES").is_none() => {
+                "set ARBITER_TEST_POSTGRES (tools/pg-cluster start DIR prints it) or run .ci/run"
+            }
+            Need::Chromium
+                if !Path::new("/usr/bin/chromium").exists() || !Path::new("/usr/bin/chromedriver").exists() =>
+            {
+                "install Debian's chromium and chromium-driver, or run .ci/run"
+            }
+            Need::Schemathesis if !runs("python3", &["-c", "import schemathesis"]) => {
+                "pip install schemathesis (in a venv), or run .ci/run"
+            }
+            Need::PythonCryptography if !runs("python3", &["-c", "import cryptography"]) => {
+                "pip install cryptography (in a venv), or run .ci/run"
+            }
+            Need::Program(p) if !runs("sh", &["-c", &format!("command -v {p}")]) => {
+                return Some(format!("{p} is not on the PATH: install it, or run .ci/run"));
+            }
+            _ => return None,
+        };
+        Some(why.to_string())
+    }
+}
+
+/// Whether `need` is here. When it is not, the test that asks must return at
+/// once: it says so on stderr, past the test harness's capture, as
+/// `skipped: TEST (WHY)`, so that a plain `cargo test` never passes in
+/// silence what it did not run. Under `ARBITER_REQUIRE_ALL=1` (`.ci/run`
+/// sets it) a missing component fails the test instead.
+pub fn has(need: Need) -> bool {
+    let Some(why) = need.missing() else { return true };
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    if std::env::var_os("ARBITER_REQUIRE_ALL").is_some_and(|v| v == "1") {
+        panic!("{test} needs {need:?}: {why} (ARBITER_REQUIRE_ALL=1)");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {test} ({why})");
+    false
+}
