@@ -44,27 +44,32 @@ pub fn parse_strict(text: &str) -> Result<Value, JsonError> {
 /// every sample): strings and keys are escaped by serde_json's own escaper,
 /// which is what `serde_jcs` drives too; integers within +-2^53 print the
 /// same in both; and members are sorted by UTF-16 code units as RFC 8785
-/// says. A float or a larger integer (never in an event: strict parsing
-/// refuses both) takes `serde_jcs` itself, for its ES6 number format.
+/// says. A float or a larger integer is never in an event (strict parsing
+/// refuses both, and arbiter builds actions from integers), so meeting one
+/// here is a bug, said as one: nothing is hashed in another format.
 pub fn canonical(value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     if write_canonical(&mut out, value).is_err() {
-        return serde_jcs::to_vec(value).expect("canonical JSON of a strict value");
+        not_strict(value);
     }
     out
+}
+
+/// The bug of [`canonical`]: a value no event may hold.
+#[cold]
+fn not_strict(value: &Value) -> ! {
+    panic!("a float or an integer beyond +-2^53 reached canonical JSON (events hold neither): {value}")
 }
 
 /// Appends `canonical(value)` to `out`: a member of an object written
 /// member by member (an event's action, `event::canonical_without_hash`).
 pub fn write_canonical_to(out: &mut Vec<u8>, value: &Value) {
-    let start = out.len();
     if write_canonical(out, value).is_err() {
-        out.truncate(start);
-        out.extend_from_slice(&serde_jcs::to_vec(value).expect("canonical JSON of a strict value"));
+        not_strict(value);
     }
 }
 
-/// A number this writer leaves to `serde_jcs`.
+/// A number no event holds (a float, or an integer beyond +-2^53).
 struct NotInteger;
 
 fn write_canonical(out: &mut Vec<u8>, value: &Value) -> Result<(), NotInteger> {
@@ -592,6 +597,12 @@ mod tests {
         let v = parse_strict(r#"{ "b": [1, -2], "a": {"z": "é", "y": null} }"#).unwrap();
         assert_eq!(String::from_utf8(canonical(&v)).unwrap(), r#"{"a":{"y":null,"z":"é"},"b":[1,-2]}"#);
         assert_eq!(parse_strict("9007199254740991").unwrap(), Value::from(MAX_SAFE_INTEGER));
+    }
+
+    #[test]
+    #[should_panic(expected = "reached canonical JSON (events hold neither)")]
+    fn a_float_never_reaches_canonical_json_unsaid() {
+        canonical(&serde_json::json!({"speed": 5.25}));
     }
 
     #[test]

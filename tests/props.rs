@@ -529,9 +529,11 @@ fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
+        // Every integer an event may hold; beyond +-2^53 (and a float)
+        // canonical JSON refuses as a bug (json.rs's own tests).
         (-EXACT..=EXACT).prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
+        Just(Value::from(EXACT)),
+        Just(Value::from(-EXACT)),
         any::<String>().prop_map(Value::from),
         "[\"\\\\/\u{0}-\u{1f}\u{7f}-\u{9f}\u{2028}\u{2029}\u{fffe}\u{1f600}a]{0,8}".prop_map(Value::from),
     ];
