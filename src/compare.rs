@@ -106,6 +106,9 @@ pub fn fork(store: &dyn Store, game: &str, at: u64, new: &str) -> Result<Verifie
 /// What a what-if found.
 #[derive(Debug, Clone, Serialize)]
 pub struct WhatIf {
+    /// Every event stays legal (`illegal` is absent); `arbiter whatif`
+    /// exits 1 otherwise.
+    pub legal: bool,
     /// The first event that becomes illegal, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub illegal: Option<(u64, Violation)>,
@@ -154,7 +157,16 @@ where
             _ => (vec![], vec![]),
         };
         let skipped = skip.iter().copied().collect();
-        Ok(WhatIf { illegal, changes, outcome, step, board, skipped, appended: then.len() as u64 })
+        Ok(WhatIf {
+            legal: illegal.is_none(),
+            illegal,
+            changes,
+            outcome,
+            step,
+            board,
+            skipped,
+            appended: then.len() as u64,
+        })
     };
     let (mut table, last) = match loose_fold(source, skip, u64::MAX)? {
         Loose::Folded { table, last } => (table, last),
@@ -239,7 +251,14 @@ fn loose_step<S: Source<Error = RecordError>>(
     rewound: &mut Vec<(u64, u64)>,
 ) -> Result<Result<Table, Violation>, RecordError> {
     if !matches!(event.action_type(), Some(ActionType::Ruling | ActionType::Note)) {
-        return Ok(t.apply(event.seq, &event.actor, &event.action));
+        // Refused for naming an event the what-if left out: say that, not
+        // what the rules say of the state without it (another seat's turn).
+        return Ok(t.apply(event.seq, &event.actor, &event.action).map_err(|mut v| {
+            if let Some(why) = names_skipped(&event.action, skip) {
+                v.message = why;
+            }
+            v
+        }));
     }
     let a: Adjudication =
         serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
@@ -266,6 +285,21 @@ fn loose_step<S: Source<Error = RecordError>>(
         }
         Adjudication::Ruling(r) => Ok(t.apply_ruling(event.seq, &event.actor, &r)),
     }
+}
+
+/// Why an action is refused when it names an event the what-if skipped:
+/// a counter's target, an event counted, the event a ruling concerns.
+fn names_skipped(action: &Value, skip: &BTreeSet<u64>) -> Option<String> {
+    let skipped = |v: &Value| v.as_u64().filter(|seq| skip.contains(seq));
+    let Value::Object(fields) = action else { return None };
+    fields.iter().find_map(|(name, v)| match name.as_str() {
+        "target" | "counters" => skipped(v).map(|seq| format!("its target (seq {seq}) was skipped")),
+        "counted" => {
+            v.as_array()?.iter().find_map(skipped).map(|seq| format!("it counts seq {seq}, which was skipped"))
+        }
+        "concerns" => skipped(&v["seq"]).map(|seq| format!("the event it concerns (seq {seq}) was skipped")),
+        _ => None,
+    })
 }
 
 fn to_json(t: &Table) -> Value {

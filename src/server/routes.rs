@@ -246,7 +246,7 @@ pub const ROUTES: &[Route] = &[
         body: Some(Body::Json("WhatIfRequest")),
         ok: (
             200,
-            "{illegal?, changes, outcome, step?, board?, skipped, appended}: board and step where the what-if stops",
+            "{legal, illegal?, changes, outcome, step?, board?, skipped, appended}: legal false and illegal [seq, why] when an event becomes illegal; board and step where the what-if stops",
         ),
         errors: READ_ERRORS,
         handler: || post(views::whatif),
