@@ -326,8 +326,8 @@ fn diff_shows_the_outcome_first_and_does_not_count_renumbering_as_a_difference()
     assert_eq!(rows[0]["what"], "points", "{rows:?}");
     assert_ne!(rows[0]["a"], rows[0]["b"]);
     let text = String::from_utf8(arbiter(d, &["diff", "table", "judge"]).stdout).unwrap();
-    let outcome = text.find("  points\n    A: Alice (p1) ").expect("points shown in words");
-    let events = text.find("side by side").expect("events shown");
+    let outcome = text.find("  points: Alice (p1) ").expect("points shown in words");
+    let events = text.find("the events lined up").expect("events shown");
     assert!(outcome < events, "outcome before the events:\n{text}");
     assert!(!text.contains("state.points"), "no state paths for people:\n{text}");
     assert!(text.contains("differ only by renumbering"), "{text}");
