@@ -106,6 +106,9 @@ pub fn fork(store: &dyn Store, game: &str, at: u64, new: &str) -> Result<Verifie
 /// What a what-if found.
 #[derive(Debug, Clone, Serialize)]
 pub struct WhatIf {
+    /// Every event stays legal (`illegal` is absent); `arbiter whatif`
+    /// exits 1 otherwise.
+    pub legal: bool,
     /// The first event that becomes illegal, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub illegal: Option<(u64, Violation)>,
@@ -154,7 +157,16 @@ where
             _ => (vec![], vec![]),
         };
         let skipped = skip.iter().copied().collect();
-        Ok(WhatIf { illegal, changes, outcome, step, board, skipped, appended: then.len() as u64 })
+        Ok(WhatIf {
+            legal: illegal.is_none(),
+            illegal,
+            changes,
+            outcome,
+            step,
+            board,
+            skipped,
+            appended: then.len() as u64,
+        })
     };
     let (mut table, last) = match loose_fold(source, skip, u64::MAX)? {
         Loose::Folded { table, last } => (table, last),
@@ -239,7 +251,14 @@ fn loose_step<S: Source<Error = RecordError>>(
     rewound: &mut Vec<(u64, u64)>,
 ) -> Result<Result<Table, Violation>, RecordError> {
     if !matches!(event.action_type(), Some(ActionType::Ruling | ActionType::Note)) {
-        return Ok(t.apply(event.seq, &event.actor, &event.action));
+        // Refused for naming an event the what-if left out: say that, not
+        // what the rules say of the state without it (another seat's turn).
+        return Ok(t.apply(event.seq, &event.actor, &event.action).map_err(|mut v| {
+            if let Some(why) = names_skipped(&event.action, skip) {
+                v.message = why;
+            }
+            v
+        }));
     }
     let a: Adjudication =
         serde_json::from_value(event.action.clone()).map_err(|e| RecordError::Input(e.to_string()))?;
@@ -266,6 +285,21 @@ fn loose_step<S: Source<Error = RecordError>>(
         }
         Adjudication::Ruling(r) => Ok(t.apply_ruling(event.seq, &event.actor, &r)),
     }
+}
+
+/// Why an action is refused when it names an event the what-if skipped:
+/// a counter's target, an event counted, the event a ruling concerns.
+fn names_skipped(action: &Value, skip: &BTreeSet<u64>) -> Option<String> {
+    let skipped = |v: &Value| v.as_u64().filter(|seq| skip.contains(seq));
+    let Value::Object(fields) = action else { return None };
+    fields.iter().find_map(|(name, v)| match name.as_str() {
+        "target" | "counters" => skipped(v).map(|seq| format!("its target (seq {seq}) was skipped")),
+        "counted" => {
+            v.as_array()?.iter().find_map(skipped).map(|seq| format!("it counts seq {seq}, which was skipped"))
+        }
+        "concerns" => skipped(&v["seq"]).map(|seq| format!("the event it concerns (seq {seq}) was skipped")),
+        _ => None,
+    })
 }
 
 fn to_json(t: &Table) -> Value {
@@ -305,7 +339,35 @@ pub struct Diff {
     /// Differences only in an event's seq (the records number their events
     /// differently after the divergence): counted, not listed in `changes`.
     pub renumbered: u64,
+    /// The two records lined up by content from the first divergence: each
+    /// row an event of each (the same, or one in place of the other) or of
+    /// one only. The rows that differ (at most `SHOWN`) and the row before
+    /// and after each; seqs tell where rows were left out between.
+    pub rows: Vec<Row>,
     pub agree: bool,
+}
+
+/// One row of two records lined up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub a: Option<Side>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b: Option<Side>,
+    /// One event in both records: the same actor and action, naming the
+    /// same events (each in its own record's numbering).
+    pub same: bool,
+}
+
+/// An event of one side of a row, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Side {
+    pub seq: u64,
+    pub actor: String,
+    /// The actor by name ("Alice (p1)"), from the record's header.
+    pub by: String,
+    /// The action in words.
+    pub words: String,
 }
 
 /// One row of the outcome where two records disagree. `None`: that record
@@ -389,14 +451,43 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
         Ok(folder.table().expect("state").clone())
     };
     let (table_a, table_b) = (final_table(a)?, final_table(b)?);
+    let lined = line_up(a, b, common)?;
+    // The state delta compares lists by position, so one extra effect puts
+    // every later one's seq against another's: a seq field's number is
+    // counted apart, not listed (the rows show which events differ).
     let (renumbered, changes): (Vec<Change>, Vec<Change>) =
         delta::diff(&to_json(&table_a), &to_json(&table_b)).into_iter().partition(delta::is_renumbering);
+    let (renumbered_keys, changes) = lined.renumbered_keys(changes);
     let outcome = match (table_a.board(), table_b.board()) {
-        (Some(x), Some(y)) => outcome_rows(&x.outcome(), &y.outcome()),
+        (Some(x), Some(y)) => {
+            // A's rows in B's numbering: "ended by Smoke Bomb (seq 88)" is
+            // "(seq 89)" in a record with one more event before it.
+            let x: Vec<(String, String)> = x.outcome().into_iter().map(|(w, v)| (w, lined.renumber(&v))).collect();
+            let mut rows = outcome_rows(&x, &y.outcome());
+            // Shown as recorded, in A's own numbering.
+            let own = table_a.board().map(|b| b.outcome()).unwrap_or_default();
+            for r in &mut rows {
+                if let Some((_, v)) = own.iter().find(|(w, _)| *w == r.what) {
+                    r.a = Some(v.clone());
+                }
+            }
+            rows
+        }
         _ => vec![],
     };
+    let side = |t: &Table, e: &Event| Side {
+        seq: e.seq,
+        actor: e.actor.clone(),
+        by: t.header.name_of(&e.actor),
+        words: crate::rules::describe(&e.action),
+    };
+    let rows = lined
+        .shown()
+        .into_iter()
+        .map(|(x, y, same)| Row { a: x.map(|e| side(&table_a, e)), b: y.map(|e| side(&table_b, e)), same })
+        .collect();
     let agree = common == a_len && common == b_len;
-    let renumbered = renumbered.len() as u64;
+    let renumbered = (renumbered.len() + renumbered_keys) as u64;
     Ok(Diff {
         alignment,
         common,
@@ -408,6 +499,169 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
         changes,
         outcome,
         renumbered,
+        rows,
         agree,
     })
+}
+
+/// Two records' events from `from` on, lined up by content: a shortest edit
+/// script (Myers) over each event's actor and action with the seqs it names
+/// left out, so that one extra event in a record is one row, not every row
+/// after it. A pair of events then names the same events if each seq one
+/// names is lined up with the seq the other names.
+struct LinedUp {
+    from: u64,
+    a: Vec<Event>,
+    b: Vec<Event>,
+    /// Index into `a` and `b` of each row; both for a pair.
+    rows: Vec<(Option<usize>, Option<usize>, bool)>,
+    /// A's seq -> B's seq, for the events lined up from `from` on.
+    to_b: std::collections::HashMap<u64, u64>,
+}
+
+/// Time spent on the alignment at most: past it, `similar` gives a longer
+/// edit script (more rows flagged), never a wrong one.
+const ALIGN_SECONDS: u64 = 5;
+
+fn line_up(a: &Record, b: &Record, from: u64) -> Result<LinedUp, RecordError> {
+    let a: Vec<Event> = a.events_from(from).collect::<Result<_, _>>()?;
+    let b: Vec<Event> = b.events_from(from).collect::<Result<_, _>>()?;
+    let key = |e: &Event| {
+        let mut action = e.action.clone();
+        names_left_out(&mut action, &mut Vec::new());
+        let mut bytes = crate::json::canonical(&serde_json::Value::String(e.actor.clone()));
+        bytes.extend(crate::json::canonical(&action));
+        *blake3::hash(&bytes).as_bytes()
+    };
+    let (ka, kb): (Vec<[u8; 32]>, Vec<[u8; 32]>) = (a.iter().map(key).collect(), b.iter().map(key).collect());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(ALIGN_SECONDS);
+    let ops = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &ka, &kb, Some(deadline));
+    let mut lined = LinedUp { from, a, b, rows: Vec::new(), to_b: Default::default() };
+    for op in ops {
+        let (_, x, y) = op.as_tag_tuple();
+        let paired = x.len().min(y.len());
+        // Pairs first: equal events, or one in place of the other.
+        for (i, j) in x.clone().zip(y.clone()) {
+            let same = matches!(op, similar::DiffOp::Equal { .. }) && lined.names_the_same(i, j);
+            lined.to_b.insert(lined.a[i].seq, lined.b[j].seq);
+            lined.rows.push((Some(i), Some(j), same));
+        }
+        lined.rows.extend(x.skip(paired).map(|i| (Some(i), None, false)));
+        lined.rows.extend(y.skip(paired).map(|j| (None, Some(j), false)));
+    }
+    Ok(lined)
+}
+
+impl LinedUp {
+    /// B's seq for A's: the same below `from`, else the event lined up with it.
+    fn to_b(&self, seq: u64) -> Option<u64> {
+        if seq < self.from { Some(seq) } else { self.to_b.get(&seq).copied() }
+    }
+
+    /// Two events of equal content name events lined up with each other.
+    fn names_the_same(&self, i: usize, j: usize) -> bool {
+        let names = |e: &Event| {
+            let mut seqs = Vec::new();
+            names_left_out(&mut e.action.clone(), &mut seqs);
+            seqs
+        };
+        let (x, y) = (names(&self.a[i]), names(&self.b[j]));
+        x.len() == y.len() && x.iter().zip(&y).all(|(x, y)| self.to_b(*x) == Some(*y))
+    }
+
+    /// Entries of a map keyed by seq (a combat's plays) that differ only in
+    /// their key: A's at seq N gone, the same value at B's seq for N come.
+    /// Returns how many such pairs there were, and the other changes.
+    fn renumbered_keys(&self, changes: Vec<Change>) -> (usize, Vec<Change>) {
+        let keyed =
+            |c: &Change| c.path.rsplit_once('.').and_then(|(at, key)| Some((at.to_string(), key.parse().ok()?)));
+        let mut moved = BTreeSet::new();
+        for (i, gone) in changes.iter().enumerate().filter(|(_, c)| c.after.is_none()) {
+            let Some((at, seq)) = keyed(gone) else { continue };
+            let Some(to) = self.to_b(seq) else { continue };
+            let came = changes.iter().position(|c| {
+                c.before.is_none()
+                    && c.after == gone.before
+                    && keyed(c) == Some((at.clone(), to))
+                    && !moved.contains(&i)
+            });
+            if let Some(j) = came {
+                moved.extend([i, j]);
+            }
+        }
+        let pairs = moved.len() / 2;
+        (pairs, changes.into_iter().enumerate().filter(|(i, _)| !moved.contains(i)).map(|(_, c)| c).collect())
+    }
+
+    /// Words in B's numbering: each "seq N" of A lined up with an event of B.
+    fn renumber(&self, words: &str) -> String {
+        let mut out = String::with_capacity(words.len());
+        let mut rest = words;
+        while let Some(at) = rest.find("seq ") {
+            out.push_str(&rest[..at + 4]);
+            rest = &rest[at + 4..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            match rest[..digits].parse::<u64>().ok().and_then(|seq| self.to_b(seq)) {
+                Some(seq) => out.push_str(&seq.to_string()),
+                None => out.push_str(&rest[..digits]),
+            }
+            rest = &rest[digits..];
+        }
+        out + rest
+    }
+
+    /// The rows shown: those that differ (at most `SHOWN`), each with the
+    /// row before and after it.
+    fn shown(&self) -> Vec<(Option<&Event>, Option<&Event>, bool)> {
+        let differ: Vec<usize> = (0..self.rows.len()).filter(|r| !self.rows[*r].2).take(SHOWN).collect();
+        let mut keep: BTreeSet<usize> = BTreeSet::new();
+        for r in differ {
+            keep.extend(r.saturating_sub(1)..=(r + 1).min(self.rows.len() - 1));
+        }
+        keep.into_iter()
+            .map(|r| {
+                let (i, j, same) = self.rows[r];
+                (i.map(|i| &self.a[i]), j.map(|j| &self.b[j]), same)
+            })
+            .collect()
+    }
+}
+
+/// Takes out of an action the seqs it names (a counter's target, the
+/// modifiers counted, the event a ruling or note concerns, with its hash),
+/// into `seqs` in order: what is left is the same in two records of one
+/// combat however they number their events.
+fn names_left_out(action: &mut Value, seqs: &mut Vec<u64>) {
+    match action {
+        Value::Object(fields) => {
+            for (name, v) in fields.iter_mut() {
+                if !delta::holds_seq(name.as_bytes(), None) {
+                    names_left_out(v, seqs);
+                    continue;
+                }
+                match v {
+                    Value::Number(n) => {
+                        seqs.extend(n.as_u64());
+                        *v = Value::Null;
+                    }
+                    Value::Array(list) => {
+                        for x in list.iter_mut().filter(|x| x.is_u64()) {
+                            seqs.extend(x.as_u64());
+                            *x = Value::Null;
+                        }
+                    }
+                    Value::Object(named) => {
+                        if let Some(seq) = named.get("seq").and_then(Value::as_u64) {
+                            seqs.push(seq);
+                            named.remove("seq");
+                            named.remove("hash");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| names_left_out(v, seqs)),
+        _ => {}
+    }
 }

@@ -43,7 +43,7 @@ fn word_rank(field: &[u8]) -> Option<u8> {
 /// made (`"battle_tactic": [2, "Fight"]`). Two records of one combat number
 /// their events differently from the first extra or missing event on, so
 /// these differ without the combat differing.
-fn holds_seq(name: &[u8], index: Option<&[u8]>) -> bool {
+pub(crate) fn holds_seq(name: &[u8], index: Option<&[u8]>) -> bool {
     match name {
         b"seq" | b"target" | b"counters" | b"scope" | b"sub_scope" | b"ended_by" | b"concerns" | b"counted"
         | b"cards" => true,

@@ -163,6 +163,16 @@ impl Folder {
         self.in_rewound_range(seq) && self.adjudication.binary_search(&seq).is_err()
     }
 
+    /// The seq of the judge's rewind that took this event back (the first
+    /// that did, where later rewinds took it back again), if one did.
+    pub fn rewound_by(&self, seq: u64) -> Option<u64> {
+        if !self.is_rewound(seq) {
+            return None;
+        }
+        // A rewind at seq r takes back the events after its target up to r - 1.
+        self.rewound.iter().find(|(a, b)| (*a..=*b).contains(&seq)).map(|(_, b)| b + 1)
+    }
+
     /// Inside a range a rewind took back. A rewind may not name such an event
     /// (even a penalty that stands): the combat after it is not one that was played.
     fn in_rewound_range(&self, seq: u64) -> bool {

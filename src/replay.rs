@@ -78,10 +78,7 @@ where
     S: Source + Sync + ?Sized,
     S::Error: Into<RecordError>,
 {
-    let (_, at_head) = match source.snapshot(u64::MAX) {
-        Some((folder, link)) => verify_from(source, folder, Some(link), None)?,
-        None => verify(source, None)?,
-    };
+    let at_head = fold_at_head(source)?;
     let (folder, prev) = match from.checked_sub(1).and_then(|seq| source.snapshot(seq)) {
         Some((folder, link)) => (folder, Some(link)),
         None => (Folder::new(), None),
@@ -132,6 +129,7 @@ where
                         said
                     }
                 };
+                let said = said.map(|said| by_ruling(said, &event));
                 let by = header.as_ref().expect("the first event shown has the header").name_of(&event.actor);
                 let shown = Shown {
                     seq: event.seq,
@@ -160,6 +158,35 @@ where
         }
         Ok(at_head.rewound().to_vec())
     })
+}
+
+/// The fold at the head, which knows what judges' rewinds took back: from
+/// the latest snapshot (the events after it read, hashed, linked and
+/// folded), or, for a source without snapshots, a full verification.
+pub fn fold_at_head<S>(source: &S) -> Result<Folder, RecordError>
+where
+    S: Source + Sync + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let (_, at_head) = match source.snapshot(u64::MAX) {
+        Some((folder, link)) => verify_from(source, folder, Some(link), None)?,
+        None => verify(source, None)?,
+    };
+    Ok(at_head)
+}
+
+/// Under a judge's rewind, what the board says was rewound names the ruling
+/// that did it: a board compares two states only, and cannot tell a rewind
+/// from play, but the event shown is the ruling ("the counter against it
+/// (seq 3) was rewound by the judge's ruling (seq 6)").
+fn by_ruling(said: Vec<String>, event: &Event) -> Vec<String> {
+    let rewind = event.action_type() == Some(ActionType::Ruling) && event.action["kind"] == "rewind";
+    if !rewind {
+        return said;
+    }
+    said.into_iter()
+        .map(|s| if s.ends_with(" was rewound") { format!("{s} by the judge's ruling (seq {})", event.seq) } else { s })
+        .collect()
 }
 
 /// What the showing thread is done with, handed back to the folding thread
@@ -442,9 +469,18 @@ pub struct Logged {
     pub at: Option<StepRef>,
     /// What the ruleset recorded in words for it.
     pub recorded: Vec<String>,
+    /// The judge's rewind that took it back, if one did: `Said` leaves it
+    /// None (a later event may rewind this one), `log` fills it in.
+    pub rewound_by: Option<u64>,
 }
 
 impl Said {
+    /// The judge's rewind among the events folded so far that took `seq`
+    /// back, if one did.
+    pub fn rewound_by(&self, seq: u64) -> Option<u64> {
+        self.folder.rewound_by(seq)
+    }
+
     /// Folds `event` (the next seq); `source` gives earlier events again for
     /// a rewind. None from the first event the rules refuse on: the record
     /// is broken there (`verify` says why), and the rest has no words.
@@ -466,6 +502,11 @@ impl Said {
             Err(e) => return Err(broken(e)),
         }
         let table = self.folder.table().expect("a folded event leaves a state");
-        Ok(Some(Logged { by: table.header.name_of(&event.actor), at, recorded: table.said(event.seq) }))
+        Ok(Some(Logged {
+            by: table.header.name_of(&event.actor),
+            at,
+            recorded: table.said(event.seq),
+            rewound_by: None,
+        }))
     }
 }

@@ -102,6 +102,11 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     let a = text(&c, "#diff-a").await;
     let b = text(&c, "#diff-b").await;
     assert!(a.contains("Cancel") && b.contains("Nullify"), "A: {a}\nB: {b}");
+    assert!(a.contains("Ben (p2)") && b.contains("Ben (p2)"), "seats by name: A: {a}\nB: {b}");
+    // The diff's outcome is what the judge opened the page for: at the top, above the state panel.
+    let above = "const top = id => document.getElementById(id).getBoundingClientRect().top; \
+        return top('diff-outcome') < top('state-panel') && top('diff-outcome') < top('board-panel')";
+    assert_eq!(c.execute(above, vec![]).await.unwrap(), json!(true), "the outcome above the state panel");
     c.close().await.unwrap();
 }
 

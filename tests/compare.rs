@@ -13,6 +13,12 @@ fn ok(out: &std::process::Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
+/// The stdout of a run that exits `code` (whatif: 1 when an event becomes illegal).
+fn exits(code: i32, out: &std::process::Output) -> String {
+    assert_eq!(out.status.code(), Some(code), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
 /// The events of a game, as JSON.
 fn events(d: &Path, game: &str) -> Vec<Value> {
     ok(&arbiter(d, &["--json", "log", game])).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -89,14 +95,14 @@ fn a_counter_accepted_by_mistake_is_rewound_and_the_replay_shows_both() {
     // A what-if over a record with a rewind: leaving out only the counter makes p1's pass
     // out of turn; leaving out all the rewound events changes nothing; leaving out the
     // event the rewind names makes the next event illegal.
-    let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "3"]))).unwrap();
+    let v: Value = serde_json::from_str(&exits(1, &arbiter(d, &["--json", "whatif", "g", "--skip", "3"]))).unwrap();
     assert_eq!(v["illegal"][0], 4, "{v}");
     // Where it stops: the board and step before seq 4, which without seq 3 are those after seq 2.
     let at2: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "state", "g", "--at", "2"]))).unwrap();
     assert_eq!((&v["board"], &v["step"]), (&at2["board"], &at2["step"]), "{v}");
     let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "3", "4", "5"]))).unwrap();
     assert!(v["illegal"].is_null() && v["changes"].as_array().unwrap().is_empty(), "{v}");
-    let v: Value = serde_json::from_str(&ok(&arbiter(d, &["--json", "whatif", "g", "--skip", "2"]))).unwrap();
+    let v: Value = serde_json::from_str(&exits(1, &arbiter(d, &["--json", "whatif", "g", "--skip", "2"]))).unwrap();
     assert_eq!(v["illegal"][0], 3, "{v}");
     let file = export(d, "g");
     ok(&arbiter(d, &["verify-file", &file]));
@@ -194,11 +200,11 @@ fn a_what_if_that_makes_a_later_counter_illegal() {
     ok(&arbiter(d, &["demo"]));
     let evs = events(d, "sample");
     let shield = seq_of(&evs, |e| e["action"]["card"] == "Shield of Faith");
-    let out = ok(&arbiter(d, &["--json", "whatif", "sample", "--skip", &shield.to_string()]));
+    let out = exits(1, &arbiter(d, &["--json", "whatif", "sample", "--skip", &shield.to_string()]));
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["illegal"][0].as_u64(), Some(shield + 1), "p3's counter named the skipped card");
     let why = v["illegal"][1]["message"].as_str().unwrap();
-    assert!(why.contains("p2's turn") || why.contains(&format!("seq {shield}")), "{why}");
+    assert!(why.contains(&format!("its target (seq {shield}) was skipped")), "{why}");
     // Nothing was stored.
     assert_eq!(events(d, "sample").len(), evs.len());
     // A what-if that stays legal reports the changed outcome: the sample's last award, and a judge's penalty added.
@@ -212,7 +218,7 @@ fn a_what_if_that_makes_a_later_counter_illegal() {
     assert_eq!(v["changes"][0]["path"], "penalties[0]");
     // Skipping an event whose absence leaves everything legal can still change the outcome.
     let file = export(d, "sample");
-    let out = ok(&arbiter(d, &["--json", "whatif", &file, "--skip", &(shield + 1).to_string()]));
+    let out = exits(1, &arbiter(d, &["--json", "whatif", &file, "--skip", &(shield + 1).to_string()]));
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(
         v["illegal"].is_array(),
@@ -320,9 +326,158 @@ fn diff_shows_the_outcome_first_and_does_not_count_renumbering_as_a_difference()
     assert_eq!(rows[0]["what"], "points", "{rows:?}");
     assert_ne!(rows[0]["a"], rows[0]["b"]);
     let text = String::from_utf8(arbiter(d, &["diff", "table", "judge"]).stdout).unwrap();
-    let outcome = text.find("  points\n    A: Alice (p1) ").expect("points shown in words");
-    let events = text.find("side by side").expect("events shown");
+    let outcome = text.find("  points: Alice (p1) ").expect("points shown in words");
+    let events = text.find("the events lined up").expect("events shown");
     assert!(outcome < events, "outcome before the events:\n{text}");
     assert!(!text.contains("state.points"), "no state paths for people:\n{text}");
     assert!(text.contains("differ only by renumbering"), "{text}");
+}
+
+/// Issue 42: a rewind says that it rewound, naming the counter and the ruling; `log` marks
+/// each event a ruling took back, and by which.
+#[test]
+fn a_rewind_says_the_counter_was_rewound_and_log_marks_what_it_took_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&arbiter(
+        d,
+        &["new", "g", "--ruleset", "doomtrooper", "--seat", "p1=Alice", "--seat", "p2=Bob", "--judge", "Dana"],
+    ));
+    let lines = [
+        json!({"actor": "p1", "action": combat("p2", "Max", "Leg")}),
+        json!({"actor": "p1", "action": tactic("Fight")}),
+        json!({"actor": "p2", "action": counter("Nullify", 2)}),
+        json!({"actor": "p1", "action": {"type": "pass"}}),
+        json!({"actor": "p2", "action": {"type": "pass"}}),
+    ];
+    let stdin: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    ok(&arbiter_stdin(d, &["append", "g", "-"], &stdin));
+    ok(&arbiter(d, &["rewind", "g", "--judge", "Dana", "--to", "2", "--reason", "Nullify may not be played here"]));
+    let replay = ok(&arbiter(d, &["replay", "g"]));
+    assert!(
+        replay.contains(
+            "seq 2 BATTLE TACTIC stands again: the counter against it (seq 3) was rewound by the judge's ruling (seq 6)"
+        ),
+        "{replay}"
+    );
+    assert!(!replay.contains("was countered"), "nothing countered the counter:\n{replay}");
+    let log = ok(&arbiter(d, &["log", "g"]));
+    for line in log.lines() {
+        let seq: u64 = line.split_whitespace().next().unwrap().parse().unwrap();
+        let marked = line.contains("rewound by seq 6");
+        assert_eq!(marked, (3..=5).contains(&seq), "seq {seq}: {line}\n{log}");
+    }
+}
+
+/// Inserts a judge's note after `after` events of `lines` (JSON Lines of a game's events
+/// 1...), as a table that called the judge once more than the other would have.
+fn record_with_note(d: &Path, game: &str, lines: &[String], after: usize) {
+    ok(&arbiter_stdin(d, &["append", game, "-"], &lines[..after].concat()));
+    ok(&arbiter(d, &["note", game, "--actor", "Dana", "--concerns", "2", "judge called to the table"]));
+    ok(&arbiter_stdin(d, &["append", game, "-"], &lines[after..].concat()));
+}
+
+/// The demo's sample, event 1 on, as JSON Lines.
+fn sample_events() -> Vec<String> {
+    sample_lines("doomtrooper")[1..].iter().map(|(a, v)| format!("{}\n", json!({"actor": a, "action": v}))).collect()
+}
+
+/// Issue 42: one extra event in one record flags that row alone, and an outcome that
+/// differs only by that renumbering ("ended by Smoke Bomb (seq 88)" against "(seq 89)")
+/// is not a difference.
+#[test]
+fn diff_aligns_by_content_and_an_outcome_renumbered_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lines = sample_events();
+    let smoke = lines.iter().position(|l| l.contains("Smoke Bomb")).unwrap();
+    let new = |game: &str| {
+        ok(&arbiter(
+            d,
+            &[
+                "new",
+                "--ruleset",
+                "doomtrooper",
+                game,
+                "--seat",
+                "p1=Alice",
+                "--seat",
+                "p2=Bob",
+                "--seat",
+                "p3=Carol",
+                "--judge",
+                "Dana",
+                "--tournament",
+                "Luna City Open",
+                "--round",
+                "3",
+                "--table",
+                "12",
+            ],
+        ))
+    };
+    new("table");
+    ok(&arbiter_stdin(d, &["append", "table", "-"], &lines.concat()));
+    new("judge");
+    record_with_note(d, "judge", &lines, smoke - 2);
+    let out = arbiter(d, &["--json", "diff", "table", "judge"]);
+    assert_eq!(out.status.code(), Some(1), "the note is a difference");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], json!([]), "renumbering is not an outcome difference: {}", v["outcome"]);
+    let differing: Vec<&Value> = v["rows"].as_array().unwrap().iter().filter(|r| r["same"] == false).collect();
+    assert_eq!(differing.len(), 1, "one row, the note: {differing:?}");
+    assert!(differing[0]["a"].is_null() && differing[0]["b"]["words"].as_str().unwrap().contains("note"));
+    assert_eq!(differing[0]["b"]["by"], "Dana");
+    let text = String::from_utf8(arbiter(d, &["diff", "table", "judge"]).stdout).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 1, "{text}");
+    assert!(text.lines().take(3).any(|l| l.contains("outcome: the same")), "{text}");
+}
+
+/// Issue 42: the outcome values are within the first 3 lines; the rows name seats by name.
+#[test]
+fn diff_says_the_outcome_values_first_and_names_the_seats() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (game, plays) in [("table", false), ("judge", true)] {
+        ok(&arbiter(d, &["new", game, "--ruleset", "doomtrooper", "--seat", "p1=Alice", "--seat", "p2=Bob"]));
+        ok(&arbiter_stdin(d, &["append", game, "-"], &finished_recording(plays)));
+    }
+    let text = String::from_utf8(arbiter(d, &["diff", "table", "judge"]).stdout).unwrap();
+    let top: Vec<&str> = text.lines().take(3).collect();
+    assert!(top.iter().any(|l| l.contains("points: Alice (p1) 1 against 0")), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("  B: ") || l.contains(" A: ")).collect();
+    assert!(!rows.is_empty(), "{text}");
+    assert!(text.contains("Bob (p2) play"), "{text}");
+    for bare in [" p1 ", " p2 "] {
+        assert!(!rows.iter().any(|l| l.contains(&format!("A:{bare}")) || l.contains(&format!("B:{bare}"))), "{text}");
+    }
+    // Only the events that differ are flagged: p2's modifier and p1's pass (B only), the
+    // results, the status and the award.
+    assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 5, "{text}");
+}
+
+/// Issue 42: a counter whose target was skipped says so; whatif exits 1 when an event
+/// becomes illegal, 0 when the record stays legal.
+#[test]
+fn whatif_names_the_skipped_target_and_exits_1_when_an_event_becomes_illegal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&arbiter(d, &["demo"]));
+    let evs = events(d, "sample");
+    let shield = seq_of(&evs, |e| e["action"]["card"] == "Shield of Faith");
+    let out = arbiter(d, &["--json", "whatif", "sample", "--skip", &shield.to_string()]);
+    assert_eq!(out.status.code(), Some(1), "an event becomes illegal");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["illegal"][0].as_u64(), Some(shield + 1));
+    assert_eq!(v["legal"], false);
+    let why = v["illegal"][1]["message"].as_str().unwrap();
+    assert!(why.contains(&format!("its target (seq {shield}) was skipped")), "{why}");
+    let text = arbiter(d, &["whatif", "sample", "--skip", &shield.to_string()]);
+    assert_eq!(text.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("was skipped"));
+    // The record as it stands is legal: exit 0.
+    let legal = arbiter(d, &["whatif", "sample"]);
+    assert_eq!(legal.status.code(), Some(0), "{}", String::from_utf8_lossy(&legal.stderr));
+    let help = String::from_utf8(arbiter(d, &["whatif", "--help"]).stdout).unwrap();
+    assert!(help.contains("exit 1"), "{help}");
 }

@@ -134,6 +134,12 @@ pub enum Command {
     /// A new game sharing events 0..=SEQ of GAME byte for byte.
     Fork(fork::Args),
     /// Fold a record without some events (and with others after it); nothing is stored.
+    ///
+    /// Exit 0 when every event stays legal (and how the outcome would change); exit 1 when an
+    /// event becomes illegal (the first one, and why); exit 2 on a usage or I/O error.
+    #[command(
+        after_help = "Exit status: 0 every event stays legal; 1 an event becomes illegal; 2 usage or I/O error.\n\nExamples:\n  arbiter whatif g1 --skip 51\n  arbiter whatif table12.jsonl --skip 7 8 --then more.jsonl"
+    )]
     Whatif(whatif::Args),
     /// Compare two records (games or export files): exit 0 when they agree, 1 when they differ.
     #[command(

@@ -66,13 +66,16 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
     let mut said = Said::default();
     // With --hide-passes, a run of passes is held here until the next other event.
     let mut run: Vec<(Event, Option<Logged>)> = Vec::new();
+    // Each event a judge's rewind took back is marked with the rewind's seq
+    // (`Logged::rewound_by`), which the fold at the head knows.
     let mut print = |event: &Event, logged: Option<Logged>| -> anyhow::Result<()> {
         if event.seq < a.from {
             return Ok(());
         }
         if a.hide_passes && words {
-            let recorded = logged.as_ref().is_some_and(|l| !l.recorded.is_empty());
-            if event.action_type() == Some(ActionType::Pass) && !recorded {
+            // A pass that recorded something, or that a rewind took back, is shown on its own.
+            let plain = logged.as_ref().is_none_or(|l| l.recorded.is_empty() && l.rewound_by.is_none());
+            if event.action_type() == Some(ActionType::Pass) && plain {
                 run.push((event.clone(), logged));
                 return Ok(());
             }
@@ -84,15 +87,22 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
     match target {
         Target::Local(store) => {
             let source = StoredGame::new(store.as_ref(), &a.game);
+            // What rewinds took back, from the latest snapshot on; then the events stream.
+            let head = if words { Some(arbiter::replay::fold_at_head(&source).map_err(rec)?) } else { None };
             for event in store.read(&a.game, first).map_err(|e| rec(e.into()))? {
                 let event = event.map_err(|e| rec(e.into()))?;
                 let logged = if words { said.next(&event, &source).map_err(rec)? } else { None };
+                let logged =
+                    logged.map(|l| Logged { rewound_by: head.as_ref().and_then(|h| h.rewound_by(event.seq)), ..l });
                 print(&event, logged)?;
             }
         }
         Target::Remote(c) => {
-            // The events read so far: the source a rewind folds again.
+            // The events read so far: the source a rewind folds again. In
+            // words, every event is read and folded before any is printed,
+            // so that a rewind marks the events before it.
             let mut seen: Vec<Event> = vec![];
+            let mut logs: Vec<Option<Logged>> = vec![];
             let mut from = Some(first);
             while let Some(f) = from {
                 let page = c.get(&c.game(&a.game, &format!("/events?from={f}&limit=1000"))?)?;
@@ -101,13 +111,18 @@ pub fn log(target: &Target, a: &LogArgs, out: &Output) -> anyhow::Result<ExitCod
                     let (event, _) = decode(&event.to_string()).map_err(|e| {
                         rec(RecordError::Broken { seq: event["seq"].as_u64().unwrap_or(0), why: e.to_string() })
                     })?;
-                    let logged = if words { said.next(&event, &seen).map_err(rec)? } else { None };
-                    print(&event, logged)?;
                     if words {
+                        logs.push(said.next(&event, &seen).map_err(rec)?);
                         seen.push(event);
+                    } else {
+                        print(&event, None)?;
                     }
                 }
                 from = page["next"].as_u64();
+            }
+            for (event, logged) in seen.iter().zip(logs) {
+                let logged = logged.map(|l| Logged { rewound_by: said.rewound_by(event.seq), ..l });
+                print(event, logged)?;
             }
         }
     }
@@ -138,6 +153,9 @@ fn flush_passes(run: &mut Vec<(Event, Option<Logged>)>) {
 fn log_line(event: &Event, logged: Option<&Logged>) -> String {
     let by = logged.map_or(event.actor.as_str(), |l| l.by.as_str());
     let mut line = format!("{:>5}  {}  {:<10} {}", event.seq, event.at, by, describe(&event.action));
+    if let Some(ruling) = logged.and_then(|l| l.rewound_by) {
+        line += &format!("  [rewound by seq {ruling}]");
+    }
     if let Some(step) = logged.and_then(|l| l.at.as_ref()) {
         line += &format!("   [{}]", step.reference);
     }

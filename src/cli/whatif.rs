@@ -1,4 +1,5 @@
 //! `arbiter whatif GAME|FILE --skip SEQ ... [--then FILE]`: nothing is stored.
+//! Exit 0 when every event stays legal, 1 when one becomes illegal.
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -53,7 +54,8 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
             w.changes.len()
         ),
     });
-    Ok(ExitCode::SUCCESS)
+    // As `verify`: 1 when an event of the record (or of --then) is not legal without the skipped ones.
+    Ok(if w.legal { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 pub fn show(v: &Option<serde_json::Value>) -> String {

@@ -246,7 +246,7 @@ pub const ROUTES: &[Route] = &[
         body: Some(Body::Json("WhatIfRequest")),
         ok: (
             200,
-            "{illegal?, changes, outcome, step?, board?, skipped, appended}: board and step where the what-if stops",
+            "{legal, illegal?, changes, outcome, step?, board?, skipped, appended}: legal false and illegal [seq, why] when an event becomes illegal; board and step where the what-if stops",
         ),
         errors: READ_ERRORS,
         handler: || post(views::whatif),
@@ -276,7 +276,10 @@ pub const ROUTES: &[Route] = &[
         who: Who::Reader,
         query: &[("a", "a game"), ("b", "another game")],
         body: None,
-        ok: (200, "{alignment, common, a_events, b_events, comparisons, a_from, b_from, changes, agree}"),
+        ok: (
+            200,
+            "{alignment, common, a_events, b_events, comparisons, a_from, b_from, rows: [{a?, b?, same}...] lined up by content, outcome, changes, renumbered, agree}",
+        ),
         errors: READ_ERRORS,
         handler: || get(views::diff),
     },

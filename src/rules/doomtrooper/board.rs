@@ -307,7 +307,18 @@ fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
             // A counter played just now has said so already.
             (true, false, Some(_)) if added.iter().any(|k| k.counters == Some(e.seq)) => {}
             (true, false, Some(by)) => said.push(format!("{} is countered by {by}", name(e))),
-            (false, true, _) => said.push(format!("{} stands again: the counter against it was countered", name(e))),
+            (false, true, _) => {
+                // The counter that stood against it: gone from the board, a
+                // judge's rewind took it back (nothing else removes an effect
+                // within a combat); still there, a counter of its own fell on it.
+                let against = b.effects.iter().find(|k| k.counters == Some(e.seq) && k.stands).map(|k| k.seq);
+                let why = match against {
+                    Some(k) if !a.effects.iter().any(|o| o.seq == k) => format!("(seq {k}) was rewound"),
+                    Some(k) => format!("(seq {k}) was countered"),
+                    None => "was countered".to_string(),
+                };
+                said.push(format!("{} stands again: the counter against it {why}", name(e)))
+            }
             _ => {}
         }
     }

@@ -199,19 +199,27 @@ async function diff(other) {
     : "The records differ from seq " + d.common + " (aligned by " + d.alignment + "; " + d.a_events + " and " + d.b_events + " events).";
   const outcome = $("diff-outcome");
   outcome.textContent = "";
-  for (const r of d.outcome) outcome.append(el("li", "", r.what + " — " + game + ": " + (r.a ?? "(not reached)") + " · " + other + ": " + (r.b ?? "(not reached)")));
-  if (!d.outcome.length && !d.agree) outcome.append(el("li", "", d.changes.length ? "see every difference below" : "the same"));
-  $("diff-a-title").textContent = game + " from seq " + d.common;
-  $("diff-b-title").textContent = other + " from seq " + d.common;
-  for (const [id, list, others] of [["diff-a", d.a_words, d.b_words], ["diff-b", d.b_words, d.a_words]]) {
+  for (const r of d.outcome) outcome.append(el("li", "", r.what + ": " + game + " " + (r.a ?? "(not reached)") + " · " + other + " " + (r.b ?? "(not reached)")));
+  if (!d.outcome.length && !d.agree) outcome.append(el("li", "", d.changes.length ? "the same; see every difference below" : "the same"));
+  $("diff-a-title").textContent = game;
+  $("diff-b-title").textContent = other;
+  // The rows lined up by content, side by side: an event missing from one
+  // side leaves its place empty, so the rows after it still face each other.
+  for (const [id, side] of [["diff-a", "a"], ["diff-b", "b"]]) {
     const ol = $(id);
     ol.textContent = "";
-    list.forEach((e, i) => {
-      const differs = !others[i] || others[i].actor !== e.actor || others[i].action !== e.action;
-      const li = el("li", differs ? "differs" : "", who(e.actor) + ": " + e.action);
-      li.value = e.seq;
+    let last = null;
+    for (const r of d.rows) {
+      const e = r[side];
+      const other = r[side === "a" ? "b" : "a"];
+      const seq = e ? e.seq : null;
+      const gap = last !== null && seq !== null && seq > last + 1;
+      if (gap) ol.append(el("li", "gap", "…"));
+      const li = el("li", (r.same ? "" : "differs") + (e ? "" : " missing"), e ? e.by + ": " + e.words : "(not in this record)");
+      if (e) { li.value = e.seq; last = e.seq; }
+      if (!e && other) li.title = "only in the other record";
       ol.append(li);
-    });
+    }
   }
   const ul = $("diff-changes");
   ul.textContent = "";
