@@ -11,6 +11,7 @@ pub mod gurps;
 pub mod rawdeal;
 mod registry;
 pub mod riftbound;
+pub mod words;
 pub mod wtactics;
 
 pub use registry::{Board, Kind, Ruleset, RulesetState, StateReader};
