@@ -141,3 +141,24 @@ fn rulings_and_notes_say_what_they_rule() {
         assert!(left.is_empty(), "still key=value:\n{}", left.join("\n"));
     }
 }
+
+/// Acknowledgements and refusals name the seats ("Alice (p1)"), in the
+/// text a person reads; the JSON fields that carry ids keep the ids.
+#[test]
+fn acknowledgements_and_refusals_name_the_seats() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stdout(d, &["new", "g", "--ruleset", "doomtrooper", "--seat", "p1=Alice", "--seat", "p2=Bob", "--judge", "Dana"]);
+    let combat = r#"{"type":"announce","what":"combat","defending_player":"p2","attacker":"Max","defender":"Leg"}"#;
+    let ack = stdout(d, &["append", "g", "--actor", "p1", combat]);
+    assert!(ack.contains("may act: Alice (p1);"), "{ack}");
+    let tactic = r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#;
+    let out = arbiter(d, &["append", "g", "--actor", "p2", tactic]);
+    let refusal = String::from_utf8(out.stderr).unwrap();
+    assert!(refusal.contains("only Alice (p1) acts at this step, not Bob (p2)"), "{refusal}");
+    assert!(refusal.contains("may act now: Alice (p1)"), "{refusal}");
+    let out = arbiter(d, &["--json", "append", "g", "--actor", "p2", tactic]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["violation"]["message"], "only Alice (p1) acts at this step, not Bob (p2)", "{v}");
+    assert_eq!(v["error"]["violation"]["may_act"], serde_json::json!(["p1"]), "ids stay ids: {v}");
+}
