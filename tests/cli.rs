@@ -94,7 +94,7 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
         d,
         &["append", "g", "--actor", "p2", r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#],
         1,
-        "only p1 acts",
+        "only Alice (p1) acts",
     );
     refused_unchanged(
         d,
