@@ -131,6 +131,7 @@ fn header_violation(message: String) -> Violation {
         message,
         may_act: vec![],
         offered: vec![],
+        may_act_names: vec![],
     }
 }
 

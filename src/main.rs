@@ -93,7 +93,7 @@ fn report(err: &anyhow::Error, json: bool) {
             if v.may_act.is_empty() {
                 eprintln!("  may act now: no one");
             } else {
-                eprintln!("  may act now: {}", v.may_act.join(", "));
+                eprintln!("  may act now: {}", v.may_act_by_name().join(", "));
             }
             if !v.offered.is_empty() {
                 eprintln!("  you may: {}", v.offered.join(" · "));

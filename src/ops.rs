@@ -21,7 +21,7 @@ pub fn create(store: &dyn Store, game: &str, header: &Header, by: &str) -> Resul
 
 /// `append`: the stored event, whether it was a retry, and where the game is now.
 pub fn appended(done: &Appended, view: &View) -> Value {
-    json!({"event": done.event, "duplicate": done.duplicate, "view": view})
+    json!({"event": done.event, "duplicate": done.duplicate, "view": view, "may_act_names": done.may_act_names})
 }
 
 /// `head`: the last event's seq, hash and time.

@@ -183,6 +183,9 @@ pub struct Appended {
     pub duplicate: bool,
     /// Where the game stands after this event (for a retry, at the head).
     pub view: View,
+    /// `view.may_act` by name ("Alice (p1)"), for the acknowledgement a
+    /// person reads (`view` keeps the ids).
+    pub may_act_names: Vec<String>,
 }
 
 /// A game loaded for recording: its state at the head.
@@ -662,7 +665,11 @@ impl<'s> Recorder<'s> {
             .already_stored(subs, expect)
             .map_err(|e| (0, e))?
             .into_iter()
-            .map(|event| Appended { event, duplicate: true, view: self.table().view() })
+            .map(|event| {
+                let view = self.table().view();
+                let may_act_names = self.names_of(&view);
+                Appended { event, duplicate: true, view, may_act_names }
+            })
             .collect();
         let (k, rest) = (done.len(), &subs[done.len()..]);
         if rest.is_empty() {
@@ -719,8 +726,16 @@ impl<'s> Recorder<'s> {
             }
         };
         self.head = sealed.last().expect("a batch").0.link();
-        done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| Appended { event, duplicate: false, view }));
+        done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| {
+            let may_act_names = self.names_of(&view);
+            Appended { event, duplicate: false, view, may_act_names }
+        }));
         Ok(Stored { done, first: k, ticket, snapshots })
+    }
+
+    /// Who may act in `view`, by name from the game's header.
+    fn names_of(&self, view: &View) -> Vec<String> {
+        self.folder.table().map_or_else(Vec::new, |t| view.may_act.iter().map(|id| t.header.name_of(id)).collect())
     }
 
     /// A refusal of `actor`'s action at the head, with what `actor` may

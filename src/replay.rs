@@ -15,7 +15,7 @@ use crate::event::{ActionType, Chain, Event, Header, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, each_event, verify, verify_from};
-use crate::rules::{Board, Kept, RulesetState, Table, board_of, describe};
+use crate::rules::{Board, Kept, RulesetState, Table, board_of, words};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
@@ -109,6 +109,7 @@ where
                     changes,
                     drawn_before,
                     drawn,
+                    words,
                 } = folded;
                 if let Some(h) = new_header {
                     header = Some(h);
@@ -133,7 +134,7 @@ where
                 let by = header.as_ref().expect("the first event shown has the header").name_of(&event.actor);
                 let shown = Shown {
                     seq: event.seq,
-                    action: describe(&event.action),
+                    action: words,
                     at: std::mem::take(&mut event.at),
                     actor: std::mem::take(&mut event.actor),
                     by,
@@ -247,6 +248,8 @@ struct Folded {
     /// The state after it, to draw the board after it from, where a change
     /// may show on the board (None: the board is as it was).
     drawn: Option<Box<Drawn>>,
+    /// The action in words, said at the state before it (`rules::words`).
+    words: String,
 }
 
 /// A state and the header whose names its board gives the seats: what the
@@ -348,10 +351,12 @@ where
         before = Some(table.step());
         *behind = Some(b);
     }
+    // Said at the state before it: a counted seq is named by its card there.
+    let said = (event.seq >= from).then(|| words::words(folder.table(), &event.action));
     folder.push(&event, source).map_err(broken)?;
-    if event.seq < from {
+    let Some(words) = said else {
         return Ok(None);
-    }
+    };
     let table = folder.table().expect("a folded event leaves a state");
     let action_type = event.action_type();
     let kind = match action_type {
@@ -380,6 +385,7 @@ where
         changes,
         drawn_before,
         drawn,
+        words,
         event,
     }))
 }
@@ -472,6 +478,8 @@ pub struct Logged {
     /// The judge's rewind that took it back, if one did: `Said` leaves it
     /// None (a later event may rewind this one), `log` fills it in.
     pub rewound_by: Option<u64>,
+    /// The action in words, said at the state before it (`rules::words`).
+    pub words: String,
 }
 
 impl Said {
@@ -493,6 +501,7 @@ impl Said {
             return Ok(None);
         }
         let at = self.folder.table().map(|t| t.view().step);
+        let said = words::words(self.folder.table(), &event.action);
         match self.folder.push(event, source) {
             Ok(()) => {}
             Err(FoldError::Illegal { .. }) => {
@@ -502,11 +511,6 @@ impl Said {
             Err(e) => return Err(broken(e)),
         }
         let table = self.folder.table().expect("a folded event leaves a state");
-        Ok(Some(Logged {
-            by: table.header.name_of(&event.actor),
-            at,
-            recorded: table.said(event.seq),
-            rewound_by: None,
-        }))
+        Ok(Some(Logged { by: table.header.name_of(&event.actor), at, recorded: table.said(event.seq), words: said, rewound_by: None }))
     }
 }

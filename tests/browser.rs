@@ -58,6 +58,15 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     assert!(classes[4].as_str().unwrap().contains("ruling"), "seq 4 is marked a ruling: {classes}");
     assert!(!classes[2].as_str().unwrap().contains("rewound"), "{classes}");
     assert_eq!(text(&c, "#position").await, "seq 4 (5 of 5)");
+    // Each event is labelled with the step it was made at, as `log` does:
+    // the announcement at step 1, the battle tactic at step 2; event 0 at none.
+    let steps = c
+        .execute("return [...document.querySelectorAll('#timeline li .step')].map(s => s.textContent)", vec![])
+        .await
+        .unwrap();
+    assert_eq!(steps[0], "", "event 0 is made at no step: {steps}");
+    assert!(steps[1].as_str().unwrap().starts_with("Doomtrooper step 1 "), "{steps}");
+    assert!(steps[2].as_str().unwrap().starts_with("Doomtrooper step 2 "), "{steps}");
     let adjudication = text(&c, "#adjudication").await;
     assert!(adjudication.contains("ruling (seq 4) by Dana: rewind to after seq 2"), "{adjudication}");
     assert!(text(&c, "#event-tags").await.contains("ruling"));

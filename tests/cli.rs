@@ -94,7 +94,7 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
         d,
         &["append", "g", "--actor", "p2", r#"{"type":"announce","what":"battle_tactic","tactic":"Fight"}"#],
         1,
-        "only p1 acts",
+        "only Alice (p1) acts",
     );
     refused_unchanged(
         d,
@@ -202,7 +202,7 @@ fn state_shows_the_step_who_may_act_and_what_is_legal() {
     assert_eq!(arbiter(d, &["state", "g", "--at", "9"]).status.code(), Some(2), "a seq past the head: a bad argument");
     let log = String::from_utf8(arbiter(d, &["log", "g"]).stdout).unwrap();
     assert_eq!(log.lines().count(), 3);
-    assert!(log.contains("announce battle_tactic tactic=Fight"), "{log}");
+    assert!(log.contains("battle tactic Fight"), "{log}");
     // In words, `state` lists each actor's moves: here Bob may counter the battle tactic (seq 2).
     let text = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
     assert!(text.contains("Bob (p2) may: pass · counter battle tactic Fight (seq 2) by Alice (p1)"), "{text}");
@@ -568,7 +568,7 @@ fn hide_passes_folds_each_run_of_passes_into_one_line() {
         let run = folded.lines().find(|l| l.trim_start().starts_with("4-6 ")).unwrap_or_else(|| panic!("{folded}"));
         assert!(run.contains("Alice (p1), Carol (p3), Bob (p2) pass"), "{run}");
         assert!(!folded.lines().any(|l| l.trim_start().starts_with("5 ")), "seq 5 is folded into the run");
-        assert!(folded.lines().any(|l| l.contains("counter \"Cancel\" -> seq 2")));
+        assert!(folded.lines().any(|l| l.contains("Cancel counters battle tactic Fight (seq 2)")));
         assert!(folded.lines().count() < all.lines().count() / 2 + 20, "{verb}: passes are most of the sample");
     }
     // --json is for tools: it still has every event, passes included.

@@ -78,8 +78,8 @@ fn a_counter_accepted_by_mistake_is_rewound_and_the_replay_shows_both() {
     assert_eq!(state["may_act"], json!(["p2"]));
     // The replay shows the counter, marked rewound, and the ruling inline.
     let replay = ok(&arbiter(d, &["replay", "g"]));
-    assert!(replay.lines().any(|l| l.contains("counter \"Nullify\"") && l.contains("[REWOUND]")), "{replay}");
-    assert!(replay.contains("RULING ruling rewind"), "{replay}");
+    assert!(replay.lines().any(|l| l.contains("Nullify counters") && l.contains("[REWOUND]")), "{replay}");
+    assert!(replay.contains("RULING rewind to seq "), "{replay}");
     let shown: Vec<Value> = ok(&arbiter(d, &["--json", "replay", "g", "--from", "3"]))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

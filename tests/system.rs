@@ -106,7 +106,7 @@ fn interactive_replay_steps_one_event_per_key_on_a_terminal() {
     wait(&format!("[1/{n}]"));
     tmux(&["send-keys", "-t", &session, "n"]);
     let screen = wait(&format!("[2/{n}]"));
-    assert!(screen.contains("announce combat"), "{screen}");
+    assert!(screen.contains("Max Steiner attacks Legionnaire"), "{screen}");
     tmux(&["send-keys", "-t", &session, "Right"]);
     wait(&format!("[3/{n}]"));
     tmux(&["send-keys", "-t", &session, "p"]);

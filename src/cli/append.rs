@@ -74,7 +74,7 @@ fn batch_text(stored: &[Value]) -> String {
     let (first, last) = (&stored[0], &stored[stored.len() - 1]);
     let again = stored.iter().filter(|v| v["duplicate"] == json!(true)).count();
     let again = if again > 0 { format!(", {again} already stored: retry") } else { String::new() };
-    let view = serde_json::from_value(last["view"].clone()).map(|v| view_text(&v)).unwrap_or_default();
+    let view = serde_json::from_value(last["view"].clone()).map(|v| named_view_text(v, last)).unwrap_or_default();
     format!(
         "seqs {}-{} appended ({} events{again}); head {} {}\n  now: {view}",
         first["event"]["seq"],
@@ -172,7 +172,7 @@ pub fn submit(
 /// One appended event, as `append` prints it.
 pub fn text(v: &Value) -> String {
     let again = if v["duplicate"] == json!(true) { " (already stored: retry)" } else { "" };
-    let view = serde_json::from_value(v["view"].clone()).map(|v| view_text(&v)).unwrap_or_default();
+    let view = serde_json::from_value(v["view"].clone()).map(|view| named_view_text(view, v)).unwrap_or_default();
     format!("seq {} appended{again}: {}\n  now: {view}", v["event"]["seq"], str(&v["event"]["hash"]))
 }
 
@@ -192,4 +192,15 @@ fn read_stdin() -> anyhow::Result<(Vec<Submission>, Vec<usize>)> {
         lines.push(i + 1);
     }
     Ok((subs, lines))
+}
+
+/// The view after an append, who may act by name where the answer names
+/// them (`may_act_names`; an older server's answer has ids only).
+fn named_view_text(mut view: arbiter::kernel::View, appended: &Value) -> String {
+    if let Ok(names) = serde_json::from_value::<Vec<String>>(appended["may_act_names"].clone())
+        && names.len() == view.may_act.len()
+    {
+        view.may_act = names;
+    }
+    view_text(&view)
 }

@@ -152,7 +152,9 @@ fn flush_passes(run: &mut Vec<(Event, Option<Logged>)>) {
 /// made at, then what the ruleset recorded for it.
 fn log_line(event: &Event, logged: Option<&Logged>) -> String {
     let by = logged.map_or(event.actor.as_str(), |l| l.by.as_str());
-    let mut line = format!("{:>5}  {}  {:<10} {}", event.seq, event.at, by, describe(&event.action));
+    // The words said at the state before it; a broken record's rest as its payload.
+    let action = logged.map_or_else(|| describe(&event.action), |l| l.words.clone());
+    let mut line = format!("{:>5}  {}  {:<10} {action}", event.seq, event.at, by);
     if let Some(ruling) = logged.and_then(|l| l.rewound_by) {
         line += &format!("  [rewound by seq {ruling}]");
     }

@@ -63,7 +63,7 @@ pub struct View {
 
 /// Why an action was refused. Nothing was stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("refused at {}: {message}. Rule: {rule}. {}", step.reference, may_act_sentence(may_act))]
+#[error("refused at {}: {message}. Rule: {rule}. {}", step.reference, may_act_sentence(self.may_act_by_name()))]
 pub struct Violation {
     pub step: StepRef,
     /// The rule, in the text's words where it has them.
@@ -75,6 +75,10 @@ pub struct Violation {
     /// refusal is shown to the table; empty elsewhere.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub offered: Vec<String>,
+    /// `may_act` by name ("Alice (p1)"), for the text a person reads;
+    /// filled in where the header is known (`Table::named`), else empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub may_act_names: Vec<String>,
 }
 
 fn may_act_sentence(may_act: &[String]) -> String {
@@ -93,7 +97,13 @@ impl Violation {
             message: message.into(),
             may_act: view.may_act.clone(),
             offered: vec![],
+            may_act_names: vec![],
         }
+    }
+
+    /// Who may act, by name where the names are known, else by id.
+    pub fn may_act_by_name(&self) -> &[String] {
+        if self.may_act_names.is_empty() { &self.may_act } else { &self.may_act_names }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod gurps;
 pub mod rawdeal;
 mod registry;
 pub mod riftbound;
+pub mod words;
 pub mod wtactics;
 
 pub use registry::{Board, Kind, Ruleset, RulesetState, StateReader};
@@ -50,6 +51,7 @@ impl Table {
             message,
             may_act: vec![],
             offered: vec![],
+            may_act_names: vec![],
         };
         header.check().map_err(refuse)?;
         let kind = Kind::named(&header.ruleset).filter(|k| k.version() == header.ruleset_version);
@@ -70,8 +72,8 @@ impl Table {
 
     /// The state after event `seq` by `actor`, or why it is illegal.
     pub fn apply(&self, seq: u64, actor: &str, action: &Value) -> Result<Table, Violation> {
-        self.check_action(actor, action)?;
-        let state = self.state.apply(seq, actor, action)?;
+        self.check_action(actor, action).map_err(|v| self.named(v))?;
+        let state = self.state.apply(seq, actor, action).map_err(|v| self.named(v))?;
         Ok(Table {
             header: self.header.clone(),
             state,
@@ -88,8 +90,10 @@ impl Table {
     /// steps run in place too, and a refusal is undone from a copy of the
     /// state without its histories (`kernel::apply_undoable`).
     pub fn apply_in_place(&mut self, seq: u64, actor: &str, action: &Value) -> Result<(), Violation> {
-        self.check_action(actor, action)?;
-        self.state.apply_in_place(seq, actor, action)?;
+        self.check_action(actor, action).map_err(|v| self.named(v))?;
+        if let Err(v) = self.state.apply_in_place(seq, actor, action) {
+            return Err(self.named(v));
+        }
         Ok(())
     }
 
@@ -364,6 +368,39 @@ impl Kept {
             false => self.state = Arc::new(table.state.clone()),
         }
     }
+}
+
+impl Table {
+    /// A refusal in the seats' names, for the people who read it: each
+    /// seat id in its message as "Alice (p1)" (one already so named is
+    /// left as it is), and who may act by name (`may_act` keeps the ids).
+    /// The reducers know the seats by id only; the header names them.
+    pub fn named(&self, mut v: Violation) -> Violation {
+        v.message = name_seats(&self.header, &v.message);
+        v.may_act_names = v.may_act.iter().map(|id| self.header.name_of(id)).collect();
+        v
+    }
+}
+
+/// `text` with each seat id that stands as a word of its own (not inside
+/// a longer word, not already in "Name (id)") replaced by "Name (id)".
+fn name_seats(header: &Header, text: &str) -> String {
+    let is_id_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(start) = rest.find(is_id_char) {
+        let end = rest[start..].find(|c: char| !is_id_char(c)).map_or(rest.len(), |e| start + e);
+        let word = &rest[start..end];
+        out.push_str(&rest[..start]);
+        let named_already = rest[..start].ends_with('(') && rest[end..].starts_with(')');
+        match header.is_seat(word) && !named_already {
+            true => out.push_str(&header.name_of(word)),
+            false => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The board of `state`, in the names `header` gives the seats.

@@ -76,6 +76,12 @@ pub trait Ruleset {
     fn said(_state: &Self::State, _seq: u64) -> Vec<String> {
         vec![]
     }
+    /// An action in the ruleset's own words (the board's: names, the card
+    /// a seq is), said at `state`, the state before it; None where the
+    /// generic [`super::describe`] says it (`rules::words`).
+    fn words(_state: &Self::State, _header: &Header, _action: &Value) -> Option<String> {
+        None
+    }
 
     /// The state as replay compares it from event to event: by default the
     /// whole state. A ruleset whose histories grow writes a summary
@@ -177,6 +183,15 @@ macro_rules! compared_live {
     };
 }
 
+/// A ruleset's actions in its own words: `rules::words::<module>::words`.
+macro_rules! said_in_words {
+    ($module:ident) => {
+        fn words(state: &Self::State, header: &Header, action: &Value) -> Option<String> {
+            super::words::$module::words(state, header, action)
+        }
+    };
+}
+
 /// Builds [`Kind`], one variant per ruleset type, with what each says of
 /// itself. A match on `Kind` is where the compiler points when a ruleset is
 /// added.
@@ -272,6 +287,9 @@ macro_rules! registry {
             pub fn said(&self, seq: u64) -> Vec<String> {
                 match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::said(s, seq)),* }
             }
+            pub fn words(&self, header: &Header, action: &Value) -> Option<String> {
+                match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::words(s, header, action)),* }
+            }
             pub fn moves(&self, header: &Header) -> Vec<Move> {
                 match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::moves(s, header)),* }
             }
@@ -358,16 +376,18 @@ registry! {
             crate::delta::CatchUp::catch_up(kept, now);
         }
         const UNSEEN_ON_BOARD: &'static [&'static str] = doomtrooper::UNSEEN_ON_BOARD;
+        said_in_words!(doomtrooper);
     }
-    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.jsonl") { compared_live!(); }
+    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.jsonl") { compared_live!(); said_in_words!(wtactics); }
     Riftbound(riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.jsonl") {
         compared_live!();
         fn said(state: &riftbound::State, seq: u64) -> Vec<String> {
             state.said(seq)
         }
+        said_in_words!(riftbound);
     }
-    Rawdeal(rawdeal, "Raw Deal", "the timing breakdown", "rawdeal-sample.jsonl") { compared_live!(); }
-    Gurps(gurps, "GURPS", "the combat turn sequence", "gurps-sample.jsonl") { compared_live!(); }
+    Rawdeal(rawdeal, "Raw Deal", "the timing breakdown", "rawdeal-sample.jsonl") { compared_live!(); said_in_words!(rawdeal); }
+    Gurps(gurps, "GURPS", "the combat turn sequence", "gurps-sample.jsonl") { compared_live!(); said_in_words!(gurps); }
 }
 
 /// Something read with a ruleset's own state type, chosen by [`Kind`]

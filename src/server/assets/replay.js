@@ -32,7 +32,9 @@ function timelineItem(e, i) {
   const li = el("li");
   li.dataset.seq = e.seq;
   li.className = ["event", e.kind, e.rewound ? "rewound" : "", i === at ? "current" : ""].join(" ").trim();
-  li.append(el("span", "seq", e.seq), who(e.actor) + ": " + e.action, el("span", "step", e.after.reference));
+  // The step the event was made at, as `log` says it (event 0: none).
+  const made = e.before ? e.before.reference : "";
+  li.append(el("span", "seq", e.seq), who(e.actor) + ": " + e.action, el("span", "step", made));
   li.onclick = () => go(i);
   return li;
 }
