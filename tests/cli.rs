@@ -127,7 +127,7 @@ fn bad_input_of_every_kind_is_refused_and_changes_nothing() {
     assert!(
         err.contains("at:   Doomtrooper step 2")
             && err.contains("rule:")
-            && err.contains("may act now: p1")
+            && err.contains("may act now: Alice (p1)")
             && err.contains("nothing was stored"),
         "{err}"
     );
