@@ -1026,10 +1026,10 @@ fn each_step_refuses_with_its_rows_rule() {
     said.push(refusal(&mut sim, "p1", turn()));
     #[rustfmt::skip]
     let want = [
-        r#"Section 5 Turn Structure: between turns | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is p1's turn next, not p2's (turn order: p1, p2, p3) | p1"#,
-        r#"Section 5 Turn Structure: between turns | gap 2 (module docs): the turn player moves units between showdowns | it is no one's turn: a player begins one with {"type":"announce","what":"turn"} | p1"#,
-        r#"Section 5 Turn Structure: between turns | the turn structure | not legal now: the next action is announce by p1 | p1"#,
-        r#"Section 5 Turn Structure: the turn player's turn | gap 2 (module docs): the turn player moves units between showdowns | it is p1's turn | p1, Dana"#,
+        r#"Section 5 between turns | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is p1's turn next, not p2's (turn order: p1, p2, p3) | p1"#,
+        r#"Section 5 between turns | gap 2 (module docs): the turn player moves units between showdowns | it is no one's turn: a player begins one with {"type":"announce","what":"turn"} | p1"#,
+        r#"Section 5 between turns | the turn structure | not legal now: the next action is announce by p1 | p1"#,
+        r#"Section 5 turn under way | gap 2 (module docs): the turn player moves units between showdowns | it is p1's turn | p1, Dana"#,
         r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | p1 has Focus, not p2 | p1"#,
         r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | with Focus: play an Action or Reaction, activate an ability, invite a player, or pass | p1"#,
         r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | it is p2's chance to react or pass | p2"#,
@@ -1115,8 +1115,8 @@ fn the_turn_steps_say_what_they_are() {
     let before = sim.view().step.reference;
     sim.begin("p1");
     let during = sim.view().step.reference;
-    assert_eq!(before, "Riftbound Turn Structure: between turns (Section 5 of the Core Rules, not in the text)");
-    assert_eq!(during, "Riftbound Turn Structure: the turn player's turn (Section 5 of the Core Rules, not in the text)");
+    assert_eq!(before, "Riftbound between turns (Turn Structure: Section 5 of the Core Rules)");
+    assert_eq!(during, "Riftbound turn under way (Turn Structure: Section 5 of the Core Rules)");
 }
 
 /// Issue 42: scores are said with the seat's name, and a Conquer of a
@@ -1135,7 +1135,10 @@ fn scores_name_the_player_and_a_teammates_battlefield_says_why_no_point() {
     sim.begin("a");
     sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
     sim.pass(&["a", "b", "c", "d"]);
-    assert_eq!(sim.table.said(sim.events.len() as u64 - 1), ["Player a (a) scores a point: conquered Altar (team1: 1 of 11)"]);
+    assert_eq!(
+        sim.table.said(sim.events.len() as u64 - 1),
+        ["Player a (a) scores a point: conquered Altar (team1: 1 of 11)"]
+    );
     sim.act("a", end_turn());
     sim.begin("b");
     sim.act("b", end_turn());

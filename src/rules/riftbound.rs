@@ -213,11 +213,11 @@ const RULE_END: &str = "gap 12 (module docs): the turn player ends its turn (or 
 // to but does not include: their number names the section (see `View`).
 #[rustfmt::skip]
 const STEPS: &[Step] = &[
-    step(At::Turn, "Section 5", "Turn Structure: the turn player's turn",
+    step(At::Turn, "Section 5", "turn under way",
         &[(TurnPlayer, RULE_MOVES), (Judge, RULE_END)],
         &[(T::Announce, "move"), (T::Announce, "end_turn")], &[],
         "the turn structure"),
-    step(At::Between, "Section 5", "Turn Structure: between turns",
+    step(At::Between, "Section 5", "between turns",
         &[(NextInTurnOrder, RULE_ORDER)],
         &[(T::Announce, "turn")], &[],
         "the turn structure"),
@@ -253,7 +253,7 @@ const STEPS: &[Step] = &[
         &[],
         &[], &[],
         "Victory Scores"),
-    step(At::TurnV1, "Section 5", "Turn Structure: the turn player's turn",
+    step(At::TurnV1, "Section 5", "turn under way",
         &[(TurnPlayer, RULE_MOVES), (NextInTurnOrder, RULE_ORDER)],
         &[(T::Announce, "move"), (T::Announce, "turn")], &[],
         "the turn structure"),
@@ -881,7 +881,10 @@ impl State {
             (Phase::Open, Action::Announce(Announce::EndTurn {})) if self.version >= 2 => {
                 let player = self.turn_player().unwrap_or_default().to_string();
                 if actor != player && !judge {
-                    return refuse(row.rule_of(Judge), format!("{player} ends {player}'s turn, or a judge does; not {actor}"));
+                    return refuse(
+                        row.rule_of(Judge),
+                        format!("{player} ends {player}'s turn, or a judge does; not {actor}"),
+                    );
                 }
                 self.phase = Phase::Between;
                 Ok(())
@@ -1688,7 +1691,7 @@ impl State {
         let row = self.row();
         // The turn rows' number is a section the text refers to but does not include.
         let reference = if row.no.starts_with("Section") {
-            format!("Riftbound {} ({} of the Core Rules, not in the text)", row.title, row.no)
+            format!("Riftbound {} (Turn Structure: {} of the Core Rules)", row.title, row.no)
         } else {
             format!("Riftbound {} ({})", row.title, row.no)
         };

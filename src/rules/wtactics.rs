@@ -640,8 +640,11 @@ impl State {
                 self.check_undefended(damage, *influence_lost)?;
                 // Gap 6: with an effect played, a player's record is a claim.
                 if self.version >= 2 && self.effects_played() && !self.is_judge(actor) {
-                    self.phase =
-                        Phase::Confirm { by: actor.to_string(), damage: damage.clone(), influence_lost: *influence_lost };
+                    self.phase = Phase::Confirm {
+                        by: actor.to_string(),
+                        damage: damage.clone(),
+                        influence_lost: *influence_lost,
+                    };
                     return Ok(());
                 }
                 self.lose_influence(damage);
@@ -1071,7 +1074,10 @@ impl State {
         }
         let total: i64 = damage.iter().map(|d| d.damage).sum();
         if damage.iter().any(|d| d.damage < 0) || influence_lost != total {
-            return refuse(row(Row::Undefended).rule, format!("the attackers' damage totals {total}, not {influence_lost}"));
+            return refuse(
+                row(Row::Undefended).rule,
+                format!("the attackers' damage totals {total}, not {influence_lost}"),
+            );
         }
         Ok(())
     }

@@ -250,7 +250,9 @@ fn attack_board(state: &State, a: &Attack, number: u64, finished: bool, header: 
     // Attackers left undefended beside defended ones: a judge rules on
     // the influence they cost (gap 2).
     let status = match &state.phase {
-        Phase::UnblockedRuling if !finished => "undefended: awaiting a judge's ruling on the influence lost".to_string(),
+        Phase::UnblockedRuling if !finished => {
+            "undefended: awaiting a judge's ruling on the influence lost".to_string()
+        }
         // Gap 6: a player's record with an effect played is a claim until confirmed.
         Phase::Confirm { by, damage, .. } if !finished => {
             let other = state.seats.iter().find(|s| *s != by).map(|s| header.name_of(s)).unwrap_or_default();
