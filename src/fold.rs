@@ -426,7 +426,7 @@ impl Folder {
         if head.format != SNAPSHOT_FORMAT {
             return Err(format!("snapshot format {}, this build reads {SNAPSHOT_FORMAT}", head.format));
         }
-        let Some(kind) = Kind::named(&head.ruleset).filter(|k| k.version() == head.ruleset_version) else {
+        let Some(kind) = Kind::named(&head.ruleset).filter(|k| k.folds(head.ruleset_version)) else {
             return Err(format!("ruleset {} v{} is not one this build folds", head.ruleset, head.ruleset_version));
         };
         if head.seq != seq || head.hash != hash {

@@ -173,8 +173,8 @@ async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
         std::fs::write(shots.join(format!("{r}-replay.png")), c.screenshot().await.unwrap()).unwrap();
     }
     // Riftbound mid-combat: the battlefield fought over, the Chain and Focus.
-    c.goto(&format!("{}/games/riftbound/replay?seq=13", s.url)).await.unwrap();
-    wait_for(&c, "return document.body.dataset.shownSeq", json!("13")).await;
+    c.goto(&format!("{}/games/riftbound/replay?seq=15", s.url)).await.unwrap();
+    wait_for(&c, "return document.body.dataset.shownSeq", json!("15")).await;
     let board = text(&c, "#board").await;
     for words in [
         "contested by Alice (p1)",
@@ -184,7 +184,7 @@ async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
     ] {
         assert!(board.contains(words), "{words:?} in {board}");
     }
-    std::fs::write(shots.join("riftbound-replay-13.png"), c.screenshot().await.unwrap()).unwrap();
+    std::fs::write(shots.join("riftbound-replay-15.png"), c.screenshot().await.unwrap()).unwrap();
     c.close().await.unwrap();
 }
 

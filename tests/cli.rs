@@ -644,7 +644,7 @@ fn a_final_point_drawn_as_a_card_is_said_in_state_log_and_replay() {
         let out = arbiter(d, &["append", "g", "--actor", actor, action]);
         assert!(out.status.success(), "{}", stderr(&out));
     }
-    let said = "final point: p1 draws a card instead of scoring: conquered Forge, but not every battlefield this turn (p1: 7 of 8)";
+    let said = "final point: Alice (p1) draws a card instead of scoring: conquered Forge, but not every battlefield this turn (7 of 8)";
     let text = |args: &[&str]| String::from_utf8(arbiter(d, args).stdout).unwrap();
     assert!(text(&["state", "g"]).contains(said), "{}", text(&["state", "g"]));
     let log = text(&["log", "g"]);

@@ -114,22 +114,26 @@ fn riftbound_state_and_replay_read_as_a_judge_would_write_them() {
     let d = dir.path();
     stdout(d, &["demo", "--ruleset", "riftbound", "--as", "rb"]);
     // Mid-combat: the Chain open (Firebolt, then Ward), Focus, Might with Assault and Shield.
-    let mid = stdout(d, &["state", "rb", "--at", "13"]);
+    let mid = stdout(d, &["state", "rb", "--at", "15"]);
     assert_reads_as_words(&mid);
     assert!(mid.contains("players: Alice (p1), Bob (p2)"), "{mid}");
     assert!(mid.contains("combat at Altar: Alice (p1) attacks, Bob (p2) defends"), "{mid}");
     assert!(mid.contains("Might summed  Alice (p1) 8 · Bob (p2) 6"), "{mid}");
     assert!(mid.contains("Focus         Alice (p1)"), "{mid}");
-    assert!(mid.contains("13  Bob (p2)    reaction Ward"), "{mid}");
+    assert!(mid.contains("15  Bob (p2)    reaction Ward"), "{mid}");
     assert!(mid.contains("Altar  controlled by Bob (p2), contested by Alice (p1)"), "{mid}");
     assert!(mid.contains("Berserker    Might 4, Assault 2; Might 6 in this combat"), "{mid}");
     assert!(!mid.contains("\"battlefields\""), "the board, not the reducer's state:\n{mid}");
-    check_snapshot("riftbound-state-13.txt", &mid);
+    check_snapshot("riftbound-state-15.txt", &mid);
     let end = stdout(d, &["state", "rb"]);
     assert_reads_as_words(&end);
     assert!(end.contains("scores  Alice (p1) 1 · Bob (p2) 1  (victory at 8)"), "{end}");
     assert!(end.contains("Altar  controlled by Alice (p1), scored this turn"), "{end}");
-    assert!(end.contains("21  p1 scores a point: conquered Altar (p1: 1 of 8)"), "{end}");
+    assert!(end.contains("23  Alice (p1) scores a point: conquered Altar (1 of 8)"), "{end}");
+    assert!(
+        end.contains("turn 3: Alice (p1) (conquered this turn: Altar; over: the next in turn order begins the next)"),
+        "{end}"
+    );
     check_snapshot("riftbound-state.txt", &end);
     // Replay: what changed in the board's words, what a run of passes did included.
     let replay = stdout(d, &["replay", "rb", "--hide-passes"]);
@@ -137,10 +141,11 @@ fn riftbound_state_and_replay_read_as_a_judge_would_write_them() {
     assert!(!replay.contains("state."), "no state paths in the words:\n{replay}");
     for said in [
         "Acolyte (Might 2, Shield 1) and Stone Golem (Might 3, Tank) of Bob (p2) move to Altar",
-        "the showdown at Altar is over\n       Bob (p2) controls Altar (was uncontrolled)\n       p2 scores a point",
+        "the showdown at Altar is over\n       Bob (p2) controls Altar (was uncontrolled)\n       Bob (p2) scores a point",
         "combat at Altar: Alice (p1) attacks with Berserker 6 and Scout 2 (Might 8), Bob (p2) defends with Acolyte 3 and Stone Golem 3 (Might 6)",
-        "Ward (seq 13, reaction) by Bob (p2) goes on the Chain",
-        "Firebolt (seq 12) by Alice (p1) resolves\n       Acolyte has 1 damage",
+        "Ward (seq 15, reaction) by Bob (p2) goes on the Chain",
+        "Firebolt (seq 14) by Alice (p1) resolves\n       Acolyte has 1 damage",
+        "turn 1 of Alice (p1) is over",
         "the combat at Altar is over: only Alice (p1)'s units are left (Battlefield Conquered)",
     ] {
         assert!(replay.contains(said), "{said:?} in:\n{replay}");

@@ -196,6 +196,15 @@ fn wtactics_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
         Phase::UnblockedRuling => {
             ("Dana".into(), json!({"type": "resolve", "what": "unblocked", "influence_lost": n as i64 % 4}))
         }
+        // A player's record with an effect played: the other player confirms, or a judge records.
+        Phase::Confirm { by, damage, influence_lost } if pick.is_multiple_of(2) => (
+            "Dana".into(),
+            json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": influence_lost}),
+        ),
+        Phase::Confirm { by, .. } => {
+            let other = if by == "p1" { "p2" } else { "p1" };
+            (other.into(), json!({"type": "resolve", "what": "confirm"}))
+        }
         Phase::Pick { picker } => (
             picker.clone(),
             json!({"type": "announce", "what": "next_combat", "attacker": attackers[n as usize % attackers.len()]}),
@@ -237,10 +246,15 @@ fn riftbound_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
     let holder = view.may_act.first().cloned().unwrap_or(seat.clone());
     let bfs = ["Altar", "Forge"];
     match &s.phase {
-        Phase::Setup | Phase::Open | Phase::Over if pick.is_multiple_of(3) || s.turn.is_none() => {
+        Phase::Open if pick.is_multiple_of(3) => {
+            (s.turn.as_ref().unwrap().player.clone(), json!({"type": "announce", "what": "end_turn"}))
+        }
+        Phase::Setup | Phase::Between | Phase::Over
+            if pick.is_multiple_of(3) || s.turn.is_none() || s.phase == Phase::Between =>
+        {
             (s.next_turn(), json!({"type": "announce", "what": "turn"}))
         }
-        Phase::Setup | Phase::Open | Phase::Over => {
+        Phase::Setup | Phase::Open | Phase::Between | Phase::Over => {
             let player = s.turn.as_ref().map(|t| t.player.clone()).unwrap_or(seat);
             let units: Vec<Value> = (0..1 + n as usize % 2)
                 .map(|i| json!({"name": format!("{player}-u{}", (pick as usize + i) % 4), "might": 1 + (n % 4) as i64, "tank": pick.is_multiple_of(5), "assault": [pick as i64 % 2]}))

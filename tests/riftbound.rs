@@ -18,6 +18,23 @@ fn game(mode: &str, seats: &[&str], battlefields: &[&str]) -> Sim {
 fn turn() -> Value {
     json!({"type": "announce", "what": "turn"})
 }
+
+/// A turn begins the way a table records it: the turn under way ends by
+/// its player's `end_turn`, then the next player announces its turn.
+trait Turns {
+    fn begin(&mut self, who: &str) -> u64;
+}
+
+impl Turns for Sim {
+    #[track_caller]
+    fn begin(&mut self, who: &str) -> u64 {
+        if self.riftbound().phase == Phase::Open {
+            let player = self.riftbound().turn.as_ref().unwrap().player.clone();
+            self.act(&player, json!({"type": "announce", "what": "end_turn"}));
+        }
+        self.act(who, turn())
+    }
+}
 fn mv(units: Value, to: &str) -> Value {
     json!({"type": "announce", "what": "move", "units": units, "to": to})
 }
@@ -40,8 +57,8 @@ fn damage(list: &[(&str, i64)]) -> Value {
 /// p1 takes the first turn and does nothing; p2 takes Altar without combat:
 /// a showdown in which all players are relevant, then control.
 fn p2_holds_altar(sim: &mut Sim, units: Value) {
-    sim.act("p1", turn());
-    sim.act("p2", turn());
+    sim.begin("p1");
+    sim.begin("p2");
     sim.act("p2", mv(units, "Altar"));
     assert_eq!(sim.view().step.title, "Showdown");
     assert_eq!(sim.view().may_act, vec!["p2"], "the mover has Focus first");
@@ -54,8 +71,8 @@ fn a_combat_walks_showdown_chain_damage_and_resolution() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 3), unit("Scout", 2)]));
     assert_eq!(sim.riftbound().scores["p2"], 1, "Conquer: gained control of a battlefield");
-    assert_eq!(sim.riftbound().scoring[0].said, "p2 scores a point: conquered Altar (p2: 1 of 8)");
-    sim.act("p1", turn());
+    assert_eq!(board(&sim).scoring[0].said, "Player p2 (p2) scores a point: conquered Altar (1 of 8)");
+    sim.begin("p1");
     sim.refused("p2", mv(json!([{"name": "Wall"}]), "Forge")); // not p2's turn
     sim.act("p1", mv(json!([{"name": "Brute", "might": 2, "assault": [1, 2]}]), "Altar"));
     // Step 1: roles; Assault stacks: 2 + 1 + 2 = 5 Might while attacking.
@@ -107,7 +124,7 @@ fn a_combat_walks_showdown_chain_damage_and_resolution() {
 fn tank_units_take_lethal_damage_first() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 2), {"name": "Bulwark", "might": 1, "tank": true, "shield": [2]}]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Brute", 4), unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     // Bulwark is a Tank with Might 1 + Shield 2 = 3 while defending.
@@ -125,7 +142,7 @@ fn outcomes_conquer_and_recall() {
     // Both sides remain: the attackers are recalled to base.
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 1)]));
@@ -140,7 +157,7 @@ fn outcomes_conquer_and_recall() {
     assert_eq!(s.battlefields["Altar"].controller.as_deref(), Some("p1"));
     assert_eq!(s.scores["p1"], 1);
     // Both remain (p1 may put more than lethal on the Knight, gap 6): the attackers are recalled.
-    sim.act("p2", turn());
+    sim.begin("p2");
     sim.act("p2", mv(json!([unit("Knight", 4), unit("Squire", 1)]), "Altar"));
     sim.pass(&["p2", "p1", "p2", "p1"]);
     sim.act("p2", damage(&[("Giant", 5)]));
@@ -154,7 +171,7 @@ fn outcomes_conquer_and_recall() {
 /// p2 holds Altar with a Wall; p1's Brute attacks it and both die: the seq of the last damage assignment.
 fn both_sides_die_at_altar(sim: &mut Sim) -> u64 {
     p2_holds_altar(sim, json!([unit("Wall", 3)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 3)]));
@@ -176,13 +193,13 @@ fn when_every_unit_dies_in_combat_no_control_change_occurs() {
     assert_eq!(s.phase, Phase::Open, "the game does not wait for a ruling");
     let v = sim.view();
     assert_eq!(v.awaiting_ruling, None);
-    assert_eq!(v.may_act, vec!["p1", "p2"], "the turn player, and the next in turn order");
+    assert_eq!(v.may_act, vec!["p1", "Dana"], "the turn player (or a judge) ends the turn");
     // No ruling on control is taken: the text has answered.
     let v =
         sim.refused("Dana", json!({"type": "resolve", "what": "control", "battlefield": "Altar", "controller": null}));
     assert!(v.message.contains("unknown variant `control`"), "{v}");
     // p2 still controls Altar at its Beginning Phase: Hold scores.
-    sim.act("p2", turn());
+    sim.begin("p2");
     assert_eq!(sim.riftbound().scores["p2"], 2);
 }
 
@@ -200,11 +217,11 @@ fn units_moving_into_a_battlefield_its_controller_has_no_units_at_take_it() {
         [
             "Giant (Might 5) of Player p1 (p1) moves to Altar",
             "Player p1 (p1) controls Altar (was Player p2 (p2))",
-            "p1 scores a point: conquered Altar (p1: 1 of 8)",
+            "Player p1 (p1) scores a point: conquered Altar (1 of 8)",
         ]
     );
     assert_eq!(sim.riftbound().phase, Phase::Open);
-    sim.act("p2", turn());
+    sim.begin("p2");
     assert_eq!(sim.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
 }
 
@@ -216,8 +233,8 @@ fn units_moving_into_a_battlefield_its_controller_has_no_units_at_take_it() {
 fn a_unit_is_not_moved_where_it_already_stands() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3), unit("Guard", 2)]));
-    sim.act("p1", turn());
-    sim.act("p2", turn());
+    sim.begin("p1");
+    sim.begin("p2");
     let v = sim.refused("p2", mv(json!([{"name": "Guard"}]), "Altar"));
     assert!(v.message.contains("Guard is already at Altar"), "{v}");
     let v = sim.refused("p2", mv(json!([{"name": "Imp", "might": 1}, {"name": "Wall"}]), "Altar"));
@@ -247,7 +264,7 @@ fn a_player_whose_last_unit_dies_loses_control() {
     p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
     assert_eq!(sim.riftbound().scores["p2"], 1);
     // p1 moves to the empty Forge; in that showdown, p1's Bolt kills the Wall at Altar.
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 1)]), "Forge"));
     let bolt = sim.act("p1", spell("action", "Bolt"));
     sim.pass(&["p2", "p1"]);
@@ -256,10 +273,10 @@ fn a_player_whose_last_unit_dies_loses_control() {
     sim.pass(&["p2", "p1"]);
     assert_eq!(sim.riftbound().battlefields["Forge"].controller.as_deref(), Some("p1"));
     // Issue 10: p2 kept Altar with no units there and scored a Hold.
-    sim.act("p2", turn());
+    sim.begin("p2");
     assert_eq!(sim.riftbound().scores["p2"], 1);
     // Moving the last units away loses control too.
-    sim.act("p1", turn());
+    sim.begin("p1");
     assert_eq!(sim.riftbound().scores["p1"], 2, "conquered Forge, then held it");
     sim.act("p1", json!({"type": "announce", "what": "move", "units": [{"name": "Imp"}], "to": null}));
     assert_eq!(sim.riftbound().battlefields["Forge"].controller, None);
@@ -269,11 +286,11 @@ fn a_player_whose_last_unit_dies_loses_control() {
 fn a_teammate_left_at_the_battlefield_takes_control_without_scoring() {
     // Teams: a and c against b and d; turns a, b, c, d.
     let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
-    sim.act("a", turn());
+    sim.begin("a");
     sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
     sim.pass(&["a", "b", "c", "d"]);
-    sim.act("b", turn());
-    sim.act("c", turn());
+    sim.begin("b");
+    sim.begin("c");
     sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
     sim.act("c", mv(json!([unit("Imp", 1)]), "Forge"));
     sim.pass(&["c"]);
@@ -292,14 +309,14 @@ fn a_teammate_left_at_the_battlefield_takes_control_without_scoring() {
 /// the game and Portal's seq.
 fn portal_in_the_tower_showdown() -> (Sim, u64) {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar", "Forge", "Tower"]);
-    sim.act("p1", turn());
-    sim.act("p2", turn());
+    sim.begin("p1");
+    sim.begin("p2");
     sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p2", "p3", "p1"]);
-    sim.act("p3", turn());
+    sim.begin("p3");
     sim.act("p3", mv(json!([unit("Golem", 3)]), "Forge"));
     sim.pass(&["p3", "p1", "p2"]);
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 1), unit("Rat", 1)]), "Tower"));
     let portal = sim.act("p1", spell("action", "Portal"));
     sim.pass(&["p2", "p3", "p1"]);
@@ -336,7 +353,7 @@ fn a_combat_that_no_longer_happens_leaves_the_battlefield_to_the_player_there() 
 fn no_damage_step_when_one_side_has_no_units_left() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     let bolt = sim.act("p1", spell("action", "Bolt"));
@@ -378,7 +395,7 @@ fn the_two_player_limit_and_the_turn_players_choice_of_pending_combats() {
 fn invited_players_join_the_showdown() {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
     p2_holds_altar_ffa(&mut sim);
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     sim.refused("p3", spell("action", "Meddle")); // not relevant
@@ -393,45 +410,45 @@ fn invited_players_join_the_showdown() {
 }
 
 fn p2_holds_altar_ffa(sim: &mut Sim) {
-    sim.act("p1", turn());
-    sim.act("p2", turn());
+    sim.begin("p1");
+    sim.begin("p2");
     sim.act("p2", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p2", "p3", "p1"]);
-    sim.act("p3", turn());
+    sim.begin("p3");
 }
 
 #[test]
 fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
     // p1 conquers Altar without combat (1), then holds it for six turns (7).
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     for _ in 0..6 {
-        sim.act("p2", turn());
-        sim.act("p1", turn());
+        sim.begin("p2");
+        sim.begin("p1");
     }
     assert_eq!(sim.riftbound().scores["p1"], 7);
     // Moving more units to a battlefield you control scores nothing.
     sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
     assert_eq!(sim.riftbound().scores["p1"], 7);
     // p2 takes Altar.
-    sim.act("p2", turn());
+    sim.begin("p2");
     sim.act("p2", mv(json!([unit("Dragon", 20)]), "Altar"));
     sim.pass(&["p2", "p1", "p2", "p1"]);
     sim.act("p2", damage(&[("Wall", 9), ("Imp", 11)]));
     sim.act("p1", damage(&[("Dragon", 10)]));
     assert_eq!(sim.riftbound().battlefields["Altar"].controller.as_deref(), Some("p2"));
     // p1, one point from victory, conquers Forge but not every battlefield: draws a card instead.
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Scout", 1)]), "Forge"));
     sim.pass(&["p1", "p2"]);
     let s = sim.riftbound();
     assert_eq!(s.scores["p1"], 7);
     assert!(!s.scoring.last().unwrap().point, "the final point by Conquer needs every battlefield");
     assert_eq!(
-        s.scoring.last().unwrap().said,
-        "final point: p1 draws a card instead of scoring: conquered Forge, but not every battlefield this turn (p1: 7 of 8)"
+        board(&sim).scoring.last().unwrap().said,
+        "final point: Player p1 (p1) draws a card instead of scoring: conquered Forge, but not every battlefield this turn (7 of 8)"
     );
     // Then conquers Altar too this turn: every battlefield conquered, the final point scores.
     sim.act("p1", mv(json!([unit("Titan", 30)]), "Altar"));
@@ -448,12 +465,12 @@ fn scoring_once_per_battlefield_per_turn_and_the_final_point() {
 #[test]
 fn hold_scores_the_final_point_and_modes_set_the_victory_score() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Wall", 9)]), "Altar"));
     sim.pass(&["p1", "p2"]);
     for _ in 0..7 {
-        sim.act("p2", turn());
-        sim.act("p1", turn());
+        sim.begin("p2");
+        sim.begin("p1");
     }
     assert_eq!(sim.riftbound().winner.as_deref(), Some("p1"));
     let s = game("2v2", &["a", "b", "c", "d"], &["Altar"]);
@@ -466,14 +483,14 @@ fn hold_scores_the_final_point_and_modes_set_the_victory_score() {
 fn team_mode_scores_per_team() {
     // Teams: a and c against b and d.
     let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
-    sim.act("a", turn());
+    sim.begin("a");
     sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
     // Without combat, all players are relevant, in seat order from the mover.
     sim.pass(&["a", "b", "c", "d"]);
     assert_eq!(sim.riftbound().scores["team1"], 1, "a Conquer scores for the team");
     // A teammate's units at the same battlefield are not opposing: no combat.
-    sim.act("b", turn());
-    sim.act("c", turn());
+    sim.begin("b");
+    sim.begin("c");
     sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
     assert_eq!(sim.riftbound().phase, Phase::Open);
     assert!(sim.riftbound().battlefields["Altar"].contested_by.is_none());
@@ -486,18 +503,21 @@ fn turns_pass_in_seat_order() {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
     let v = sim.refused("p2", turn());
     assert!(v.message.contains("p1's turn next"), "the first turn is the first seat's: {v}");
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p3"]);
     assert_eq!(sim.riftbound().scores["p1"], 1);
     // Issue 10: p1 announced three turns in a row and scored a Hold each time.
+    sim.refused("p1", turn());
+    assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "p1 may still move, or end the turn");
+    sim.act("p1", json!({"type": "announce", "what": "end_turn"}));
     let v = sim.refused("p1", turn());
     assert!(v.message.contains("p2's turn next"), "{v}");
     sim.refused("p3", turn());
-    assert_eq!(sim.view().may_act, vec!["p1", "p2"], "p1 may still move; p2 may begin the next turn");
-    sim.act("p2", turn());
-    sim.act("p3", turn());
-    sim.act("p1", turn());
+    assert_eq!(sim.view().may_act, vec!["p2"], "p2 begins the next turn");
+    sim.begin("p2");
+    sim.begin("p3");
+    sim.begin("p1");
     assert_eq!(sim.riftbound().scores["p1"], 2, "one Hold in p1's second turn");
     sim.refused("p1", turn());
 }
@@ -508,6 +528,10 @@ fn in_2v2_the_teams_alternate_in_the_order_the_header_gives() {
     let options = json!({"mode": "2v2", "battlefields": ["Altar"], "teams": [["a", "b"], ["c", "d"]]});
     let mut sim = Sim::ruleset("riftbound", &["a", "b", "c", "d"], &["Dana"], options);
     for (who, wrong) in [("a", "b"), ("c", "b"), ("b", "d"), ("d", "a"), ("a", "c")] {
+        if sim.riftbound().phase == Phase::Open {
+            let player = sim.riftbound().turn.as_ref().unwrap().player.clone();
+            sim.act(&player, end_turn());
+        }
         let v = sim.refused(wrong, turn());
         assert!(v.message.contains(&format!("{who}'s turn next")), "{v}");
         sim.act(who, turn());
@@ -518,7 +542,7 @@ fn in_2v2_the_teams_alternate_in_the_order_the_header_gives() {
 fn assignment_accepted(list: &[(&str, i64)]) -> bool {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Golem", 3), unit("Imp", 5), unit("Rat", 2)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Giant", 8)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.try_act("p1", damage(list)).is_ok()
@@ -564,10 +588,10 @@ fn a_game_recorded_from_the_middle_of_a_match_starts_with_its_scores_and_control
     assert_eq!(s.units["Wall"].at.as_deref(), Some("Altar"));
     let v = sim.refused("p1", turn());
     assert!(v.message.contains("p2's turn next"), "{v}");
-    sim.act("p2", turn());
+    sim.begin("p2");
     assert_eq!(sim.riftbound().scores["p2"], 6, "Hold of Altar");
     // The Wall is there: p1's move into Altar is a combat.
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Giant", 5)]), "Altar"));
     assert_eq!(sim.view().step.title, "Showdown Step: Initial Chain");
     sim.pass(&["p1", "p2", "p1", "p2"]);
@@ -643,7 +667,7 @@ fn said(sim: &mut Sim, actor: &str, action: Value) -> Vec<String> {
 fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 5)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     let lines = said(&mut sim, "p1", mv(json!([{"name": "Imp", "might": 1, "assault": [2]}]), "Altar"));
     assert_eq!(
         lines,
@@ -681,7 +705,7 @@ fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 9)]));
     sim.act("p2", damage(&[("Giant", 5)]));
-    sim.act("p2", turn());
+    sim.begin("p2");
     sim.act("p2", mv(json!([unit("Knight", 4), unit("Squire", 1)]), "Altar"));
     sim.pass(&["p2", "p1", "p2", "p1"]);
     sim.act("p2", damage(&[("Giant", 5)]));
@@ -702,7 +726,7 @@ fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
     // Neither side remains: no control change, and the board says so.
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Brute", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Wall", 3)]));
@@ -722,7 +746,7 @@ fn the_board_says_combats_outcomes_and_control_as_a_judge_writes_them() {
 fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
     p2_holds_altar_ffa(&mut sim);
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1"]);
     assert_eq!(said(&mut sim, "p2", json!({"type": "pass"})), ["Player p1 (p1) has Focus"]);
@@ -737,10 +761,10 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
     );
     assert_eq!(
         said(&mut sim, "p2", spell("action", "Bolt")),
-        ["Bolt (seq 14, action) by Player p2 (p2) opens the Chain"]
+        ["Bolt (seq 17, action) by Player p2 (p2) opens the Chain"]
     );
     let reaction = spell("reaction", "Ward");
-    assert_eq!(said(&mut sim, "p3", reaction), ["Ward (seq 15, reaction) by Player p3 (p3) goes on the Chain"]);
+    assert_eq!(said(&mut sim, "p3", reaction), ["Ward (seq 18, reaction) by Player p3 (p3) goes on the Chain"]);
     let s = board(&sim).showdown.unwrap();
     assert_eq!((s.stage.as_str(), s.focus.as_deref()), ("Chain open", Some("Player p2 (p2)")));
     let chain: Vec<(&str, &str)> = s.chain.iter().map(|i| (i.card.as_str(), i.player.as_str())).collect();
@@ -757,7 +781,7 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
     assert_eq!(
         lines[..3],
         [
-            "Portal (seq 14) by Player p1 (p1) resolves",
+            "Portal (seq 17) by Player p1 (p1) resolves",
             "Imp of Player p1 (p1) moves to Altar",
             "Rat of Player p1 (p1) moves to Forge"
         ]
@@ -789,7 +813,7 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
         [
             "Altar is no longer contested: the combat there does not happen",
             "Player p1 (p1) controls Altar (was Player p2 (p2))",
-            "p1 scores a point: conquered Altar (p1: 1 of 8)",
+            "Player p1 (p1) scores a point: conquered Altar (1 of 8)",
         ]
     );
 }
@@ -817,7 +841,7 @@ fn the_board_lists_a_combat_pending_from_a_card_while_the_showdown_goes_on() {
 #[test]
 fn in_2v2_the_board_scores_by_team_with_its_players() {
     let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
-    sim.act("a", turn());
+    sim.begin("a");
     sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
     sim.pass(&["a", "b", "c", "d"]);
     let b = board(&sim);
@@ -835,7 +859,7 @@ fn in_2v2_the_board_scores_by_team_with_its_players() {
 fn a_unit_moved_into_the_combat_under_way_is_refused_not_guessed() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar", "Forge"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 3)]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     // p1 keeps a unit at base, then attacks Altar.
     sim.act("p1", json!({"type": "announce", "what": "move", "to": null, "units": [unit("Reserve", 2)]}));
     sim.act("p1", mv(json!([unit("Brute", 4)]), "Altar"));
@@ -870,7 +894,7 @@ fn offered(sim: &Sim, seat: &str) -> Vec<(String, Value)> {
 fn damage_moves_carry_the_lethal_amounts_tanks_first() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
     p2_holds_altar(&mut sim, json!([unit("Wall", 2), {"name": "Bulwark", "might": 1, "tank": true, "shield": [2]}]));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Brute", 4), unit("Imp", 1)]), "Altar"));
     sim.pass(&["p1", "p2", "p1", "p2"]);
     // 5 damage; Bulwark (Tank, 1 + Shield 2 = 3) must have lethal before Wall gets any.
@@ -938,7 +962,7 @@ fn each_step_refuses_with_its_rows_rule() {
     said.push(refusal(&mut sim, "p2", turn()));
     said.push(refusal(&mut sim, "p1", mv(json!([unit("Wall", 3)]), "Altar")));
     said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
-    sim.act("p1", turn());
+    sim.begin("p1");
     said.push(refusal(&mut sim, "p2", mv(json!([unit("Imp", 1)]), "Altar")));
     // Without Combat: p1 takes Altar, all players relevant.
     sim.act("p1", mv(json!([unit("Wall", 3), unit("Guard", 2)]), "Altar"));
@@ -954,7 +978,7 @@ fn each_step_refuses_with_its_rows_rule() {
     sim.act("p1", resolve_item(bolt, json!([])));
     pass_out_the_showdown(&mut sim);
     // p2 attacks Altar: Step 1.
-    sim.act("p2", turn());
+    sim.begin("p2");
     sim.act("p2", mv(json!([unit("Brute", 2)]), "Altar"));
     said.push(refusal(&mut sim, "p1", json!({"type": "pass"})));
     said.push(refusal(&mut sim, "p2", trigger("Roar", "defend")));
@@ -980,7 +1004,7 @@ fn each_step_refuses_with_its_rows_rule() {
         "control": {"Altar": "p2", "Forge": "p2"},
         "units": {"Altar": {"p2": [unit("Wall", 2)]}, "Forge": {"p2": [unit("Gate", 2)]}},
     }));
-    sim.act("p1", turn());
+    sim.begin("p1");
     sim.act("p1", mv(json!([unit("Imp", 2), unit("Orc", 1), unit("Elf", 3)]), "Cave"));
     let portal = sim.act("p1", spell("action", "Portal"));
     sim.pass(&["p2", "p1"]);
@@ -998,14 +1022,14 @@ fn each_step_refuses_with_its_rows_rule() {
     sim.pass(&["p1", "p2", "p1", "p2"]);
     sim.act("p1", damage(&[("Gate", 1)]));
     sim.act("p2", damage(&[("Orc", 2)]));
-    sim.act("p2", turn());
+    sim.begin("p2");
     said.push(refusal(&mut sim, "p1", turn()));
     #[rustfmt::skip]
     let want = [
-        r#"5 turn structure | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is p1's turn next, not p2's (turn order: p1, p2, p3) | p1"#,
-        r#"5 turn structure | gap 2 (module docs): the turn player moves units between showdowns | it is no one's turn: a player begins one with {"type":"announce","what":"turn"} | p1"#,
-        r#"5 turn structure | the turn structure | not legal now: the next action is announce by p1 | p1"#,
-        r#"5 turn structure | gap 2 (module docs): the turn player moves units between showdowns | it is p1's turn | p1, p2"#,
+        r#"Section 5 between turns | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is p1's turn next, not p2's (turn order: p1, p2, p3) | p1"#,
+        r#"Section 5 between turns | gap 2 (module docs): the turn player moves units between showdowns | it is no one's turn: a player begins one with {"type":"announce","what":"turn"} | p1"#,
+        r#"Section 5 between turns | the turn structure | not legal now: the next action is announce by p1 | p1"#,
+        r#"Section 5 turn under way | gap 2 (module docs): the turn player moves units between showdowns | it is p1's turn | p1, Dana"#,
         r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | p1 has Focus, not p2 | p1"#,
         r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | with Focus: play an Action or Reaction, activate an ability, invite a player, or pass | p1"#,
         r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | it is p2's chance to react or pass | p2"#,
@@ -1032,4 +1056,122 @@ fn each_step_refuses_with_its_rows_rule() {
 
 fn game_with(options: Value) -> Sim {
     Sim::ruleset("riftbound", &["p1", "p2"], &["Dana"], options)
+}
+
+// ---------------------------------------------------------------------------
+// Issue 42: the end of a turn.
+// ---------------------------------------------------------------------------
+
+fn end_turn() -> Value {
+    json!({"type": "announce", "what": "end_turn"})
+}
+
+/// Refused, with the head hash unchanged.
+#[track_caller]
+fn refused_at_head(sim: &mut Sim, actor: &str, action: Value) -> arbiter::kernel::Violation {
+    let head = sim.events.last().unwrap().hash.clone();
+    let v = sim.refused(actor, action);
+    assert_eq!(sim.events.last().unwrap().hash, head, "a refusal leaves the head as it was");
+    v
+}
+
+/// The next seat could end the turn player's turn at any moment by
+/// announcing its own, and then score Hold at once. A turn ends by the turn
+/// player's `end_turn` (or a judge's); only then does the next seat in turn
+/// order announce its turn.
+#[test]
+fn a_turn_ends_by_the_turn_players_end_turn_and_only_then_the_next_begins() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    sim.begin("p1");
+    assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "the turn player acts; a judge may end the turn");
+    let v = refused_at_head(&mut sim, "p2", turn());
+    assert!(v.message.contains("p1's turn") && v.message.contains("end_turn"), "{v}");
+    let v = refused_at_head(&mut sim, "p2", end_turn());
+    assert!(v.message.contains("p1 ends p1's turn, or a judge"), "{v}");
+    let offered_p1: Vec<Value> = offered(&sim, "p1").into_iter().map(|(_, a)| a).collect();
+    assert!(offered_p1.contains(&end_turn()), "end_turn is offered to the turn player: {offered_p1:?}");
+    assert!(offered(&sim, "p2").is_empty(), "p2 has nothing to record during p1's turn");
+    sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
+    // In a showdown the turn does not end.
+    refused_at_head(&mut sim, "p1", end_turn());
+    sim.pass(&["p1", "p2"]);
+    sim.act("p1", end_turn());
+    assert_eq!(sim.view().may_act, vec!["p2"], "only the next in turn order");
+    assert!(sim.view().step.reference.contains("between turns"), "{}", sim.view().step.reference);
+    let v = refused_at_head(&mut sim, "p1", mv(json!([unit("Imp", 1)]), "Altar"));
+    assert!(v.message.contains("p1's turn is over"), "{v}");
+    refused_at_head(&mut sim, "p1", end_turn());
+    sim.begin("p2");
+    // A judge's ruling ends it too.
+    sim.act("Dana", end_turn());
+    sim.begin("p1");
+    assert_eq!(sim.riftbound().scores["p1"], 2, "conquered Altar, then held it");
+}
+
+/// Issue 42: the step's label says what it is, not a bare "(5)".
+#[test]
+fn the_turn_steps_say_what_they_are() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    let before = sim.view().step.reference;
+    sim.begin("p1");
+    let during = sim.view().step.reference;
+    assert_eq!(before, "Riftbound between turns (Turn Structure: Section 5 of the Core Rules)");
+    assert_eq!(during, "Riftbound turn under way (Turn Structure: Section 5 of the Core Rules)");
+}
+
+/// Issue 42: scores are said with the seat's name, and a Conquer of a
+/// battlefield a teammate held at the Beginning Phase says why it scores nothing.
+#[test]
+fn scores_name_the_player_and_a_teammates_battlefield_says_why_no_point() {
+    let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
+    sim.begin("p1");
+    sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.act("p1", json!({"type": "pass"}));
+    let lines = said(&mut sim, "p2", json!({"type": "pass"}));
+    assert!(lines.contains(&"Player p1 (p1) scores a point: conquered Altar (1 of 8)".to_string()), "{lines:?}");
+
+    // Teams: a and c against b and d; turns a, b, c, d.
+    let mut sim = game("2v2", &["a", "b", "c", "d"], &["Altar", "Forge"]);
+    sim.begin("a");
+    sim.act("a", mv(json!([unit("Knight", 2)]), "Altar"));
+    sim.pass(&["a", "b", "c", "d"]);
+    assert_eq!(
+        sim.table.said(sim.events.len() as u64 - 1),
+        ["Player a (a) scores a point: conquered Altar (team1: 1 of 11)"]
+    );
+    sim.act("a", end_turn());
+    sim.begin("b");
+    sim.act("b", end_turn());
+    sim.begin("c");
+    sim.act("c", mv(json!([unit("Squire", 1)]), "Altar"));
+    sim.act("c", mv(json!([unit("Imp", 1)]), "Forge"));
+    sim.pass(&["c"]);
+    let bolt = sim.act("d", spell("action", "Bolt"));
+    sim.pass(&["a", "b", "c", "d"]);
+    let lines = said(&mut sim, "d", resolve_item(bolt, json!([{"unit": "Knight", "dies": true}])));
+    assert!(lines.contains(&"Player c (c) controls Altar (was Player a (a))".to_string()), "{lines:?}");
+    assert!(
+        lines.contains(&"no point: Altar was held by teammate Player a (a) at the Beginning Phase".to_string()),
+        "{lines:?}"
+    );
+    assert_eq!(sim.riftbound().scores["team1"], 1);
+}
+
+/// Games recorded under version 1 (before `end_turn`) fold as before: the
+/// next seat's turn ends the turn under way.
+#[test]
+fn version_1_games_fold_as_they_did() {
+    let mut h = header(&["p1", "p2"], &["Dana"]);
+    h["ruleset"] = json!("riftbound");
+    h["ruleset_version"] = json!(1);
+    h["options"] = json!({"mode": "1v1", "battlefields": ["Altar"]});
+    let mut sim = Sim::open(h);
+    sim.act("p1", turn());
+    sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
+    sim.pass(&["p1", "p2"]);
+    assert_eq!(sim.view().may_act, vec!["p1", "p2"]);
+    refused_at_head(&mut sim, "p1", end_turn());
+    sim.act("p2", turn());
+    sim.act("p1", turn());
+    assert_eq!(sim.riftbound().scores["p1"], 2);
 }

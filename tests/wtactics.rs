@@ -194,7 +194,8 @@ fn undefended_damage_is_each_attackers_atk_unless_an_effect_was_played() {
     assert!(v.rule.contains("an attacker deals its ATK"), "{v}");
     sim.act("p2", undefended(&[("Imp", 2), ("Orc", 3)], 5));
     assert_eq!(sim.wtactics().influence_lost["p2"], 5);
-    // With an Event played in the attack, the table's damage counts (the effect is the table's to apply).
+    // With an Event played in the attack, the table's damage counts (the
+    // effect is the table's to apply), once the other player confirms it.
     let mut sim = game();
     sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
     sim.pass(&["p2"]);
@@ -202,6 +203,7 @@ fn undefended_damage_is_each_attackers_atk_unless_an_effect_was_played() {
     sim.pass(&["p2", "p1"]);
     sim.act("p2", blocks(&[]));
     sim.act("p2", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    sim.act("p1", json!({"type": "resolve", "what": "confirm"}));
     assert_eq!(sim.wtactics().influence_lost["p2"], 6);
 }
 
@@ -510,4 +512,57 @@ fn every_step_shows_its_row_and_its_refusals_quote_its_rule() {
     refused_by(&mut sim, "Dana", unblocked(-1), "gap 2 (module docs)");
     sim.act("Dana", unblocked(1));
     at(&sim, "IV", "Response phase of the combat", &["p2"], &[Play, Pass]);
+}
+
+/// Issue 42: with an Event played in the attack, the defending player alone
+/// could record the damage and influence it loses itself (0/0 was
+/// accepted). A player's record of the damage, when effects count, is a
+/// claim: it stands once the other player confirms it, or a judge records
+/// the damage; nothing is lost before.
+#[test]
+fn undefended_damage_with_an_effect_played_needs_the_other_players_confirmation_or_a_judge() {
+    let undefended = |damage: &[(&str, i64)], lost: i64| {
+        json!({"type": "resolve", "what": "undefended", "influence_lost": lost,
+               "damage": damage.iter().map(|(a, d)| json!({"attacker": a, "damage": d})).collect::<Vec<_>>()})
+    };
+    let confirm = || json!({"type": "resolve", "what": "confirm"});
+    let attack_with_frenzy = || {
+        let mut sim = game();
+        sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
+        sim.pass(&["p2"]);
+        sim.act("p1", event("Frenzy"));
+        sim.pass(&["p2", "p1"]);
+        sim.act("p2", blocks(&[]));
+        sim
+    };
+    // The defending player's 0/0 waits for the attacking player.
+    let mut sim = attack_with_frenzy();
+    sim.act("p2", undefended(&[("Imp", 0), ("Orc", 0)], 0));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 0);
+    assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "the attacking player confirms, or a judge records");
+    let head = sim.events.last().unwrap().hash.clone();
+    let v = sim.refused("p2", confirm());
+    assert!(v.message.contains("p1 confirms what p2 recorded"), "{v}");
+    let v = sim.refused("p2", attackers(&[creature("Elf", 1, 1)]));
+    assert!(!v.message.is_empty());
+    assert_eq!(sim.events.last().unwrap().hash, head, "refusals leave the head as it was");
+    // A judge records what the table determined: it stands.
+    sim.act("Dana", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 6);
+
+    // The attacking player's record waits for the defending player; confirmed, it stands.
+    let mut sim = attack_with_frenzy();
+    sim.act("p1", undefended(&[("Imp", 3), ("Orc", 3)], 6));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 0, "not lost before it is confirmed");
+    sim.refused("p1", confirm());
+    sim.act("p2", confirm());
+    assert_eq!(sim.wtactics().influence_lost["p2"], 6);
+
+    // With no effect played the damage is the attackers' own ATK: nothing to confirm.
+    let mut sim = game();
+    sim.act("p1", attackers(&[creature("Imp", 2, 1)]));
+    sim.pass(&["p2", "p1"]);
+    sim.act("p2", blocks(&[]));
+    sim.act("p2", undefended(&[("Imp", 2)], 2));
+    assert_eq!(sim.wtactics().influence_lost["p2"], 2);
 }

@@ -92,7 +92,7 @@ write("doomtrooper")
 
 # WTactics: p1 attacks with three creatures; p2 defends two of them, one with two
 # defenders (a judge rules), and lets nothing through.
-act("organiser", type="open", ruleset="wtactics", ruleset_version=1,
+act("organiser", type="open", ruleset="wtactics", ruleset_version=2,
     seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["Dana"])
 act("p1", type="announce", what="attackers", attackers=[
     {"name": "Orc Raider", "atk": 3, "def": 2},
@@ -115,14 +115,16 @@ write("wtactics")
 
 # Riftbound 1v1: p1's turn passes; p2 takes the Altar without combat; p1 contests it: triggers,
 # a spell and a reaction on the chain, damage with a Tank, and a conquest.
-act("organiser", type="open", ruleset="riftbound", ruleset_version=1,
+act("organiser", type="open", ruleset="riftbound", ruleset_version=2,
     seats=[{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], judges=["Dana"],
     options={"mode": "1v1", "battlefields": ["Altar", "Forge"]})
 act("p1", type="announce", what="turn")                                               # turns pass in seat order
+act("p1", type="announce", what="end_turn")                                           # the turn player ends its turn
 act("p2", type="announce", what="turn")
 act("p2", type="announce", what="move", to="Altar", units=[
     {"name": "Stone Golem", "might": 3, "tank": True}, {"name": "Acolyte", "might": 2, "shield": [1]}])
 passes("p2", "p1")                                                                    # showdown without combat
+act("p2", type="announce", what="end_turn")
 act("p1", type="announce", what="turn")
 act("p1", type="announce", what="move", to="Altar", units=[
     {"name": "Berserker", "might": 4, "assault": [2]}, {"name": "Scout", "might": 2}])
@@ -138,6 +140,7 @@ passes("p2", "p1")                                                              
 # 8 Might (4+2 Assault, 2) against the Tank first: Golem 3, then Acolyte (Might 3 with Shield, 1 damage): 2 is lethal.
 act("p1", type="resolve", what="damage", assignments=[{"unit": "Stone Golem", "damage": 3}, {"unit": "Acolyte", "damage": 5}])
 act("p2", type="resolve", what="damage", assignments=[{"unit": "Scout", "damage": 2}, {"unit": "Berserker", "damage": 4}])
+act("p1", type="announce", what="end_turn")
 write("riftbound")
 
 # Raw Deal: Chokeslam (cost and damage computed), reversed by No Chance in Hell,

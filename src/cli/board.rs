@@ -135,9 +135,16 @@ fn riftbound_text(b: &riftbound::Board, paint: Paint) -> String {
         out += &format!("{}\n", paint.alert(&format!("{w} wins")));
     }
     match &b.turn {
-        Some(t) if t.conquered.is_empty() => out += &format!("turn {}: {}\n", t.number, t.player),
         Some(t) => {
-            out += &format!("turn {}: {} (conquered this turn: {})\n", t.number, t.player, t.conquered.join(", "))
+            let mut facts = vec![];
+            if !t.conquered.is_empty() {
+                facts.push(format!("conquered this turn: {}", t.conquered.join(", ")));
+            }
+            if t.ended {
+                facts.push("over: the next in turn order begins the next".into());
+            }
+            let facts = if facts.is_empty() { String::new() } else { format!(" ({})", facts.join("; ")) };
+            out += &format!("turn {}: {}{facts}\n", t.number, t.player)
         }
         None => out += "no turn yet\n",
     }

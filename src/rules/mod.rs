@@ -54,7 +54,7 @@ impl Table {
             may_act_names: vec![],
         };
         header.check().map_err(refuse)?;
-        let kind = Kind::named(&header.ruleset).filter(|k| k.version() == header.ruleset_version);
+        let kind = Kind::named(&header.ruleset).filter(|k| k.folds(header.ruleset_version));
         let state = match kind {
             Some(kind) => RulesetState::open(kind, header).map_err(refuse)?,
             None => {
@@ -271,7 +271,7 @@ impl Table {
     /// action itself (Riftbound: the scores it made, among them a final point
     /// drawn as a card instead); `log` and `replay` show it under the event.
     pub fn said(&self, seq: u64) -> Vec<String> {
-        self.state.said(seq)
+        self.state.said(&self.header, seq)
     }
 
     /// The step the game is at: `view().step`, without the rest of the

@@ -21,8 +21,11 @@ use crate::kernel::{Move, StepRef, View, Violation};
 pub trait Ruleset {
     /// The name in a header's `ruleset` and in `--ruleset`.
     const NAME: &'static str;
-    /// The version this build implements (a header names the version it was recorded under).
+    /// The version this build records new games under (a header names the version it was recorded under).
     const VERSION: u64;
+    /// The versions whose games this build folds: the current one, and
+    /// older ones whose games it keeps folding as they were recorded.
+    const FOLDS: &'static [u64] = &[Self::VERSION];
     /// The game's name as its players write it ("Raw Deal").
     const TITLE: &'static str;
     /// The document in `shared/rules/` it follows, in words ("the timing breakdown").
@@ -72,8 +75,8 @@ pub trait Ruleset {
         vec![]
     }
     /// What the ruleset recorded in words for the event at `seq`, beyond
-    /// the action (Riftbound's scores); `log` and `replay` show it.
-    fn said(_state: &Self::State, _seq: u64) -> Vec<String> {
+    /// the action (Riftbound's scores), in the players' names; `log` and `replay` show it.
+    fn said(_state: &Self::State, _header: &Header, _seq: u64) -> Vec<String> {
         vec![]
     }
     /// An action in the ruleset's own words (the board's: names, the card
@@ -215,6 +218,10 @@ macro_rules! registry {
             pub fn version(self) -> u64 {
                 match self { $(Kind::$ty => <$ty as Ruleset>::VERSION),* }
             }
+            /// Whether this build folds games recorded under `version` of the ruleset.
+            pub fn folds(self, version: u64) -> bool {
+                match self { $(Kind::$ty => <$ty as Ruleset>::FOLDS.contains(&version)),* }
+            }
             pub fn title(self) -> &'static str {
                 match self { $(Kind::$ty => <$ty as Ruleset>::TITLE),* }
             }
@@ -284,8 +291,8 @@ macro_rules! registry {
             pub fn priority(&self) -> Vec<String> {
                 match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::priority(s)),* }
             }
-            pub fn said(&self, seq: u64) -> Vec<String> {
-                match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::said(s, seq)),* }
+            pub fn said(&self, header: &Header, seq: u64) -> Vec<String> {
+                match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::said(s, header, seq)),* }
             }
             pub fn words(&self, header: &Header, action: &Value) -> Option<String> {
                 match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::words(s, header, action)),* }
@@ -378,11 +385,16 @@ registry! {
         const UNSEEN_ON_BOARD: &'static [&'static str] = doomtrooper::UNSEEN_ON_BOARD;
         said_in_words!(doomtrooper);
     }
-    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.jsonl") { compared_live!(); said_in_words!(wtactics); }
+    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.jsonl") {
+        compared_live!();
+        const FOLDS: &'static [u64] = wtactics::FOLDS;
+        said_in_words!(wtactics);
+    }
     Riftbound(riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.jsonl") {
         compared_live!();
-        fn said(state: &riftbound::State, seq: u64) -> Vec<String> {
-            state.said(seq)
+        const FOLDS: &'static [u64] = riftbound::FOLDS;
+        fn said(state: &riftbound::State, header: &Header, seq: u64) -> Vec<String> {
+            riftbound::said(state, header, seq)
         }
         said_in_words!(riftbound);
     }

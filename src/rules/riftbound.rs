@@ -81,6 +81,13 @@
 //!     each team's players in the order the `teams` option lists them (first
 //!     of team 1, first of team 2, second of team 1, second of team 2). A
 //!     turn out of order is refused, naming who is next.
+//! 12. **The end of a turn** (Section 5 too): the turn is the turn player's
+//!     until it records `announce` `end_turn` (or a judge records it, for a
+//!     turn player who left the table), outside any showdown, combat or
+//!     choice of pending combat; only then may the next player in turn order
+//!     announce its turn (and score Hold). Games recorded under version 1,
+//!     before `end_turn`, fold as they were: there the next player's
+//!     announcement ended the turn under way.
 //! 11. **A unit a card moves into the battlefield of the combat under way**:
 //!     Step 1 applies the combat modifiers (Assault, Shield) to the units
 //!     there as the combat begins; the keywords give them "while attacking"
@@ -98,7 +105,12 @@ use crate::event::{ActionType, Header, check_name};
 use crate::kernel::{self, Chain, ChainItem, Refusal, StepRef, View, Violation, Window, refuse};
 
 pub const NAME: &str = "riftbound";
-pub const VERSION: u64 = 1;
+/// Version 2: a turn ends by the turn player's `end_turn` (or a judge's),
+/// and only then does the next player in turn order announce its turn.
+pub const VERSION: u64 = 2;
+/// Version 1 games (no `end_turn`: the next player's turn ended the one
+/// under way) fold as they were recorded.
+pub const FOLDS: &[u64] = &[1, 2];
 
 mod board;
 mod moves;
@@ -122,7 +134,7 @@ pub use moves::moves;
 enum Who {
     /// The player whose turn it is.
     TurnPlayer,
-    /// The next player in turn order (gap 10), who may begin the next turn.
+    /// The next player in turn order (gap 10), who begins the next turn once this one has ended (gap 12).
     NextInTurnOrder,
     /// The player with Focus.
     Focus,
@@ -141,6 +153,7 @@ enum Who {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum At {
     Turn,
+    Between,
     PendingCombat,
     InitialChain,
     Focus,
@@ -149,6 +162,8 @@ enum At {
     Resolving,
     Damage,
     Victory,
+    /// Version 1's turn: the next player's announcement ended it.
+    TurnV1,
 }
 
 struct Step {
@@ -190,12 +205,21 @@ use ActionType as T;
 use PlayKind as K;
 use Who::*;
 
+const RULE_MOVES: &str = "gap 2 (module docs): the turn player moves units between showdowns";
+const RULE_ORDER: &str = "gap 10 (module docs): turns pass in seat order (2v2: the teams alternate)";
+const RULE_END: &str = "gap 12 (module docs): the turn player ends its turn (or a judge does), outside showdowns and combats; then the next in turn order begins";
+
+// The turn rows are the text's "Section 5: Turn Structure", which it refers
+// to but does not include: their number names the section (see `View`).
 #[rustfmt::skip]
 const STEPS: &[Step] = &[
-    step(At::Turn, "5", "turn structure",
-        &[(TurnPlayer, "gap 2 (module docs): the turn player moves units between showdowns"),
-          (NextInTurnOrder, "gap 10 (module docs): turns pass in seat order (2v2: the teams alternate)")],
-        &[(T::Announce, "move"), (T::Announce, "turn")], &[],
+    step(At::Turn, "Section 5", "turn under way",
+        &[(TurnPlayer, RULE_MOVES), (Judge, RULE_END)],
+        &[(T::Announce, "move"), (T::Announce, "end_turn")], &[],
+        "the turn structure"),
+    step(At::Between, "Section 5", "between turns",
+        &[(NextInTurnOrder, RULE_ORDER)],
+        &[(T::Announce, "turn")], &[],
         "the turn structure"),
     step(At::PendingCombat, "620-621", "Pending Combat",
         &[(TurnPlayer, "Pending Combat: Turn Player chooses which Pending Combat to resolve first")],
@@ -229,6 +253,10 @@ const STEPS: &[Step] = &[
         &[],
         &[], &[],
         "Victory Scores"),
+    step(At::TurnV1, "Section 5", "turn under way",
+        &[(TurnPlayer, RULE_MOVES), (NextInTurnOrder, RULE_ORDER)],
+        &[(T::Announce, "move"), (T::Announce, "turn")], &[],
+        "the turn structure"),
 ];
 
 // Each row sits at its own `At`, so that `row_at` is an index.
@@ -296,6 +324,8 @@ pub enum Trigger {
 pub enum Announce {
     /// The actor's turn begins (Beginning Phase: Hold scores).
     Turn {},
+    /// The turn player (or a judge) ends the turn (gap 12).
+    EndTurn {},
     /// The turn player moves units to a battlefield, or to base (`to` null).
     Move {
         units: Vec<UnitSpec>,
@@ -436,8 +466,10 @@ pub struct Showdown {
 pub enum Phase {
     /// No turn has begun.
     Setup,
-    /// The turn player may move units; the next player in turn order may begin the next turn.
+    /// The turn player may move units, or end the turn (gap 12).
     Open,
+    /// The turn player ended the turn: the next player in turn order begins the next.
+    Between,
     /// Several combats are pending: the turn player chooses.
     ChooseCombat,
     Showdown(Showdown),
@@ -459,10 +491,15 @@ pub struct Score {
     pub player: String,
     pub battlefield: String,
     pub how: String,
-    /// False when the final point could not be scored and the player draws a card instead.
+    /// False when the final point could not be scored and the player draws
+    /// a card instead, or when a teammate held the battlefield at the
+    /// Beginning Phase (`teammate`).
     pub point: bool,
-    /// The score in words, as `state`, `log` and `replay` show it.
-    pub said: String,
+    /// The side's score after it.
+    pub side_score: u64,
+    /// A Conquer of a battlefield this teammate held at the Beginning Phase (630.1: no point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teammate: Option<String>,
 }
 
 /// [`State::live`]: the state with the trash and the scoring as a count and the newest.
@@ -515,6 +552,13 @@ pub struct State {
     pub combat_might: BTreeMap<String, i64>,
     /// Who takes the record's first turn: the first in turn order, or the header's `first_turn`.
     pub first_turn: String,
+    /// The ruleset version the game was recorded under (see [`FOLDS`]).
+    #[serde(default = "version_1")]
+    pub version: u64,
+}
+
+fn version_1() -> u64 {
+    1
 }
 
 pub fn open(header: &Header) -> Result<State, String> {
@@ -578,6 +622,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         winner: None,
         combat_might: BTreeMap::new(),
         first_turn: String::new(),
+        version: header.ruleset_version,
     };
     state.scores = state.seats.iter().map(|s| (state.side(s), 0)).collect();
     state.first_turn = state.turn_order()[0].clone();
@@ -758,6 +803,7 @@ impl kernel::Undo for State {
             winner,
             combat_might,
             first_turn,
+            version,
         } = self;
         let rest = State {
             seats: seats.clone(),
@@ -776,6 +822,7 @@ impl kernel::Undo for State {
             winner: winner.clone(),
             combat_might: combat_might.clone(),
             first_turn: first_turn.clone(),
+            version: *version,
         };
         (rest, trash.len(), scoring.len())
     }
@@ -812,14 +859,37 @@ impl State {
     }
 
     fn step(&mut self, seq: u64, actor: &str, action: &Action) -> Result<(), Refusal> {
-        let row = self.phase.row();
+        let row = self.row();
         if self.phase == Phase::Over {
             return refuse(row.rule, format!("the game is over: {} won", self.winner.clone().unwrap_or_default()));
         }
         let judge = self.is_judge(actor);
         match (self.phase.clone(), action) {
-            (Phase::Setup | Phase::Open, Action::Announce(Announce::Turn {})) => self.begin_turn(seq, actor),
-            (Phase::Setup | Phase::Open, Action::Announce(Announce::Move { units, to })) => {
+            (Phase::Setup | Phase::Between, Action::Announce(Announce::Turn {})) => self.begin_turn(seq, actor),
+            // Version 1: the next player's announcement ended the turn under way.
+            (Phase::Open, Action::Announce(Announce::Turn {})) if self.version == 1 => self.begin_turn(seq, actor),
+            (Phase::Open, Action::Announce(Announce::Turn {})) => {
+                let player = self.turn_player().unwrap_or_default();
+                refuse(
+                    RULE_END,
+                    format!(
+                        "it is {player}'s turn: {player} ends it with {{\"type\":\"announce\",\"what\":\"end_turn\"}} (or a judge does), then {} begins the next",
+                        self.next_turn()
+                    ),
+                )
+            }
+            (Phase::Open, Action::Announce(Announce::EndTurn {})) if self.version >= 2 => {
+                let player = self.turn_player().unwrap_or_default().to_string();
+                if actor != player && !judge {
+                    return refuse(
+                        row.rule_of(Judge),
+                        format!("{player} ends {player}'s turn, or a judge does; not {actor}"),
+                    );
+                }
+                self.phase = Phase::Between;
+                Ok(())
+            }
+            (Phase::Setup | Phase::Open | Phase::Between, Action::Announce(Announce::Move { units, to })) => {
                 self.move_units(seq, actor, units, to.as_deref())
             }
             (Phase::ChooseCombat, Action::Announce(Announce::Combat { battlefield })) => {
@@ -897,7 +967,7 @@ impl State {
         let next = self.next_turn();
         if actor != next {
             return refuse(
-                row_at(At::Turn).rule_of(NextInTurnOrder),
+                row_at(At::Between).rule_of(NextInTurnOrder),
                 format!("it is {next}'s turn next, not {actor}'s (turn order: {})", self.turn_order().join(", ")),
             );
         }
@@ -927,6 +997,10 @@ impl State {
 
     fn move_units(&mut self, seq: u64, actor: &str, units: &[UnitSpec], to: Option<&str>) -> Result<(), Refusal> {
         let rule = row_at(At::Turn).rule_of(TurnPlayer);
+        if self.phase == Phase::Between {
+            let player = self.turn_player().unwrap_or_default();
+            return refuse(RULE_END, format!("{player}'s turn is over: {} begins the next turn", self.next_turn()));
+        }
         if Some(actor) != self.turn_player() {
             return refuse(
                 rule,
@@ -1557,14 +1631,27 @@ impl State {
         if let Some(t) = self.turn.as_mut() {
             t.conquered.insert(bf.to_string());
         }
-        // 630.1, team modes: not a battlefield a teammate controlled at the Beginning Phase.
-        let teammate_held = self
+        // 630.1, team modes: not a battlefield a teammate controlled at the
+        // Beginning Phase. Nothing is scored, and the record says why.
+        let teammate = self
             .turn
             .as_ref()
             .and_then(|t| t.controlled_at_beginning.get(bf).cloned().flatten())
-            .is_some_and(|c| c != player && self.side(&c) == self.side(player));
-        if !teammate_held {
-            self.score(seq, player, bf, "conquer");
+            .filter(|c| c != player && self.side(c) == self.side(player));
+        match teammate {
+            None => self.score(seq, player, bf, "conquer"),
+            Some(teammate) => {
+                let side_score = self.scores.get(&self.side(player)).copied().unwrap_or(0);
+                self.scoring.push(Score {
+                    seq,
+                    player: player.to_string(),
+                    battlefield: bf.to_string(),
+                    how: "conquer".into(),
+                    point: false,
+                    side_score,
+                    teammate: Some(teammate),
+                });
+            }
         }
     }
 
@@ -1579,25 +1666,17 @@ impl State {
         let final_point = current + 1 == self.victory_score;
         let conquered_all =
             self.turn.as_ref().is_some_and(|t| self.battlefields.keys().all(|b| t.conquered.contains(b)));
+        // "Conquer but not all: Draw a card instead".
         let point = !final_point || how == "hold" || conquered_all;
         let score = if point { current + 1 } else { current };
-        let tally = format!("{side}: {score} of {}", self.victory_score);
-        let done = if how == "hold" { "held" } else { "conquered" };
-        let said = if point {
-            format!("{player} scores a point: {done} {bf} ({tally})")
-        } else {
-            // "Conquer but not all: Draw a card instead".
-            format!(
-                "final point: {player} draws a card instead of scoring: conquered {bf}, but not every battlefield this turn ({tally})"
-            )
-        };
         self.scoring.push(Score {
             seq,
             player: player.to_string(),
             battlefield: bf.to_string(),
             how: how.to_string(),
             point,
-            said,
+            side_score: score,
+            teammate: None,
         });
         if point {
             self.scores.insert(side.clone(), score);
@@ -1608,18 +1687,15 @@ impl State {
         }
     }
 
-    /// The scores the event at `seq` made, in words.
-    pub fn said(&self, seq: u64) -> Vec<String> {
-        self.scoring.iter().filter(|s| s.seq == seq).map(|s| s.said.clone()).collect()
-    }
-
     pub fn view(&self) -> View {
-        let row = self.phase.row();
-        let step = StepRef {
-            number: row.no.into(),
-            title: row.title.into(),
-            reference: format!("Riftbound {} ({})", row.title, row.no),
+        let row = self.row();
+        // The turn rows' number is a section the text refers to but does not include.
+        let reference = if row.no.starts_with("Section") {
+            format!("Riftbound {} (Turn Structure: {} of the Core Rules)", row.title, row.no)
+        } else {
+            format!("Riftbound {} ({})", row.title, row.no)
         };
+        let step = StepRef { number: row.no.into(), title: row.title.into(), reference };
         let may_act = self.actors();
         // An invitation needs a player outside the showdown.
         let no_one_to_invite = matches!(&self.phase, Phase::Showdown(sd) if self.invitable(sd).is_empty());
@@ -1638,7 +1714,7 @@ impl State {
     /// name, in the row's order, each once.
     fn actors(&self) -> Vec<String> {
         let mut actors: Vec<String> = vec![];
-        for (who, _) in self.phase.row().who {
+        for (who, _) in self.row().who {
             let seats = match self.seat_of(*who) {
                 Some(seat) => vec![seat],
                 None if *who == Judge => self.judges.clone(),
@@ -1673,11 +1749,13 @@ impl State {
     }
 }
 
-impl Phase {
-    /// The row of the step table this phase is at.
+impl State {
+    /// The row of the step table the game is at.
     fn row(&self) -> &'static Step {
-        row_at(match self {
-            Phase::Setup | Phase::Open => At::Turn,
+        row_at(match &self.phase {
+            Phase::Setup | Phase::Between => At::Between,
+            Phase::Open if self.version == 1 => At::TurnV1,
+            Phase::Open => At::Turn,
             Phase::ChooseCombat => At::PendingCombat,
             Phase::Showdown(sd) => return sd.stage.row(),
             Phase::Damage { .. } => At::Damage,
@@ -1740,4 +1818,31 @@ fn rotate_after(order: &[String], player: &str) -> Vec<String> {
         v.rotate_left(1);
     }
     v
+}
+
+/// The scores the event at `seq` made, in words and the players' names.
+pub fn said(state: &State, header: &Header, seq: u64) -> Vec<String> {
+    state.scoring.iter().filter(|s| s.seq == seq).map(|s| score_words(state, header, s)).collect()
+}
+
+/// A score in words: "Alice (p1) scores a point: conquered Altar (1 of 8)";
+/// a final point drawn as a card instead; a teammate's battlefield, no point.
+pub fn score_words(state: &State, header: &Header, s: &Score) -> String {
+    let (player, bf) = (header.name_of(&s.player), &s.battlefield);
+    if let Some(teammate) = &s.teammate {
+        return format!("no point: {bf} was held by teammate {} at the Beginning Phase", header.name_of(teammate));
+    }
+    // In 2v2 the score is the team's.
+    let tally = match state.mode.as_str() {
+        "2v2" => format!("{}: {} of {}", state.side(&s.player), s.side_score, state.victory_score),
+        _ => format!("{} of {}", s.side_score, state.victory_score),
+    };
+    let done = if s.how == "hold" { "held" } else { "conquered" };
+    if s.point {
+        format!("{player} scores a point: {done} {bf} ({tally})")
+    } else {
+        format!(
+            "final point: {player} draws a card instead of scoring: conquered {bf}, but not every battlefield this turn ({tally})"
+        )
+    }
 }

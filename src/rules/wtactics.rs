@@ -40,7 +40,20 @@
 //!    played in the attack it must be the creature's own ATK. Events played
 //!    in part I's Response phase are discarded when the whole attack is
 //!    over; those played in an individual combat when that combat is over.
-//! 6. **Who records the influence lost and the values**: either player or a judge.
+//! 6. **Who records the influence lost and the values**: either player or a
+//!    judge. An undefended attack's damage with an Event or Ability played
+//!    is the exception. The text says who deals it (the attackers, II) and
+//!    who loses influence equal to it (the defending player), and that all
+//!    effects count (IV), but not who states the amount; and each player's
+//!    statement alone would settle what benefits that player (the defending
+//!    player its own loss, the attacking player the damage its attackers
+//!    deal). So neither is the text's alone: one player's record is a claim
+//!    that stands once the other player confirms it (`resolve` `confirm`),
+//!    or a judge records the damage (a judge's record stands at once).
+//!    Nothing is lost before. With no Event or Ability played the damage is
+//!    the attackers' own ATK (gap 5): either player records it, with nothing
+//!    to claim. Games recorded under version 1, before this, fold as they
+//!    were (a player's record stood alone).
 //! 7. **Turns**: the text has the active player announce "all attackers that
 //!    will fight that turn" but does not say where a turn begins or who
 //!    takes the next one. The table records it: `announce` `turn` by a
@@ -65,7 +78,11 @@ pub use board::{Board, Fighter, board, changes, fighter, outcome, result_words};
 pub use moves::moves;
 
 pub const NAME: &str = "wtactics";
-pub const VERSION: u64 = 1;
+/// Version 2: a player's record of undefended damage with an effect played
+/// waits for the other player's confirmation, or a judge's record (gap 6).
+pub const VERSION: u64 = 2;
+/// Version 1 games fold as they were recorded.
+pub const FOLDS: &[u64] = &[1, 2];
 
 // ---------------------------------------------------------------------------
 // The step table: the text's procedure ("Combat sequence", parts I to IV of
@@ -91,6 +108,8 @@ enum Who {
     Picker,
     /// Either player or a judge (gap 6).
     Recorder,
+    /// The player who did not record the claim under way, or a judge (gap 6).
+    Confirmer,
     /// A judge: the text is silent.
     Judge,
 }
@@ -103,6 +122,7 @@ enum Row {
     Responses,
     Defend,
     Undefended,
+    Confirm,
     Defenders,
     UnblockedRuling,
     NextCombat,
@@ -145,7 +165,7 @@ impl Step {
 }
 
 use ActionType::{Announce as ANNOUNCE, Pass as PASS, Play as PLAY, Resolve as RESOLVE};
-use Who::{Defending, Judge, Opportunity, Picker, Players, Recorder};
+use Who::{Confirmer, Defending, Judge, Opportunity, Picker, Players, Recorder};
 
 /// "Combat sequence", I to IV, and back to I when a turn's attacks are over.
 #[rustfmt::skip]
@@ -154,6 +174,7 @@ const STEPS: &[Step] = &[
     step(Row::Responses,       "I",   "Response phase",                             Opportunity, &[PLAY, PASS],        "Response phase: one Event card or one Ability (not both); the players alternate until both pass"),
     step(Row::Defend,          "II",  "defend or allow the attacks",                Defending,   &[ANNOUNCE],          "II: the defending player may choose to defend or allow the attacks"),
     step(Row::Undefended,      "II",  "undefended: influence lost",                 Recorder,    &[RESOLVE],           "II: the defending player loses influence equal to the total amount of damage dealt by the attackers"),
+    step(Row::Confirm,         "II",  "undefended: the other player confirms",      Confirmer,   &[RESOLVE],           "gap 6 (module docs): with an Event or Ability played, a player's record of the damage stands once the other player confirms it, or a judge records it"),
     step(Row::Defenders,       "III", "assign defenders",                           Defending,   &[ANNOUNCE],          "III: defenders to any attackers; every defender can only defend against one attacker; a creature is never both attacker and defender"),
     step(Row::UnblockedRuling, "III", "attackers left undefended",                  Judge,       &[RESOLVE],           "gap 2 (module docs): the text is silent; a judge rules"),
     step(Row::NextCombat,      "IV",  "choose the next combat",                     Picker,      &[ANNOUNCE],          "IV: the attacking player chooses which combat resolves first, then the defending player the next, alternating"),
@@ -257,6 +278,8 @@ pub struct Block {
 pub enum Resolve {
     /// II: attacks let through: each attacker's damage, and the influence lost (their total).
     Undefended { damage: Vec<Damage>, influence_lost: i64 },
+    /// Gap 6: the other player confirms the undefended damage a player recorded.
+    Confirm {},
     /// Judge's ruling (gap 2): influence lost to attackers left undefended.
     Unblocked { influence_lost: i64 },
     /// IV: the values with all effects counted, and who died.
@@ -320,6 +343,9 @@ pub enum Phase {
     Defense,
     /// II: the influence lost to undefended attacks is recorded.
     Undefended,
+    /// Gap 6: `by` recorded the damage with an effect played: the other
+    /// player confirms it, or a judge records it.
+    Confirm { by: String, damage: Vec<Damage>, influence_lost: i64 },
     /// Gap 2: a judge rules on attackers left undefended.
     UnblockedRuling,
     /// IV: `picker` chooses the next combat.
@@ -420,6 +446,13 @@ pub struct State {
     /// The attack finished last, as it stood when it ended (the board shows it between attacks).
     pub last_attack: Option<Attack>,
     pub attacks_finished: u64,
+    /// The ruleset version the game was recorded under (see [`FOLDS`]).
+    #[serde(default = "version_1")]
+    pub version: u64,
+}
+
+fn version_1() -> u64 {
+    1
 }
 
 pub fn open(header: &Header) -> Result<State, String> {
@@ -441,6 +474,7 @@ pub fn open(header: &Header) -> Result<State, String> {
         attack: None,
         last_attack: None,
         attacks_finished: 0,
+        version: header.ruleset_version,
     })
 }
 
@@ -533,6 +567,7 @@ impl kernel::Undo for State {
             attack,
             last_attack,
             attacks_finished,
+            version,
         } = self;
         let rest = State {
             seats: seats.clone(),
@@ -545,6 +580,7 @@ impl kernel::Undo for State {
             attack: attack.clone(),
             last_attack: last_attack.clone(),
             attacks_finished: *attacks_finished,
+            version: *version,
         };
         (rest, kernel::pile_lengths(discard))
     }
@@ -597,43 +633,44 @@ impl State {
             }
             (Phase::Defense, Action::Announce(Announce::Defenders { blocks })) => self.defenders(actor, blocks),
             (Phase::Undefended, Action::Resolve(Resolve::Undefended { damage, influence_lost })) => {
-                let attack = self.attack.clone().expect("attack");
                 let step = self.step_now();
                 if !self.may_act_now(actor) {
                     return refuse(step.place(), format!("{actor} may not record this"));
                 }
-                let mut named: Vec<&str> = damage.iter().map(|d| d.attacker.as_str()).collect();
-                named.sort();
-                let mut attackers: Vec<&str> = attack.combats.iter().map(|(a, _)| a.as_str()).collect();
-                attackers.sort();
-                if named != attackers {
+                self.check_undefended(damage, *influence_lost)?;
+                // Gap 6: with an effect played, a player's record is a claim.
+                if self.version >= 2 && self.effects_played() && !self.is_judge(actor) {
+                    self.phase = Phase::Confirm {
+                        by: actor.to_string(),
+                        damage: damage.clone(),
+                        influence_lost: *influence_lost,
+                    };
+                    return Ok(());
+                }
+                self.lose_influence(damage);
+                Ok(())
+            }
+            (Phase::Confirm { by, damage, .. }, Action::Resolve(Resolve::Confirm {})) => {
+                if !self.may_act_now(actor) || self.is_judge(actor) {
+                    let other = self.other(&by);
                     return refuse(
-                        step.place(),
-                        format!("name the damage of every attacker once: {}", attackers.join(", ")),
+                        self.step_now().rule,
+                        format!("{other} confirms what {by} recorded (or a judge records the damage), not {actor}"),
                     );
                 }
-                if let Some(own) = self.own_damage() {
-                    for d in damage {
-                        let atk = own.iter().find(|o| o.attacker == d.attacker).expect("an attacker").damage;
-                        if d.damage != atk {
-                            return refuse(
-                                RULE_DAMAGE,
-                                format!(
-                                    "no Event or Ability was played in this attack, so {}'s damage is its own ATK {atk}, not {}",
-                                    d.attacker, d.damage
-                                ),
-                            );
-                        }
-                    }
+                self.lose_influence(&damage);
+                Ok(())
+            }
+            (Phase::Confirm { by, .. }, Action::Resolve(Resolve::Undefended { damage, influence_lost })) => {
+                if !self.is_judge(actor) {
+                    let other = self.other(&by);
+                    return refuse(
+                        self.step_now().rule,
+                        format!("{by} recorded the damage: {other} confirms it, or a judge records it; not {actor}"),
+                    );
                 }
-                let total: i64 = damage.iter().map(|d| d.damage).sum();
-                if damage.iter().any(|d| d.damage < 0) || *influence_lost != total {
-                    return refuse(step.rule, format!("the attackers' damage totals {total}, not {influence_lost}"));
-                }
-                *self.influence_lost.entry(attack.passive.clone()).or_default() += total;
-                let a = self.attack.as_mut().expect("attack");
-                (a.damage, a.influence_lost) = (damage.clone(), Some(total));
-                self.finish_attack();
+                self.check_undefended(damage, *influence_lost)?;
+                self.lose_influence(damage);
                 Ok(())
             }
             (Phase::UnblockedRuling, Action::Resolve(Resolve::Unblocked { influence_lost })) => {
@@ -966,6 +1003,7 @@ impl State {
             Phase::Responses { .. } => Row::Responses,
             Phase::Defense => Row::Defend,
             Phase::Undefended => Row::Undefended,
+            Phase::Confirm { .. } => Row::Confirm,
             Phase::UnblockedRuling => Row::UnblockedRuling,
             Phase::Pick { .. } => Row::NextCombat,
             Phase::CombatResponses { .. } => Row::CombatResponses,
@@ -987,6 +1025,12 @@ impl State {
             Recorder => {
                 self.attack.as_ref().is_some_and(|a| actor == a.active || actor == a.passive) || self.is_judge(actor)
             }
+            Confirmer => match &self.phase {
+                Phase::Confirm { by, .. } => {
+                    (self.seats.iter().any(|s| s == actor) && actor != by) || self.is_judge(actor)
+                }
+                _ => false,
+            },
             Judge => self.is_judge(actor),
         }
     }
@@ -1000,6 +1044,52 @@ impl State {
     fn acting(&self) -> Vec<String> {
         let who = self.step_now().who;
         self.seats.iter().chain(&self.judges).filter(|a| self.acts(who, a)).cloned().collect()
+    }
+
+    /// II: an undefended attack's damage as recorded: every attacker once,
+    /// its own ATK when no effect was played (gap 5), and the total.
+    fn check_undefended(&self, damage: &[Damage], influence_lost: i64) -> Result<(), Refusal> {
+        let attack = self.attack.as_ref().expect("attack");
+        let step = self.step_now();
+        let mut named: Vec<&str> = damage.iter().map(|d| d.attacker.as_str()).collect();
+        named.sort();
+        let mut attackers: Vec<&str> = attack.combats.iter().map(|(a, _)| a.as_str()).collect();
+        attackers.sort();
+        if named != attackers {
+            return refuse(step.place(), format!("name the damage of every attacker once: {}", attackers.join(", ")));
+        }
+        if let Some(own) = self.own_damage() {
+            for d in damage {
+                let atk = own.iter().find(|o| o.attacker == d.attacker).expect("an attacker").damage;
+                if d.damage != atk {
+                    return refuse(
+                        RULE_DAMAGE,
+                        format!(
+                            "no Event or Ability was played in this attack, so {}'s damage is its own ATK {atk}, not {}",
+                            d.attacker, d.damage
+                        ),
+                    );
+                }
+            }
+        }
+        let total: i64 = damage.iter().map(|d| d.damage).sum();
+        if damage.iter().any(|d| d.damage < 0) || influence_lost != total {
+            return refuse(
+                row(Row::Undefended).rule,
+                format!("the attackers' damage totals {total}, not {influence_lost}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// II: the defending player loses the damage's total in influence; the attack is over.
+    fn lose_influence(&mut self, damage: &[Damage]) {
+        let total: i64 = damage.iter().map(|d| d.damage).sum();
+        let passive = self.attack.as_ref().expect("attack").passive.clone();
+        *self.influence_lost.entry(passive).or_default() += total;
+        let a = self.attack.as_mut().expect("attack");
+        (a.damage, a.influence_lost) = (damage.to_vec(), Some(total));
+        self.finish_attack();
     }
 
     /// II (gap 5): each undefended attacker's damage when no Event or

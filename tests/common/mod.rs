@@ -96,6 +96,8 @@ impl Sim {
     pub fn ruleset(ruleset: &str, seats: &[&str], judges: &[&str], options: Value) -> Sim {
         let mut h = header(seats, judges);
         h["ruleset"] = json!(ruleset);
+        // The version this build records new games under.
+        h["ruleset_version"] = json!(arbiter::rules::Kind::named(ruleset).map_or(1, |k| k.version()));
         if options.as_object().is_some_and(|o| !o.is_empty()) {
             h["options"] = options;
         }

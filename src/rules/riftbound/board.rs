@@ -39,8 +39,8 @@ pub struct Board {
     pub base: Vec<UnitLine>,
     /// Dead units, in the order they died.
     pub trash: Vec<String>,
-    /// Every score and every final point drawn as a card instead, in record
-    /// order.
+    /// Every score, every final point drawn as a card instead and every
+    /// Conquer of a teammate's battlefield (no point), in record order.
     pub scoring: Vec<ScoreLine>,
 }
 
@@ -58,6 +58,8 @@ pub struct TurnLine {
     pub player: String,
     /// Battlefields conquered this turn (the final point needs them all).
     pub conquered: Vec<String>,
+    /// The turn player (or a judge) ended it: the next in turn order begins the next.
+    pub ended: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -164,7 +166,9 @@ pub struct ScoreLine {
     pub battlefield: String,
     /// "conquer" or "hold".
     pub how: String,
-    /// False when the final point could not be scored and the player draws a card instead.
+    /// False when the final point could not be scored and the player draws
+    /// a card instead, or when a teammate held the battlefield at the
+    /// Beginning Phase (630.1).
     pub point: bool,
     /// The score as the ruleset recorded it, the words `log` and `replay` show.
     pub said: String,
@@ -218,6 +222,7 @@ pub fn board(state: &State, header: &Header) -> Board {
             number: t.number,
             player: name(&t.player),
             conquered: order.iter().filter(|b| t.conquered.contains(*b)).cloned().collect(),
+            ended: state.phase == Phase::Between,
         }),
         battlefields,
         pending_combats,
@@ -234,7 +239,7 @@ pub fn board(state: &State, header: &Header) -> Board {
                 battlefield: s.battlefield.clone(),
                 how: s.how.clone(),
                 point: s.point,
-                said: s.said.clone(),
+                said: super::score_words(state, header, s),
             })
             .collect(),
     }
@@ -394,6 +399,13 @@ pub fn changes(before: &Board, after: &Board) -> Vec<String> {
     let mut said = Vec::new();
     if let Some(t) = after.turn.as_ref().filter(|t| before.turn.as_ref().map(|b| b.number) != Some(t.number)) {
         said.push(format!("turn {}: {}", t.number, t.player));
+    }
+    if let (Some(b), Some(a)) = (&before.turn, &after.turn)
+        && a.number == b.number
+        && a.ended
+        && !b.ended
+    {
+        said.push(format!("turn {} of {} is over", a.number, a.player));
     }
     // Chain items resolve before what they did is said.
     if let (Some(b), Some(a)) = (&before.showdown, &after.showdown)

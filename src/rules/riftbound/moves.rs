@@ -24,11 +24,21 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
     let mut moves = vec![];
     match &state.phase {
         Phase::Over => {}
-        Phase::Setup | Phase::Open => {
-            let next = state.next_turn();
-            moves.push(Move::new(&next, "begin the turn", json!({"type": "announce", "what": "turn"})));
-            if let (Phase::Open, Some(player)) = (&state.phase, state.turn_player()) {
+        Phase::Setup | Phase::Between => moves.push(begin_turn(state)),
+        Phase::Open => {
+            // Version 1: the next player's announcement ended the turn under way.
+            if state.version == 1 {
+                moves.push(begin_turn(state));
+            }
+            if let Some(player) = state.turn_player() {
                 moves.extend(unit_moves(state, header, player));
+                if state.version >= 2 {
+                    let end = json!({"type": "announce", "what": "end_turn"});
+                    moves.push(Move::new(player, "end the turn", end.clone()));
+                    for judge in &state.judges {
+                        moves.push(Move::new(judge, format!("end {}'s turn", name(player)), end.clone()));
+                    }
+                }
             }
         }
         Phase::ChooseCombat => {
@@ -115,6 +125,11 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
         }
     }
     moves
+}
+
+/// The next player in turn order begins its turn.
+fn begin_turn(state: &State) -> Move {
+    Move::new(&state.next_turn(), "begin the turn", json!({"type": "announce", "what": "turn"}))
 }
 
 fn pass(seat: &str) -> Move {

@@ -12,6 +12,7 @@ pub fn words(_state: &State, header: &Header, action: &Value) -> Option<String> 
     let action = Action::deserialize(action).ok()?;
     Some(match action {
         Action::Announce(Announce::Turn {}) => "turn begins".into(),
+        Action::Announce(Announce::EndTurn {}) => "turn ends".into(),
         Action::Announce(Announce::Move { units, to }) => {
             let to = to.unwrap_or_else(|| "base".into());
             format!("move {} to {to}", list(units.iter().map(unit)))

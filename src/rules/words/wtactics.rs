@@ -40,6 +40,7 @@ pub fn words(_state: &State, header: &Header, action: &Value) -> Option<String> 
             list(defenders.iter().map(|d| format!("{} ATK {} DEF {}", d.name, d.atk, d.def))),
             list(dead)
         ),
+        Action::Resolve(Resolve::Confirm {}) => "confirm the claimed undefended damage".into(),
         Action::Resolve(Resolve::Unmark { creatures }) => format!("unmarked: {}", list(creatures)),
     })
 }

@@ -249,14 +249,26 @@ fn attack_board(state: &State, a: &Attack, number: u64, finished: bool, header: 
         .collect();
     // Attackers left undefended beside defended ones: a judge rules on
     // the influence they cost (gap 2).
-    let status = match state.phase {
-        Phase::UnblockedRuling if !finished => "undefended: awaiting a judge's ruling on the influence lost",
-        _ => "undefended",
+    let status = match &state.phase {
+        Phase::UnblockedRuling if !finished => {
+            "undefended: awaiting a judge's ruling on the influence lost".to_string()
+        }
+        // Gap 6: a player's record with an effect played is a claim until confirmed.
+        Phase::Confirm { by, damage, .. } if !finished => {
+            let other = state.seats.iter().find(|s| *s != by).map(|s| header.name_of(s)).unwrap_or_default();
+            let list: Vec<String> = damage.iter().map(|d| format!("{} {}", d.attacker, d.damage)).collect();
+            format!(
+                "undefended: {} recorded damage {}, awaiting {other}'s confirmation or a judge",
+                header.name_of(by),
+                list.join(", ")
+            )
+        }
+        _ => "undefended".to_string(),
     };
     attackers.extend(a.undefended.iter().map(|attacker| AttackerLine {
         attacker: own(attacker),
         defenders: vec![],
-        status: status.into(),
+        status: status.clone(),
         chosen_by: None,
         damage: a.damage.iter().find(|d| d.attacker == *attacker).map(|d| d.damage),
         result: None,

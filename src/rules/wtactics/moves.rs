@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::event::Header;
 use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
-use super::{Phase, State, dies};
+use super::{Damage, Phase, State, dies};
 
 /// The moves of the state, for every seat and judge.
 pub fn moves(state: &State, header: &Header) -> Vec<Move> {
@@ -22,6 +22,7 @@ pub fn moves(state: &State, header: &Header) -> Vec<Move> {
         }
         Phase::Defense => defense(state, header),
         Phase::Undefended => undefended(state, header),
+        Phase::Confirm { by, damage, influence_lost } => confirm(state, header, by, damage, *influence_lost),
         Phase::UnblockedRuling => unblocked(state, header),
         Phase::Pick { .. } => pick(state),
         Phase::Resolution { attacker } => resolution(state, attacker, false),
@@ -163,6 +164,31 @@ fn undefended(state: &State, header: &Header) -> Vec<Move> {
             each(state, m.entering(Entry::number("influence_lost", EntryKind::Points, what, Some(0), None)))
         }
     }
+}
+
+/// Gap 6: the other player confirms the damage `by` recorded; a judge may
+/// record it instead (the same entries as the players had).
+fn confirm(state: &State, header: &Header, by: &str, damage: &[Damage], influence_lost: i64) -> Vec<Move> {
+    let attack = state.attack.as_ref().expect("an attack");
+    let list: Vec<String> = damage.iter().map(|d| format!("{} {}", d.attacker, d.damage)).collect();
+    let label = format!(
+        "confirm what {} recorded: {}; {} loses {influence_lost} influence",
+        header.name_of(by),
+        list.join(", "),
+        header.name_of(&attack.passive)
+    );
+    let mut moves: Vec<Move> = state
+        .seats
+        .iter()
+        .filter(|s| *s != by)
+        .map(|s| Move::new(s, label.clone(), json!({"type": "resolve", "what": "confirm"})))
+        .collect();
+    for m in undefended(state, header) {
+        if state.judges.contains(&m.seat) {
+            moves.push(m);
+        }
+    }
+    moves
 }
 
 /// Gap 2: a judge rules on the influence lost to the attackers left

@@ -89,7 +89,7 @@ function drawDoomtrooper(root, b) {
 // units; the combat and its showdown (Focus, the Chain); base, trash, scoring.
 function drawRiftbound(root, b) {
   const t = b.turn;
-  const top = t ? "Turn " + t.number + ": " + t.player + (t.conquered.length ? " · conquered this turn: " + t.conquered.join(", ") : "") : "No turn yet";
+  const top = t ? "Turn " + t.number + ": " + t.player + (t.conquered.length ? " · conquered this turn: " + t.conquered.join(", ") : "") + (t.ended ? " · over: the next in turn order begins the next" : "") : "No turn yet";
   root.append(el("div", "", top + " · victory at " + b.victory_score));
   if (b.winner) root.append(el("div", "winner", b.winner + " wins"));
   const stats = u => ["Might " + u.might, ...u.assault.map(x => "Assault " + x), ...u.shield.map(x => "Shield " + x), ...(u.tank ? ["Tank"] : [])].join(", ");
