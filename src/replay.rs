@@ -511,6 +511,12 @@ impl Said {
             Err(e) => return Err(broken(e)),
         }
         let table = self.folder.table().expect("a folded event leaves a state");
-        Ok(Some(Logged { by: table.header.name_of(&event.actor), at, recorded: table.said(event.seq), words: said, rewound_by: None }))
+        Ok(Some(Logged {
+            by: table.header.name_of(&event.actor),
+            at,
+            recorded: table.said(event.seq),
+            words: said,
+            rewound_by: None,
+        }))
     }
 }

@@ -140,7 +140,7 @@ fn out_of_turn_and_illegal_actions_are_refused_with_step_rule_and_who_may_act() 
     assert_eq!(v.step.reference, "Doomtrooper step 2 (ANNOUNCE BATTLE TACTIC)");
     let t = sim.act("p1", tactic("Fight"));
     let v = sim.refused("p1", counter("Cancel", t)); // p2 has priority at step 3
-    assert!(v.to_string().contains("it is p2's turn"), "{v}");
+    assert!(v.to_string().contains("it is Player p2 (p2)'s turn"), "{v}");
     assert_eq!(v.may_act, vec!["p2"]);
     // A modifier outside MODIFY COMBAT RATINGS.
     let v = sim.refused("p2", play("modify", "Stimulants"));

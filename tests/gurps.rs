@@ -166,7 +166,7 @@ fn each_refusal_names_its_own_rule() {
     refusals.push(v);
     // drop_out by a seat.
     let v = sim.refused("p2", json!({"type": "announce", "what": "drop_out"}));
-    assert!(v.rule.contains("drop out of combat time") && v.message.contains("p2 is not the GM"), "{v}");
+    assert!(v.rule.contains("drop out of combat time") && v.message.contains("Player p2 (p2) is not the GM"), "{v}");
     refusals.push(v);
     // A tie roll mid-fight.
     let v = sim.refused(

@@ -158,7 +158,10 @@ async fn a_judge_rewinds_from_the_page_after_seeing_the_board_it_returns_to() {
     assert!(said.starts_with("Ben (p2) recorded “note: "), "{said}");
     assert_eq!(s.stored("g").len(), 5, "nothing of the judge's was stored");
     let back = text(&c, "#rewind-taken-back").await;
-    assert!(back.contains("seqs 3 to 4 · seq 3 Ben (p2): counter"), "what it takes back now: {back}");
+    assert!(
+        back.contains("seqs 3 to 4 · seq 3 Ben (p2): Cancel counters battle tactic Fight (seq 2)"),
+        "what it takes back now: {back}"
+    );
 
     click(&c, "#judge-record").await;
     let said = notice(&c, "ok").await;

@@ -502,7 +502,7 @@ fn team_mode_scores_per_team() {
 fn turns_pass_in_seat_order() {
     let mut sim = game("ffa3", &["p1", "p2", "p3"], &["Altar"]);
     let v = sim.refused("p2", turn());
-    assert!(v.message.contains("p1's turn next"), "the first turn is the first seat's: {v}");
+    assert!(v.message.contains("Player p1 (p1)'s turn next"), "the first turn is the first seat's: {v}");
     sim.begin("p1");
     sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p3"]);
@@ -512,7 +512,7 @@ fn turns_pass_in_seat_order() {
     assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "p1 may still move, or end the turn");
     sim.act("p1", json!({"type": "announce", "what": "end_turn"}));
     let v = sim.refused("p1", turn());
-    assert!(v.message.contains("p2's turn next"), "{v}");
+    assert!(v.message.contains("Player p2 (p2)'s turn next"), "{v}");
     sim.refused("p3", turn());
     assert_eq!(sim.view().may_act, vec!["p2"], "p2 begins the next turn");
     sim.begin("p2");
@@ -533,7 +533,7 @@ fn in_2v2_the_teams_alternate_in_the_order_the_header_gives() {
             sim.act(&player, end_turn());
         }
         let v = sim.refused(wrong, turn());
-        assert!(v.message.contains(&format!("{who}'s turn next")), "{v}");
+        assert!(v.message.contains(&format!("Player {who} ({who})'s turn next")), "{v}");
         sim.act(who, turn());
     }
 }
@@ -587,7 +587,7 @@ fn a_game_recorded_from_the_middle_of_a_match_starts_with_its_scores_and_control
     assert_eq!((s.scores["p1"], s.scores["p2"]), (7, 5));
     assert_eq!(s.units["Wall"].at.as_deref(), Some("Altar"));
     let v = sim.refused("p1", turn());
-    assert!(v.message.contains("p2's turn next"), "{v}");
+    assert!(v.message.contains("Player p2 (p2)'s turn next"), "{v}");
     sim.begin("p2");
     assert_eq!(sim.riftbound().scores["p2"], 6, "Hold of Altar");
     // The Wall is there: p1's move into Altar is a combat.
@@ -1026,30 +1026,30 @@ fn each_step_refuses_with_its_rows_rule() {
     said.push(refusal(&mut sim, "p1", turn()));
     #[rustfmt::skip]
     let want = [
-        r#"Section 5 between turns | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is p1's turn next, not p2's (turn order: p1, p2, p3) | p1"#,
+        r#"Section 5 between turns | gap 10 (module docs): turns pass in seat order (2v2: the teams alternate) | it is Player p1 (p1)'s turn next, not Player p2 (p2)'s (turn order: Player p1 (p1), Player p2 (p2), Player p3 (p3)) | p1"#,
         r#"Section 5 between turns | gap 2 (module docs): the turn player moves units between showdowns | it is no one's turn: a player begins one with {"type":"announce","what":"turn"} | p1"#,
-        r#"Section 5 between turns | the turn structure | not legal now: the next action is announce by p1 | p1"#,
-        r#"Section 5 turn under way | gap 2 (module docs): the turn player moves units between showdowns | it is p1's turn | p1, Dana"#,
-        r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | p1 has Focus, not p2 | p1"#,
+        r#"Section 5 between turns | the turn structure | not legal now: the next action is announce by Player p1 (p1) | p1"#,
+        r#"Section 5 turn under way | gap 2 (module docs): the turn player moves units between showdowns | it is Player p1 (p1)'s turn | p1, Dana"#,
+        r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | Player p1 (p1) has Focus, not Player p2 (p2) | p1"#,
         r#"545-553 Showdown | Showdown (545-553): the player with Focus plays an Action or Reaction, activates an ability, invites a player, or passes; the showdown ends when all Relevant Players pass in sequence | with Focus: play an Action or Reaction, activate an ability, invite a player, or pass | p1"#,
-        r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | it is p2's chance to react or pass | p2"#,
+        r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | it is Player p2 (p2)'s chance to react or pass | p2"#,
         r#"545-553 Showdown: Chain | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | while a Chain is open only Reactions may be added | p2"#,
-        r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | p1 (who played it) or a judge records how Bolt resolves | p1, Dana"#,
+        r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | Player p1 (p1) (who played it) or a judge records how Bolt resolves | p1, Dana"#,
         r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | the Chain resolves newest first: seq 3 (Bolt) is next | p1, Dana"#,
         r#"545-553 Showdown: Chain resolves | each card played creates a Chain; its items resolve newest first; Focus passes when the Chain resolves | the Chain is resolving: record its newest item's resolution (resolve chain_item) | p1, Dana"#,
-        r#"625 Showdown Step: Initial Chain | 625.3: Initial Chain: Player with Focus orders first | it is p2's turn to add a trigger or pass | p2"#,
+        r#"625 Showdown Step: Initial Chain | 625.3: Initial Chain: Player with Focus orders first | it is Player p2 (p2)'s turn to add a trigger or pass | p2"#,
         r#"625 Showdown Step: Initial Chain | 625.3: "When I attack" triggers, "When I defend" triggers | the Attacker puts "when I attack" triggers on the chain | p2"#,
         r#"625 Showdown Step: Initial Chain | 625.3: Initial Chain | the initial chain takes "when I attack" / "when I defend" triggers (play, kind trigger), or a pass | p2"#,
-        r#"545-553 Showdown: invitation | Relevant Players: Invited | p3 answers the invitation | p3"#,
+        r#"545-553 Showdown: invitation | Relevant Players: Invited | Player p3 (p3) answers the invitation | p3"#,
         r#"545-553 Showdown: invitation | Relevant Players: Invited | accept or decline the invitation | p3"#,
-        r#"545-553 Showdown | Relevant Players: Invited: Players who accept invitation | p2 is not a player outside the showdown | p1"#,
-        r#"626 Combat Damage Step | 626: Distribute Damage (Attacker first, then Defender) | p2 assigns damage now, not p1 | p2, Dana"#,
-        r#"626 Combat Damage Step | 626.1: Sum Might for each side; 626.2: Distribute Damage | assignments: p2's units have 2 Might in all: assign exactly 2, each amount positive (assigned 1) | p2, Dana"#,
-        r#"626 Combat Damage Step | the turn structure | not legal now: the next action is resolve by p2, Dana | p2, Dana"#,
-        r#"620-621 Pending Combat | Pending Combat: Turn Player chooses which Pending Combat to resolve first | p2 is not the turn player | p1"#,
+        r#"545-553 Showdown | Relevant Players: Invited: Players who accept invitation | Player p2 (p2) is not a player outside the showdown | p1"#,
+        r#"626 Combat Damage Step | 626: Distribute Damage (Attacker first, then Defender) | Player p2 (p2) assigns damage now, not Player p1 (p1) | p2, Dana"#,
+        r#"626 Combat Damage Step | 626.1: Sum Might for each side; 626.2: Distribute Damage | assignments: Player p2 (p2)'s units have 2 Might in all: assign exactly 2, each amount positive (assigned 1) | p2, Dana"#,
+        r#"626 Combat Damage Step | the turn structure | not legal now: the next action is resolve by Player p2 (p2), Dana | p2, Dana"#,
+        r#"620-621 Pending Combat | Pending Combat: Turn Player chooses which Pending Combat to resolve first | Player p2 (p2) is not the turn player | p1"#,
         r#"620-621 Pending Combat | Pending Combat | no combat is pending at Cave: ["Altar", "Forge"] | p1"#,
-        r#"620-621 Pending Combat | the turn structure | not legal now: the next action is announce by p1 | p1"#,
-        r#"629-633 Victory | Victory Scores | the game is over: p2 won | "#,
+        r#"620-621 Pending Combat | the turn structure | not legal now: the next action is announce by Player p1 (p1) | p1"#,
+        r#"629-633 Victory | Victory Scores | the game is over: Player p2 (p2) won | "#,
     ];
     assert_eq!(said, want);
 }
@@ -1085,9 +1085,9 @@ fn a_turn_ends_by_the_turn_players_end_turn_and_only_then_the_next_begins() {
     sim.begin("p1");
     assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "the turn player acts; a judge may end the turn");
     let v = refused_at_head(&mut sim, "p2", turn());
-    assert!(v.message.contains("p1's turn") && v.message.contains("end_turn"), "{v}");
+    assert!(v.message.contains("(p1)'s turn") && v.message.contains("end_turn"), "{v}");
     let v = refused_at_head(&mut sim, "p2", end_turn());
-    assert!(v.message.contains("p1 ends p1's turn, or a judge"), "{v}");
+    assert!(v.message.contains("Player p1 (p1) ends their own turn, or a judge"), "{v}");
     let offered_p1: Vec<Value> = offered(&sim, "p1").into_iter().map(|(_, a)| a).collect();
     assert!(offered_p1.contains(&end_turn()), "end_turn is offered to the turn player: {offered_p1:?}");
     assert!(offered(&sim, "p2").is_empty(), "p2 has nothing to record during p1's turn");
@@ -1099,7 +1099,7 @@ fn a_turn_ends_by_the_turn_players_end_turn_and_only_then_the_next_begins() {
     assert_eq!(sim.view().may_act, vec!["p2"], "only the next in turn order");
     assert!(sim.view().step.reference.contains("between turns"), "{}", sim.view().step.reference);
     let v = refused_at_head(&mut sim, "p1", mv(json!([unit("Imp", 1)]), "Altar"));
-    assert!(v.message.contains("p1's turn is over"), "{v}");
+    assert!(v.message.contains("Player p1 (p1)'s turn is over"), "{v}");
     refused_at_head(&mut sim, "p1", end_turn());
     sim.begin("p2");
     // A judge's ruling ends it too.

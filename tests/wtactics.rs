@@ -127,7 +127,7 @@ fn the_active_player_announces_all_attackers_of_a_turn_at_once() {
     // Only the active player attacks; the other player's turn must begin first.
     let v = sim.refused("p2", attackers(&[creature("Knight", 2, 3)]));
     assert!(v.rule.contains("active player is the only one"), "{v}");
-    assert!(v.message.contains("it is p1's turn"), "{v}");
+    assert!(v.message.contains("it is Player p1 (p1)'s turn"), "{v}");
     sim.refused("Dana", turn()); // a judge is not a player
     sim.act("p2", turn());
     assert_eq!(sim.wtactics().turn.as_ref().map(|t| (t.number, t.active.as_str())), Some((2, "p2")));
@@ -542,7 +542,7 @@ fn undefended_damage_with_an_effect_played_needs_the_other_players_confirmation_
     assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "the attacking player confirms, or a judge records");
     let head = sim.events.last().unwrap().hash.clone();
     let v = sim.refused("p2", confirm());
-    assert!(v.message.contains("p1 confirms what p2 recorded"), "{v}");
+    assert!(v.message.contains("Player p1 (p1) confirms what Player p2 (p2) recorded"), "{v}");
     let v = sim.refused("p2", attackers(&[creature("Elf", 1, 1)]));
     assert!(!v.message.is_empty());
     assert_eq!(sim.events.last().unwrap().hash, head, "refusals leave the head as it was");

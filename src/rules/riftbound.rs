@@ -883,7 +883,7 @@ impl State {
                 if actor != player && !judge {
                     return refuse(
                         row.rule_of(Judge),
-                        format!("{player} ends {player}'s turn, or a judge does; not {actor}"),
+                        format!("{player} ends their own turn, or a judge does; not {actor}"),
                     );
                 }
                 self.phase = Phase::Between;
