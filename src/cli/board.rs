@@ -347,16 +347,21 @@ fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
         top(&a.area, &piles(&a.piles));
     }
     // How each ended, so a play that ended at 2d is not read as a card played.
-    let n = b.breakdowns_ended;
-    let played = n - b.not_played - b.reversed;
-    let how: Vec<String> =
-        [(played, "successfully played"), (b.reversed, "completely reversed (5c)"), (b.not_played, "not played (2d)")]
-            .iter()
-            .filter(|(k, _)| *k > 0)
-            .map(|(k, what)| format!("{k} {what}"))
-            .collect();
-    let how = if how.is_empty() { String::new() } else { format!(": {}", how.join(", ")) };
-    top("ended so far", &format!("{n} breakdown{}{how}", if n == 1 { "" } else { "s" }));
+    top("ended so far", &rawdeal::ended_words(b.breakdowns_ended, b.not_played, b.reversed));
+    // The turn's earlier sequences, folded: one line each, reversals under it.
+    if !b.earlier.is_empty() {
+        out += &paint.bold("earlier this turn");
+        out += "\n";
+    }
+    for e in &b.earlier {
+        let n = e.breakdowns.len() as u64;
+        let counts = rawdeal::ended_words(n, e.not_played, e.reversed);
+        out += &format!("  seq {}  {} by {}: {} · {counts}\n", e.seq, e.card, e.player, e.outcome);
+        for f in e.breakdowns.iter().filter(|f| f.depth > 0) {
+            let pad = "  ".repeat(f.depth as usize + 1);
+            out += &format!("{pad}seq {}  {} by {}: {}\n", f.seq, f.card, f.player, f.outcome);
+        }
+    }
     let Some(s) = &b.sequence else {
         out += "no card played yet\n";
         return out;

@@ -61,10 +61,22 @@ function drawDoomtrooper(root, b) {
   board.append(side("attacker", c.attacker, rows(c.attacker.warrior)), el("div", "versus", "vs"), side("defender", c.defender, rows(c.defender.warrior)));
   const facts = el("dl", "facts");
   const fact = (k, v) => { if (v) facts.append(el("dt", "", k), el("dd", "", v)); };
-  fact("battle tactic", c.battle_tactic);
-  fact("warzone", c.warzone);
+  // Only what stands reads plainly: a countered one is struck, with its counter.
+  const announced = (k, a) => {
+    const dd = el("dd", "announced");
+    if (!a) dd.textContent = c.repeats > 0 ? "to be announced again (the combatants changed)" : "-";
+    else if (a.countered_by) dd.append(el("s", "", a.name), el("span", "by", "seq " + a.seq + ", countered by " + a.countered_by));
+    else dd.textContent = a.name + " (seq " + a.seq + ")";
+    facts.append(el("dt", "", k), dd);
+  };
+  announced("battle tactic", c.battle_tactic);
+  announced("warzone", c.warzone);
   fact("strike order", c.strike_order);
   fact("equipment", c.equipment.map(e => e.player + ": " + e.items.join(", ")).join("; "));
+  const mods = el("dd", "modifiers");
+  if (!c.modifiers.length) mods.textContent = "none";
+  for (const m of c.modifiers) mods.append(el("div", "", "seq " + m.seq + " · " + m.player + " · " + m.what + " " + m.name + (m.combat ? " (" + m.combat + ")" : "")));
+  facts.append(el("dt", "", "standing modifiers"), mods);
   fact("to award", c.award);
   fact("ended by", c.ended_by);
   fact("points awarded", c.first_combat.points.map(p => p.player + " " + p.points).join(", "));
