@@ -915,7 +915,8 @@ fn after_a_change_of_combatants_the_tactic_and_warzone_are_to_be_announced_again
     let detail = |c: &arbiter::rules::doomtrooper::CombatBoard, seq| {
         c.effects.iter().find(|e| e.seq == seq).and_then(|e| e.detail.clone())
     };
-    assert_eq!((detail(&c, t).as_deref(), detail(&c, w).as_deref()), (Some("Fight"), Some("Venus")));
+    let earlier = |name: &str| Some(format!("{name} (before the combatants changed)"));
+    assert_eq!((detail(&c, t), detail(&c, w)), (earlier("Fight"), earlier("Venus")));
     // Announced again: the new ones stand, the earlier lines still say theirs.
     let t2 = sim.act("p1", tactic("Shoot"));
     sim.pass(&["p2", "p1"]);
@@ -923,7 +924,7 @@ fn after_a_change_of_combatants_the_tactic_and_warzone_are_to_be_announced_again
     let c = doom_board(&sim).combat.unwrap();
     assert_eq!(c.battle_tactic, announced(t2, "Shoot", None));
     assert_eq!(c.warzone, announced(w2, "none", None));
-    assert_eq!((detail(&c, t).as_deref(), detail(&c, t2).as_deref()), (Some("Fight"), Some("Shoot")));
+    assert_eq!((detail(&c, t), detail(&c, t2)), (earlier("Fight"), Some("Shoot".to_string())));
 }
 
 /// A countered battle tactic does not stand: the board row names it with

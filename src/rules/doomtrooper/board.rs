@@ -259,8 +259,16 @@ fn detail(c: &Combat, seq: u64, kind: &str, header: &Header) -> Option<String> {
             let items = c.effects.get(seq).and_then(|e| c.equipment.get(&e.seat));
             Some(items.filter(|i| !i.is_empty()).map_or("none".into(), |i| i.join(", ")))
         }
-        // Every round's announcement keeps its name, after a repeat too.
-        ("battle_tactic" | "warzone", _) => c.announced.get(&seq).cloned(),
+        // Every round's announcement keeps its name, after a repeat too,
+        // and says it no longer stands once the combatants changed.
+        ("battle_tactic" | "warzone", _) => {
+            let now = [c.battle_tactic.as_ref().map(|t| t.0), c.warzone.as_ref().map(|w| w.0)];
+            let name = c.announced.get(&seq)?;
+            Some(match now.contains(&Some(seq)) {
+                true => name.clone(),
+                false => format!("{name} (before the combatants changed)"),
+            })
+        }
         _ => None,
     }
 }

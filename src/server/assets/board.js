@@ -218,7 +218,21 @@ function drawWtactics(root, b) {
 // indented on the card it answers), cost and damage as computed, then the
 // Ring Areas and the other areas.
 function drawRawdeal(root, b) {
-  root.append(el("div", "", "rounding: " + b.rounding + " · " + b.breakdowns_ended + " breakdowns ended"));
+  root.append(el("div", "", "rounding: " + b.rounding + " · ended so far: " + endedWords(b.breakdowns_ended, b.not_played, b.reversed)));
+  // The turn's earlier sequences, folded: one <details> each, its breakdowns inside.
+  if (b.earlier.length) root.append(el("h3", "", "earlier this turn"));
+  for (const e of b.earlier) {
+    const d = el("details", "earlier");
+    d.append(el("summary", "", "seq " + e.seq + " · " + e.player + " · " + e.card + ": " + e.outcome + " · " + endedWords(e.breakdowns.length, e.not_played, e.reversed)));
+    const list = el("ol", "effects");
+    for (const f of e.breakdowns) {
+      const li = el("li", f.outcome.startsWith("successfully") ? "stands" : "countered", "seq " + f.seq + " · " + f.player + " · " + f.card + ": " + f.outcome);
+      li.style.marginLeft = (2 * f.depth) + "em";
+      list.append(li);
+    }
+    d.append(list);
+    root.append(d);
+  }
   const q = b.sequence;
   if (q) {
     root.append(el("h3", "", q.finished ? "the last play sequence (finished)" : "the play sequence under way"));
@@ -247,6 +261,13 @@ function drawRawdeal(root, b) {
   }
   for (const p of b.ring_area) root.append(el("div", "", "Ring Area of " + p.player + ": " + (p.cards.length ? p.cards.join(", ") : "-")));
   for (const a of b.areas) for (const p of a.piles) root.append(el("div", "", a.area + " of " + p.player + ": " + (p.cards.length ? p.cards.join(", ") : "-")));
+}
+
+// "4 breakdowns: 3 successfully played, 1 completely reversed (5c)", as `state` says it.
+function endedWords(n, notPlayed, reversed) {
+  const how = [[n - notPlayed - reversed, "successfully played"], [reversed, "completely reversed (5c)"], [notPlayed, "not played (2d)"]]
+    .filter(([k]) => k > 0).map(([k, what]) => k + " " + what);
+  return n + " breakdown" + (n === 1 ? "" : "s") + (how.length ? ": " + how.join(", ") : "");
 }
 
 // GURPS: the turn sequence as a ring, in order, whose turn it is marked,
