@@ -37,7 +37,8 @@ async fn the_board_strikes_what_does_not_stand_and_folds_earlier_sequences() {
     // Raw Deal: two plays by Alice that end at 2d, then a third under way.
     let header = json!({"type": "open", "ruleset": "rawdeal", "ruleset_version": 1,
         "seats": [{"id": "p1", "name": "Alice"}, {"id": "p2", "name": "Bob"}], "judges": ["Dana"]});
-    let (status, v) = s.post("/api/games", Some(&s.organiser), &json!({"name": "rd", "header": header, "read": "public"}));
+    let (status, v) =
+        s.post("/api/games", Some(&s.organiser), &json!({"name": "rd", "header": header, "read": "public"}));
     assert_eq!(status, 201, "{v}");
     let p1 = s.token("rd", "seat", "p1");
     let cost = |c: i64| json!({"type": "resolve", "what": "cost", "fortitude": 3, "player_mods": [], "opponent_mods": [], "cost": c});
