@@ -880,3 +880,102 @@ fn non_simultaneous_end_combat_comes_before_the_first_combat_heading() {
         "Doomtrooper non-simultaneous breakdown, first combat, step 24 (DETERMINE EQUIPMENT USAGE)"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Issue 42: the board shows only what stands.
+// ---------------------------------------------------------------------------
+
+use arbiter::rules::doomtrooper::Announced;
+
+fn announced(seq: u64, name: &str, countered_by: Option<&str>) -> Option<Announced> {
+    Some(Announced { seq, name: name.into(), countered_by: countered_by.map(String::from) })
+}
+
+/// "IF COMBATANTS ARE CHANGED, REPEAT STEPS 2-15": the battle tactic and
+/// warzone of the round before no longer stand. The board has none until
+/// they are announced again (`repeats` says why), replay says so, and the
+/// effect lines of the earlier round keep the names they announced.
+#[test]
+fn after_a_change_of_combatants_the_tactic_and_warzone_are_to_be_announced_again() {
+    let mut sim = Sim::new(&["p1", "p2"], &["Dana"]);
+    sim.act("p1", combat("p2", A, D));
+    let t = sim.act("p1", tactic("Fight"));
+    sim.pass(&["p2", "p1"]);
+    let w = sim.act("p2", warzone(Some("Venus")));
+    sim.pass(&["p1", "p2"]);
+    sim.act("p2", json!({"type": "play", "effect": "change_combatants", "card": "Rear Guard", "defender": "Sergeant"}));
+    sim.pass(&["p1"]);
+    let words = said(&mut sim, "p2", json!({"type": "pass"}));
+    sim.at_step("2", &["p1"]);
+    assert!(words.contains(&"battle tactic: to be announced again".to_string()), "{words:?}");
+    assert!(words.contains(&"warzone: to be announced again".to_string()), "{words:?}");
+    let c = doom_board(&sim).combat.unwrap();
+    assert_eq!((c.battle_tactic.clone(), c.warzone.clone(), c.repeats), (None, None, 1));
+    assert!(c.modifiers.is_empty(), "nothing of the round before stands: {:?}", c.modifiers);
+    let detail = |c: &arbiter::rules::doomtrooper::CombatBoard, seq| {
+        c.effects.iter().find(|e| e.seq == seq).and_then(|e| e.detail.clone())
+    };
+    let earlier = |name: &str| Some(format!("{name} (before the combatants changed)"));
+    assert_eq!((detail(&c, t), detail(&c, w)), (earlier("Fight"), earlier("Venus")));
+    // Announced again: the new ones stand, the earlier lines still say theirs.
+    let t2 = sim.act("p1", tactic("Shoot"));
+    sim.pass(&["p2", "p1"]);
+    let w2 = sim.act("p2", warzone(None));
+    let c = doom_board(&sim).combat.unwrap();
+    assert_eq!(c.battle_tactic, announced(t2, "Shoot", None));
+    assert_eq!(c.warzone, announced(w2, "none", None));
+    assert_eq!((detail(&c, t), detail(&c, t2)), (earlier("Fight"), Some("Shoot".to_string())));
+}
+
+/// A countered battle tactic does not stand: the board row names it with
+/// the counter, the standing modifiers leave it out; countering the counter
+/// makes it stand again.
+#[test]
+fn a_countered_battle_tactic_is_shown_countered_not_standing() {
+    let mut sim = Sim::new(&["p1", "p2", "p3"], &["Dana"]);
+    sim.act("p1", combat("p2", A, D));
+    let t = sim.act("p1", tactic("Fight"));
+    let k = sim.act("p2", counter("Cancel", t));
+    let c = doom_board(&sim).combat.unwrap();
+    assert_eq!(c.battle_tactic, announced(t, "Fight", Some(&format!("Cancel (seq {k}) by Player p2 (p2)"))));
+    assert!(c.modifiers.is_empty(), "{:?}", c.modifiers);
+    sim.act("p1", counter("Nullify", k));
+    let c = doom_board(&sim).combat.unwrap();
+    assert_eq!(c.battle_tactic, announced(t, "Fight", None));
+    let m: Vec<_> = c.modifiers.iter().map(|m| (m.seq, m.what.as_str(), m.name.as_str())).collect();
+    assert_eq!(m, [(t, "battle tactic", "Fight")]);
+}
+
+/// The sample in the terminal: attacker, defender, what stands and the
+/// points are read from `state` alone; a countered item is struck (~~ ~~)
+/// with the counter named; after the change of combatants the battle tactic
+/// and warzone are to be announced again.
+#[test]
+fn state_names_the_combatants_what_stands_and_strikes_what_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert!(arbiter(d, &["demo", "--ruleset", "doomtrooper", "--as", "dt"]).status.success());
+    let state = |at: &str| String::from_utf8(arbiter(d, &["state", "dt", "--at", at]).stdout).unwrap();
+    let at3 = state("3");
+    assert!(at3.contains("  battle tactic  ~~Fight~~ (seq 2, countered by Cancel (seq 3) by Bob (p2))\n"), "{at3}");
+    assert!(at3.contains("  standing modifiers  none\n"), "{at3}");
+    let at14 = state("14");
+    assert!(at14.contains("  battle tactic  to be announced again (the combatants changed)\n"), "{at14}");
+    assert!(at14.contains("  warzone        to be announced again (the combatants changed)\n"), "{at14}");
+    assert!(at14.contains("WARZONE: Venus Jungle"), "the earlier round's line keeps its name: {at14}");
+    let at53 = state("53");
+    for line in [
+        "  attacker       Max Steiner of Alice (p1)\n",
+        "  defender       Legionnaire Sergeant of Bob (p2)\n",
+        "  battle tactic  Fight (seq 15)\n",
+        "  warzone        none (seq 19)\n",
+        "  standing modifiers\n",
+        "      15  Alice (p1)  battle tactic Fight\n",
+        "      39  Alice (p1)  equipment Bolter (first combat)\n",
+        "      50  Alice (p1)  MODIFY COMBAT RATINGS Combat Drugs (first combat)\n",
+    ] {
+        assert!(at53.contains(line), "{line:?} in:\n{at53}");
+    }
+    assert!(!at53.contains("Shield of Faith (first combat)"), "a countered modifier does not stand: {at53}");
+    assert!(at53.starts_with("dt: ") && at53.contains("points  Alice (p1) 0 · Bob (p2) 0 · Carol (p3) 0"), "{at53}");
+}

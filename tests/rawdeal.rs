@@ -402,3 +402,76 @@ fn an_ending_at_2d_says_which_check_failed() {
     );
     assert_eq!((b.breakdowns_ended, b.not_played), (2, 2));
 }
+
+/// The turn's earlier play sequences are on the board beside the last one,
+/// each folded to how its breakdowns ended; a card played at step 1 by the
+/// other player, or after a breakdown whose 9e ended the turn, starts a new
+/// turn, which has none. `state` shows them too.
+#[test]
+fn the_turns_earlier_sequences_are_shown_folded() {
+    let mut sim = game(Some("down"));
+    // Two plays by p1 that end at 2d, then a third under way.
+    sim.act("p1", play("Spear", 5, Some(4)));
+    sim.act("p1", cost(3, json!([]), json!([]), 5));
+    sim.act("p1", requirements(true));
+    sim.act("p1", play("Arm Drag", 0, None));
+    sim.act("p1", cost(3, json!([]), json!([]), 0));
+    sim.act("p1", requirements(false));
+    assert_eq!(rawdeal_board(&sim).earlier.len(), 1, "the last sequence is `sequence`, the one before is earlier");
+    sim.act("p1", play("Chokeslam", 0, Some(5)));
+    let b = rawdeal_board(&sim);
+    let earlier: Vec<_> = b.earlier.iter().map(|e| (e.seq, e.card.as_str(), e.outcome.as_str())).collect();
+    assert_eq!(earlier, [(1, "Spear", "not played (2d)"), (4, "Arm Drag", "not played (2d)")]);
+    let e = &b.earlier[0];
+    assert_eq!((e.played, e.not_played, e.reversed, e.breakdowns.len()), (0, 1, 0, 1));
+    assert_eq!(e.player, "Player p1 (p1)");
+    // The other player's card at step 1: a new turn.
+    let mut other = game(Some("down"));
+    other.act("p1", play("Spear", 5, Some(4)));
+    other.act("p1", cost(3, json!([]), json!([]), 5));
+    other.act("p1", requirements(true));
+    other.act("p2", play("Arm Drag", 0, None));
+    assert!(rawdeal_board(&other).earlier.is_empty());
+}
+
+/// The sample's first play (seq 1-19): No Chance in Hell reverses Chokeslam
+/// and ends the turn at 9e, so a card played next starts a new turn even by
+/// the same player; before that card, the sequence is the last one shown.
+#[test]
+fn a_sequence_that_ended_the_turn_is_not_earlier_in_the_next_turn() {
+    let mut lines = include_str!("../examples/rawdeal-sample.jsonl").lines();
+    lines.next();
+    let mut sim = game(Some("down"));
+    for line in lines.take(19) {
+        let line: Value = serde_json::from_str(line).unwrap();
+        sim.act(line["actor"].as_str().unwrap(), line["action"].clone());
+    }
+    assert!(sim.rawdeal().history.iter().any(|p| p.ends_turn), "{:?}", sim.rawdeal().history);
+    sim.act("p1", play("Arm Drag", 0, None));
+    assert!(rawdeal_board(&sim).earlier.is_empty());
+}
+
+/// In the terminal, an earlier sequence is one line with its counts, its
+/// reversals under it.
+#[test]
+fn state_lists_the_turns_earlier_sequences_with_their_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = arbiter(d, &["new", "g", "--ruleset", "rawdeal", "--seat", "p1=Alice", "--seat", "p2=Bob"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (actor, action) in [
+        ("p1", play("Spear", 5, Some(4))),
+        ("p1", cost(3, json!([]), json!([]), 5)),
+        ("p1", requirements(true)),
+        ("p1", play("Arm Drag", 0, None)),
+    ] {
+        let out = arbiter(d, &["append", "g", "--actor", actor, &action.to_string()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8(arbiter(d, &["state", "g"]).stdout).unwrap();
+    assert!(text.contains("earlier this turn\n"), "{text}");
+    assert!(
+        text.contains("  seq 1  Spear by Alice (p1): not played (2d) · 1 breakdown: 1 not played (2d)\n"),
+        "{text}"
+    );
+}

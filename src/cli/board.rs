@@ -63,8 +63,12 @@ fn doomtrooper_text(b: &doomtrooper::Board, paint: Paint) -> String {
     let mut row = |label: &str, value: &str| out += &format!("  {label:<14} {value}\n");
     row("attacker", &format!("{} of {}", c.attacker.warrior, c.attacker.player));
     row("defender", &format!("{} of {}", c.defender.warrior, c.defender.player));
-    row("battle tactic", c.battle_tactic.as_deref().unwrap_or("-"));
-    row("warzone", c.warzone.as_deref().unwrap_or("-"));
+    // Only what stands reads plainly: a countered one is struck.
+    for (label, a) in [("battle tactic", &c.battle_tactic), ("warzone", &c.warzone)] {
+        let words = doomtrooper::announced_words(a, c.repeats);
+        let countered = a.as_ref().is_some_and(|a| a.countered_by.is_some());
+        row(label, &if countered { paint.struck(&words) } else { words });
+    }
     row("strike order", &c.strike_order);
     if c.repeats > 0 {
         row("repeats", &format!("steps 2-15 repeated {} time(s): the combatants changed", c.repeats));
@@ -72,6 +76,17 @@ fn doomtrooper_text(b: &doomtrooper::Board, paint: Paint) -> String {
     for e in &c.equipment {
         row("equipment", &format!("{}: {}", e.player, doomtrooper::items(e)));
     }
+    if c.modifiers.is_empty() {
+        out += "  standing modifiers  none\n";
+    } else {
+        out += "  standing modifiers\n";
+        let width = c.modifiers.iter().map(|m| m.player.chars().count()).max().unwrap_or(0);
+        for m in &c.modifiers {
+            let combat = m.combat.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
+            out += &format!("  {:>6}  {:<width$}  {} {}{combat}\n", m.seq, m.player, m.what, m.name);
+        }
+    }
+    let mut row = |label: &str, value: &str| out += &format!("  {label:<14} {value}\n");
     if let Some(award) = &c.award {
         row("to award", award);
     }
@@ -339,16 +354,21 @@ fn rawdeal_text(b: &rawdeal::Board, paint: Paint) -> String {
         top(&a.area, &piles(&a.piles));
     }
     // How each ended, so a play that ended at 2d is not read as a card played.
-    let n = b.breakdowns_ended;
-    let played = n - b.not_played - b.reversed;
-    let how: Vec<String> =
-        [(played, "successfully played"), (b.reversed, "completely reversed (5c)"), (b.not_played, "not played (2d)")]
-            .iter()
-            .filter(|(k, _)| *k > 0)
-            .map(|(k, what)| format!("{k} {what}"))
-            .collect();
-    let how = if how.is_empty() { String::new() } else { format!(": {}", how.join(", ")) };
-    top("ended so far", &format!("{n} breakdown{}{how}", if n == 1 { "" } else { "s" }));
+    top("ended so far", &rawdeal::ended_words(b.breakdowns_ended, b.not_played, b.reversed));
+    // The turn's earlier sequences, folded: one line each, reversals under it.
+    if !b.earlier.is_empty() {
+        out += &paint.bold("earlier this turn");
+        out += "\n";
+    }
+    for e in &b.earlier {
+        let n = e.breakdowns.len() as u64;
+        let counts = rawdeal::ended_words(n, e.not_played, e.reversed);
+        out += &format!("  seq {}  {} by {}: {} · {counts}\n", e.seq, e.card, e.player, e.outcome);
+        for f in e.breakdowns.iter().filter(|f| f.depth > 0) {
+            let pad = "  ".repeat(f.depth as usize + 1);
+            out += &format!("{pad}seq {}  {} by {}: {}\n", f.seq, f.card, f.player, f.outcome);
+        }
+    }
     let Some(s) = &b.sequence else {
         out += "no card played yet\n";
         return out;

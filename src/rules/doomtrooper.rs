@@ -64,8 +64,11 @@
 //!    the reducer stops and waits for a judge's ruling (a `resolve` by a
 //!    judge), rather than pick one.
 //! 5. **A countered battle tactic or warzone**: shown as countered in the
-//!    state; the text gives it no further consequence, and neither does the
-//!    reducer.
+//!    state (the board strikes it); the text gives it no further
+//!    consequence, and neither does the reducer. When the combatants change
+//!    and steps 2-15 repeat, the round's battle tactic and warzone are
+//!    cleared: they are announced again, and the earlier ones no longer
+//!    stand (their effect lines keep their names).
 //! 6. **A combat ended by a card in the non-simultaneous breakdown** ends
 //!    the whole combat: after the first combat's step 46 there is no second
 //!    combat.
@@ -97,7 +100,7 @@ use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Win
 
 mod board;
 mod moves;
-pub use board::{Board, board, changes, items, outcome};
+pub use board::{Announced, Board, CombatBoard, Modifier, announced_words, board, changes, items, outcome};
 pub use moves::moves;
 
 pub const NAME: &str = "doomtrooper";
@@ -687,10 +690,18 @@ pub struct Combat {
     /// Shared between copies of the state until a card is played (as the
     /// ledger's effects are: replay copies the state at every event).
     plays: Arc<BTreeMap<u64, Play>>,
+    /// The battle tactic of this round of steps 2-15: cleared when the
+    /// combatants change, as the round is repeated and it is announced again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub battle_tactic: Option<(u64, String)>,
+    /// The warzone of this round of steps 2-15, as `battle_tactic`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warzone: Option<(u64, Option<String>)>,
+    /// What every battle tactic and warzone announcement of the combat named
+    /// ("none" for no warzone), by seq: the board names the announcements of
+    /// an earlier round of steps 2-15 too. Shared between copies, as `plays` is.
+    #[serde(default)]
+    pub announced: Arc<BTreeMap<u64, String>>,
     /// Shared between copies of the state, as `plays` is.
     pub equipment: Arc<BTreeMap<String, Vec<String>>>,
     /// How many times steps 2-15 were repeated because combatants changed.
@@ -789,6 +800,7 @@ pub const UNSEEN_ON_BOARD: &[&str] =
 crate::changes_by_member!(kept State { combat: nested, finished: nested, judges, points, seats });
 
 crate::changes_by_member!(kept Combat {
+    announced,
     attacker: leaf,
     attacking_player: leaf,
     awaiting_ruling: optional,
@@ -909,6 +921,7 @@ impl State {
             plays: Arc::default(),
             battle_tactic: None,
             warzone: None,
+            announced: Arc::default(),
             equipment: Arc::default(),
             repeats: 0,
             ended_by: None,
@@ -1242,6 +1255,7 @@ impl Combat {
                 check_name("battle tactic", tactic).or_else(|m| refuse(rule_text(s), m))?;
                 self.effects.push(effect("battle_tactic"));
                 self.battle_tactic = Some((seq, tactic.clone()));
+                Arc::make_mut(&mut self.announced).insert(seq, tactic.clone());
             }
             ("warzone", Announce::Warzone { warzone }) => {
                 if let Some(w) = warzone {
@@ -1249,6 +1263,7 @@ impl Combat {
                 }
                 self.effects.push(effect("warzone"));
                 self.warzone = Some((seq, warzone.clone()));
+                Arc::make_mut(&mut self.announced).insert(seq, warzone.clone().unwrap_or_else(|| "none".into()));
             }
             ("equipment", Announce::Equipment { items }) => {
                 for i in items {
@@ -1666,6 +1681,10 @@ impl Combat {
             self.attacker = attacker;
             self.defender = defender;
             self.repeats += 1;
+            // "REPEAT STEPS 2-15": the round's battle tactic and warzone are
+            // announced again; the earlier ones no longer stand.
+            self.battle_tactic = None;
+            self.warzone = None;
             self.goto("2");
         }
     }

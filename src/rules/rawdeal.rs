@@ -55,7 +55,7 @@ use crate::kernel::{self, Refusal, StepRef, View, Violation, refuse};
 
 mod board;
 mod moves;
-pub use board::{Board, BreakdownLine, Pile, board, changes, outcome, values};
+pub use board::{Board, BreakdownLine, Earlier, Folded, Pile, board, changes, ended_words, outcome, values};
 pub use moves::moves;
 
 pub const NAME: &str = "rawdeal";
@@ -361,6 +361,9 @@ pub struct Played {
     pub player: String,
     pub outcome: Outcome,
     pub depth: usize,
+    /// 9e: it ended the turn (the board's turn ends here).
+    #[serde(default)]
+    pub ends_turn: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -845,6 +848,7 @@ impl State {
             player: done.player.clone(),
             outcome,
             depth: self.stack.len(),
+            ends_turn: done.ends_turn,
         });
         self.ended.push(Ended { outcome, depth: self.stack.len(), breakdown: done.clone() });
         let Some(parent) = self.stack.last_mut() else { return };

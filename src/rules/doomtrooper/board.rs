@@ -33,10 +33,18 @@ pub struct CombatBoard {
     pub finished: bool,
     pub attacker: Side,
     pub defender: Side,
-    /// The battle tactic that stands ("Fight"), if announced.
-    pub battle_tactic: Option<String>,
-    /// The warzone announced: its name, "none", or absent if not yet announced.
-    pub warzone: Option<String>,
+    /// The battle tactic announced in this round of steps 2-15, and whether
+    /// it stands. Absent before it is announced, and after the combatants
+    /// change (`repeats` > 0) until it is announced again.
+    pub battle_tactic: Option<Announced>,
+    /// The warzone announced in this round of steps 2-15 (its name or
+    /// "none"), and whether it stands; absent as `battle_tactic`.
+    pub warzone: Option<Announced>,
+    /// The modifiers that stand, in record order: the battle tactic, the
+    /// warzone (unless none), the equipment used and the cards played in
+    /// DETERMINE EQUIPMENT USAGE and MODIFY COMBAT RATINGS that no standing
+    /// counter nullified (what step 37 counts, "disregard" the rest).
+    pub modifiers: Vec<Modifier>,
     /// "simultaneous", or who strikes first by name.
     pub strike_order: String,
     /// Every effect played in this combat, in record order.
@@ -55,6 +63,33 @@ pub struct CombatBoard {
     pub first_combat: Determination,
     /// The second combat of a non-simultaneous breakdown.
     pub second_combat: Option<Determination>,
+}
+
+/// A battle tactic or warzone as announced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Announced {
+    pub seq: u64,
+    /// "Fight", "Venus Jungle"; "none" for a warzone the defender does not defend from.
+    pub name: String,
+    /// The standing counter that nullified it ("Cancel (seq 3) by Bob (p2)");
+    /// absent while it stands.
+    pub countered_by: Option<String>,
+}
+
+/// A modifier that stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Modifier {
+    pub seq: u64,
+    /// Who announced or played it, by name.
+    pub player: String,
+    /// "battle tactic", "warzone", "equipment", "DETERMINE EQUIPMENT USAGE",
+    /// "MODIFY COMBAT RATINGS".
+    pub what: String,
+    /// The tactic, the warzone, the equipment ("Bolter, Shield") or the card.
+    pub name: String,
+    /// In a non-simultaneous breakdown, the combat it belongs to ("first
+    /// combat", "second combat"); the battle tactic and warzone belong to both.
+    pub combat: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -124,20 +159,22 @@ pub fn board(state: &State, header: &Header) -> Board {
 
 fn combat_board(c: &Combat, finished: bool, header: &Header) -> CombatBoard {
     let standing = c.effects.standing();
+    let countered_by = |seq: u64| {
+        c.effects.effects.iter().find(|k| k.counters == Some(seq) && standing.contains(&k.seq)).map(|k| {
+            format!("{} (seq {}) by {}", k.card.as_deref().unwrap_or("a counter"), k.seq, header.name_of(&k.seat))
+        })
+    };
+    let announced = |seq: u64| Announced {
+        seq,
+        name: c.announced.get(&seq).cloned().unwrap_or_default(),
+        countered_by: countered_by(seq),
+    };
     let effects = c
         .effects
         .effects
         .iter()
         .map(|e| {
-            let countered_by =
-                c.effects.effects.iter().find(|k| k.counters == Some(e.seq) && standing.contains(&k.seq)).map(|k| {
-                    format!(
-                        "{} (seq {}) by {}",
-                        k.card.as_deref().unwrap_or("a counter"),
-                        k.seq,
-                        header.name_of(&k.seat)
-                    )
-                });
+            let countered_by = countered_by(e.seq);
             EffectLine {
                 seq: e.seq,
                 player: header.name_of(&e.seat),
@@ -155,8 +192,9 @@ fn combat_board(c: &Combat, finished: bool, header: &Header) -> CombatBoard {
         finished,
         attacker: Side { player: header.name_of(&c.attacking_player), warrior: c.attacker.clone() },
         defender: Side { player: header.name_of(&c.defending_player), warrior: c.defender.clone() },
-        battle_tactic: c.battle_tactic.as_ref().map(|(_, t)| t.clone()),
-        warzone: c.warzone.as_ref().map(|(_, w)| w.clone().unwrap_or_else(|| "none".into())),
+        battle_tactic: c.battle_tactic.as_ref().map(|(seq, _)| announced(*seq)),
+        warzone: c.warzone.as_ref().map(|(seq, _)| announced(*seq)),
+        modifiers: modifiers(c, &standing, header),
         strike_order: match &c.order {
             Order::Simultaneous => "simultaneous".into(),
             Order::NonSimultaneous { first, .. } => format!("{} strikes first", header.name_of(first)),
@@ -221,11 +259,66 @@ fn detail(c: &Combat, seq: u64, kind: &str, header: &Header) -> Option<String> {
             let items = c.effects.get(seq).and_then(|e| c.equipment.get(&e.seat));
             Some(items.filter(|i| !i.is_empty()).map_or("none".into(), |i| i.join(", ")))
         }
-        ("battle_tactic", _) => c.battle_tactic.as_ref().filter(|(s, _)| *s == seq).map(|(_, t)| t.clone()),
-        ("warzone", _) => {
-            c.warzone.as_ref().filter(|(s, _)| *s == seq).map(|(_, w)| w.clone().unwrap_or("none".into()))
+        // Every round's announcement keeps its name, after a repeat too,
+        // and says it no longer stands once the combatants changed.
+        ("battle_tactic" | "warzone", _) => {
+            let now = [c.battle_tactic.as_ref().map(|t| t.0), c.warzone.as_ref().map(|w| w.0)];
+            let name = c.announced.get(&seq)?;
+            Some(match now.contains(&Some(seq)) {
+                true => name.clone(),
+                false => format!("{name} (before the combatants changed)"),
+            })
         }
         _ => None,
+    }
+}
+
+/// The modifiers that stand: what step 37 counts. The effects a counter
+/// nullified, and a battle tactic or warzone of an earlier round of steps
+/// 2-15, are left out.
+fn modifiers(c: &Combat, standing: &std::collections::BTreeSet<u64>, header: &Header) -> Vec<Modifier> {
+    let this_round = |pair: Option<u64>, seq: u64| pair == Some(seq);
+    // Equipment and cards belong to one combat of a non-simultaneous breakdown.
+    let combat = |scope: u64| match (&c.order, &c.second_combat) {
+        (Order::Simultaneous, _) => None,
+        (_, Some(_)) if scope >= c.sub_scope => Some("second combat".to_string()),
+        _ => Some("first combat".to_string()),
+    };
+    c.effects
+        .effects
+        .iter()
+        .filter(|e| standing.contains(&e.seq))
+        .filter_map(|e| {
+            let (what, name, combat) = match e.kind.as_str() {
+                "battle_tactic" if this_round(c.battle_tactic.as_ref().map(|t| t.0), e.seq) => {
+                    ("battle tactic", c.announced.get(&e.seq)?.clone(), None)
+                }
+                "warzone" if this_round(c.warzone.as_ref().map(|w| w.0), e.seq) => {
+                    ("warzone", c.warzone.as_ref()?.1.clone()?, None)
+                }
+                "equipment_used" => {
+                    let items = c.equipment.get(&e.seat).filter(|i| !i.is_empty())?;
+                    ("equipment", items.join(", "), combat(e.scope))
+                }
+                "equipment" | "modify" => (what(&e.kind), e.card.clone()?, combat(e.scope)),
+                _ => return None,
+            };
+            Some(Modifier { seq: e.seq, player: header.name_of(&e.seat), what: what.into(), name, combat })
+        })
+        .collect()
+}
+
+/// A battle tactic or warzone row in words: what stands, "~~Fight~~ (seq
+/// 2, countered by ...)" for what a counter nullified, "to be announced
+/// again" after the combatants changed, "-" before it is announced.
+pub fn announced_words(a: &Option<Announced>, repeats: u64) -> String {
+    match a {
+        None if repeats > 0 => "to be announced again (the combatants changed)".into(),
+        None => "-".into(),
+        Some(Announced { seq, name, countered_by: None }) => format!("{name} (seq {seq})"),
+        Some(Announced { seq, name, countered_by: Some(by) }) => {
+            format!("~~{name}~~ (seq {seq}, countered by {by})")
+        }
     }
 }
 
@@ -280,6 +373,7 @@ fn empty_like(c: &CombatBoard) -> CombatBoard {
     CombatBoard {
         battle_tactic: None,
         warzone: None,
+        modifiers: vec![],
         strike_order: "simultaneous".into(),
         effects: vec![],
         equipment: vec![],
@@ -332,8 +426,15 @@ fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
     };
     changed("the attacker becomes", &b.attacker.warrior, &a.attacker.warrior);
     changed("the defender becomes", &b.defender.warrior, &a.defender.warrior);
-    changed("battle tactic", b.battle_tactic.as_deref().unwrap_or(""), a.battle_tactic.as_deref().unwrap_or(""));
-    changed("warzone", b.warzone.as_deref().unwrap_or(""), a.warzone.as_deref().unwrap_or(""));
+    // What was announced, or that it is to be announced again; a counter
+    // against it is said by the effect lines above.
+    let row = |x: &Option<Announced>, repeats: u64| match x {
+        None if repeats > 0 => "to be announced again".to_string(),
+        None => String::new(),
+        Some(x) => x.name.clone(),
+    };
+    changed("battle tactic", &row(&b.battle_tactic, b.repeats), &row(&a.battle_tactic, a.repeats));
+    changed("warzone", &row(&b.warzone, b.repeats), &row(&a.warzone, a.repeats));
     changed("strike order", &b.strike_order, &a.strike_order);
     if a.repeats > b.repeats {
         said.push("the combatants changed: steps 2-15 are repeated".into());

@@ -22,12 +22,47 @@ pub struct Board {
     pub areas: Vec<Area>,
     /// The play sequence under way, or between plays the last one.
     pub sequence: Option<Sequence>,
+    /// The turn's play sequences before `sequence`, oldest first, each
+    /// folded to how its breakdowns ended. The turn is the run of
+    /// sequences whose card at step 1 is by the same player, since a
+    /// breakdown whose 9e ended the turn.
+    pub earlier: Vec<Earlier>,
     /// How many breakdowns have ended in the game (cards played and reversals).
     pub breakdowns_ended: u64,
     /// How many of them were not played (2d): the card remained where it started.
     pub not_played: u64,
     /// How many of them were completely reversed (5c).
     pub reversed: u64,
+}
+
+/// An earlier play sequence of the turn, folded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Earlier {
+    /// The card played at step 1.
+    pub seq: u64,
+    pub card: String,
+    /// Who played it, by name.
+    pub player: String,
+    /// How its breakdown ended ("successfully played", "completely
+    /// reversed (5c)", "not played (2d)").
+    pub outcome: String,
+    /// Every breakdown of the sequence in the order played.
+    pub breakdowns: Vec<Folded>,
+    /// How many breakdowns were successfully played, not played (2d), completely reversed (5c).
+    pub played: u64,
+    pub not_played: u64,
+    pub reversed: u64,
+}
+
+/// A breakdown of an earlier sequence: the card and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Folded {
+    pub seq: u64,
+    pub card: String,
+    pub player: String,
+    /// How many breakdowns it was on top of (0: the card played at step 1).
+    pub depth: u64,
+    pub outcome: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -152,10 +187,88 @@ pub fn board(state: &State, header: &Header) -> Board {
         ring_area: piles(&state.ring_area),
         areas: state.areas.iter().map(|(area, by)| Area { area: area.clone(), piles: piles(by) }).collect(),
         sequence: (!all.is_empty()).then_some(Sequence { finished: state.stack.is_empty(), breakdowns }),
+        earlier: earlier(state, header),
         breakdowns_ended: state.history.len() as u64,
         not_played: state.history.iter().filter(|p| p.outcome == Outcome::NotPlayed).count() as u64,
         reversed: state.history.iter().filter(|p| p.outcome == Outcome::Reversed).count() as u64,
     }
+}
+
+/// The turn's sequences before the one shown, from the history (the
+/// breakdowns in the order they ended: a sequence's card at step 1 ends
+/// last). Walked from the newest back to the turn's start only, so a long
+/// game costs no more than its turn.
+fn earlier(state: &State, header: &Header) -> Vec<Earlier> {
+    let mut back = state.history.iter().rev().peekable();
+    // Reversals of the sequence under way that already ended.
+    while back.next_if(|p| p.depth > 0).is_some() {}
+    let player = match state.stack.first() {
+        Some(b) => &b.player,
+        // Between plays, the last sequence ended is the one shown in full.
+        None => match back.next() {
+            Some(p) => {
+                while back.next_if(|p| p.depth > 0).is_some() {}
+                &p.player
+            }
+            None => return vec![],
+        },
+    };
+    let mut out = Vec::new();
+    while let Some(card) = back.next() {
+        let mut group = vec![card];
+        while let Some(p) = back.next_if(|p| p.depth > 0) {
+            group.push(p);
+        }
+        if card.player != *player || group.iter().any(|p| p.ends_turn) {
+            break;
+        }
+        group.sort_by_key(|p| p.seq);
+        let count = |o: Outcome| group.iter().filter(|p| p.outcome == o).count() as u64;
+        out.push(Earlier {
+            seq: card.seq,
+            card: card.card.clone(),
+            player: header.name_of(&card.player),
+            outcome: ended_as(card.outcome).into(),
+            played: count(Outcome::Successful),
+            not_played: count(Outcome::NotPlayed),
+            reversed: count(Outcome::Reversed),
+            breakdowns: group
+                .iter()
+                .map(|p| Folded {
+                    seq: p.seq,
+                    card: p.card.clone(),
+                    player: header.name_of(&p.player),
+                    depth: p.depth as u64,
+                    outcome: ended_as(p.outcome).into(),
+                })
+                .collect(),
+        });
+    }
+    out.reverse();
+    out
+}
+
+/// How a breakdown ended, in the text's words.
+fn ended_as(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Successful => "successfully played",
+        Outcome::Reversed => "completely reversed (5c)",
+        Outcome::NotPlayed => "not played (2d)",
+    }
+}
+
+/// "4 breakdowns: 3 successfully played, 1 completely reversed (5c)": how
+/// many ended and how, so a play that ended at 2d is not read as a card played.
+pub fn ended_words(n: u64, not_played: u64, reversed: u64) -> String {
+    let played = n - not_played - reversed;
+    let how: Vec<String> = [(played, ended_as(Outcome::Successful)), (reversed, ended_as(Outcome::Reversed))]
+        .into_iter()
+        .chain([(not_played, ended_as(Outcome::NotPlayed))])
+        .filter(|(k, _)| *k > 0)
+        .map(|(k, what)| format!("{k} {what}"))
+        .collect();
+    let how = if how.is_empty() { String::new() } else { format!(": {}", how.join(", ")) };
+    format!("{n} breakdown{}{how}", if n == 1 { "" } else { "s" })
 }
 
 fn line(

@@ -61,10 +61,22 @@ function drawDoomtrooper(root, b) {
   board.append(side("attacker", c.attacker, rows(c.attacker.warrior)), el("div", "versus", "vs"), side("defender", c.defender, rows(c.defender.warrior)));
   const facts = el("dl", "facts");
   const fact = (k, v) => { if (v) facts.append(el("dt", "", k), el("dd", "", v)); };
-  fact("battle tactic", c.battle_tactic);
-  fact("warzone", c.warzone);
+  // Only what stands reads plainly: a countered one is struck, with its counter.
+  const announced = (k, a) => {
+    const dd = el("dd", "announced");
+    if (!a) dd.textContent = c.repeats > 0 ? "to be announced again (the combatants changed)" : "-";
+    else if (a.countered_by) dd.append(el("s", "", a.name), el("span", "by", "seq " + a.seq + ", countered by " + a.countered_by));
+    else dd.textContent = a.name + " (seq " + a.seq + ")";
+    facts.append(el("dt", "", k), dd);
+  };
+  announced("battle tactic", c.battle_tactic);
+  announced("warzone", c.warzone);
   fact("strike order", c.strike_order);
   fact("equipment", c.equipment.map(e => e.player + ": " + e.items.join(", ")).join("; "));
+  const mods = el("dd", "modifiers");
+  if (!c.modifiers.length) mods.textContent = "none";
+  for (const m of c.modifiers) mods.append(el("div", "", "seq " + m.seq + " · " + m.player + " · " + m.what + " " + m.name + (m.combat ? " (" + m.combat + ")" : "")));
+  facts.append(el("dt", "", "standing modifiers"), mods);
   fact("to award", c.award);
   fact("ended by", c.ended_by);
   fact("points awarded", c.first_combat.points.map(p => p.player + " " + p.points).join(", "));
@@ -206,7 +218,21 @@ function drawWtactics(root, b) {
 // indented on the card it answers), cost and damage as computed, then the
 // Ring Areas and the other areas.
 function drawRawdeal(root, b) {
-  root.append(el("div", "", "rounding: " + b.rounding + " · " + b.breakdowns_ended + " breakdowns ended"));
+  root.append(el("div", "", "rounding: " + b.rounding + " · ended so far: " + endedWords(b.breakdowns_ended, b.not_played, b.reversed)));
+  // The turn's earlier sequences, folded: one <details> each, its breakdowns inside.
+  if (b.earlier.length) root.append(el("h3", "", "earlier this turn"));
+  for (const e of b.earlier) {
+    const d = el("details", "earlier");
+    d.append(el("summary", "", "seq " + e.seq + " · " + e.player + " · " + e.card + ": " + e.outcome + " · " + endedWords(e.breakdowns.length, e.not_played, e.reversed)));
+    const list = el("ol", "effects");
+    for (const f of e.breakdowns) {
+      const li = el("li", f.outcome.startsWith("successfully") ? "stands" : "countered", "seq " + f.seq + " · " + f.player + " · " + f.card + ": " + f.outcome);
+      li.style.marginLeft = (2 * f.depth) + "em";
+      list.append(li);
+    }
+    d.append(list);
+    root.append(d);
+  }
   const q = b.sequence;
   if (q) {
     root.append(el("h3", "", q.finished ? "the last play sequence (finished)" : "the play sequence under way"));
@@ -235,6 +261,13 @@ function drawRawdeal(root, b) {
   }
   for (const p of b.ring_area) root.append(el("div", "", "Ring Area of " + p.player + ": " + (p.cards.length ? p.cards.join(", ") : "-")));
   for (const a of b.areas) for (const p of a.piles) root.append(el("div", "", a.area + " of " + p.player + ": " + (p.cards.length ? p.cards.join(", ") : "-")));
+}
+
+// "4 breakdowns: 3 successfully played, 1 completely reversed (5c)", as `state` says it.
+function endedWords(n, notPlayed, reversed) {
+  const how = [[n - notPlayed - reversed, "successfully played"], [reversed, "completely reversed (5c)"], [notPlayed, "not played (2d)"]]
+    .filter(([k]) => k > 0).map(([k, what]) => k + " " + what);
+  return n + " breakdown" + (n === 1 ? "" : "s") + (how.length ? ": " + how.join(", ") : "");
 }
 
 // GURPS: the turn sequence as a ring, in order, whose turn it is marked,
