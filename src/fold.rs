@@ -331,7 +331,10 @@ pub fn fold_all<S: Source + ?Sized>(source: &S) -> Result<Folder, FoldError<S::E
 
 /// The snapshot format this build writes and reads. A snapshot of another
 /// format is ignored: the fold starts from an earlier one, or from seq 0.
-pub const SNAPSHOT_FORMAT: u64 = 1;
+/// Raised whenever a ruleset's state gains or changes a field (2: the
+/// Doomtrooper announcements kept across a change of combatants, the Raw
+/// Deal turn's end), so that no state is read with a field defaulted.
+pub const SNAPSHOT_FORMAT: u64 = 2;
 
 thread_local! {
     /// Set while a snapshot is being written: the rulesets' own bookkeeping
