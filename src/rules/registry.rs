@@ -327,7 +327,7 @@ macro_rules! registry {
 }
 
 // The rulesets: the type, its module, the game's name, the document it
-// follows, and its sample (examples/*.jsonl, written by
+// follows, and its sample (examples/*.actions.jsonl, written by
 // tools/make-samples.py), then what it says otherwise than the defaults of
 // `Ruleset`.
 //
@@ -343,7 +343,7 @@ registry! {
     // Its state is compared and caught up member by member (its histories
     // are kept apart: see `doomtrooper::State`), and it says its step and
     // order of priority without building a view.
-    Doomtrooper(doomtrooper, "Doomtrooper", "the Mother of all combat breakdowns", "doomtrooper-sample.jsonl") {
+    Doomtrooper(doomtrooper, "Doomtrooper", "the Mother of all combat breakdowns", "doomtrooper-sample.actions.jsonl") {
         fn step(state: &doomtrooper::State) -> StepRef {
             state.step_ref()
         }
@@ -359,15 +359,15 @@ registry! {
         }
         const UNSEEN_ON_BOARD: &'static [&'static str] = doomtrooper::UNSEEN_ON_BOARD;
     }
-    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.jsonl") { compared_live!(); }
-    Riftbound(riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.jsonl") {
+    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.actions.jsonl") { compared_live!(); }
+    Riftbound(riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.actions.jsonl") {
         compared_live!();
         fn said(state: &riftbound::State, seq: u64) -> Vec<String> {
             state.said(seq)
         }
     }
-    Rawdeal(rawdeal, "Raw Deal", "the timing breakdown", "rawdeal-sample.jsonl") { compared_live!(); }
-    Gurps(gurps, "GURPS", "the combat turn sequence", "gurps-sample.jsonl") { compared_live!(); }
+    Rawdeal(rawdeal, "Raw Deal", "the timing breakdown", "rawdeal-sample.actions.jsonl") { compared_live!(); }
+    Gurps(gurps, "GURPS", "the combat turn sequence", "gurps-sample.actions.jsonl") { compared_live!(); }
 }
 
 /// Something read with a ruleset's own state type, chosen by [`Kind`]
