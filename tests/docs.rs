@@ -16,10 +16,11 @@ fn root() -> PathBuf {
 
 /// The pages checked: the top-level ones and every page under docs/.
 fn pages() -> Vec<PathBuf> {
-    let mut pages: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md", "CHANGELOG.md", "benches/README.md"]
-        .iter()
-        .map(|p| root().join(p))
-        .collect();
+    let mut pages: Vec<PathBuf> =
+        ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md", "CHANGELOG.md", "benches/README.md"]
+            .iter()
+            .map(|p| root().join(p))
+            .collect();
     let mut dirs = vec![root().join("docs")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
