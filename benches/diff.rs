@@ -10,7 +10,7 @@ use arbiter::event::{Draft, Event, Header, Link, seal};
 use arbiter::record::{StoredGame, Submission, canonical_bytes};
 use arbiter::store::{SledStore, Store};
 
-const SAMPLE: &str = include_str!("../examples/doomtrooper-sample.jsonl");
+const SAMPLE: &str = include_str!("../examples/doomtrooper-sample.actions.jsonl");
 
 /// The sample's actions, shifted to follow `offset` events, with the battle tactic renamed (for the second game's tail).
 fn shifted(sub: &Submission, by: u64, tactic: &str) -> Submission {

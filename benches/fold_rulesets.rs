@@ -21,10 +21,10 @@ use arbiter::record::Submission;
 use serde_json::Value;
 
 const SAMPLES: [(&str, &str); 4] = [
-    ("wtactics", include_str!("../examples/wtactics-sample.jsonl")),
-    ("riftbound", include_str!("../examples/riftbound-sample.jsonl")),
-    ("rawdeal", include_str!("../examples/rawdeal-sample.jsonl")),
-    ("gurps", include_str!("../examples/gurps-sample.jsonl")),
+    ("wtactics", include_str!("../examples/wtactics-sample.actions.jsonl")),
+    ("riftbound", include_str!("../examples/riftbound-sample.actions.jsonl")),
+    ("rawdeal", include_str!("../examples/rawdeal-sample.actions.jsonl")),
+    ("gurps", include_str!("../examples/gurps-sample.actions.jsonl")),
 ];
 
 /// Events timed at each point of the game.

@@ -25,12 +25,19 @@ fn jq_and_b3sum_alone_verify_an_export_and_catch_tampering() {
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(String::from_utf8_lossy(&ok.stdout).contains("every hash and link verified"));
 
-    // The README's one-liner reproduces one event's hash.
+    // The one-liner of docs/event-format.md, as the page shows it (from
+    // `line=` to the `jq -r .hash` line), reproduces event seq 3's hash.
+    let page = std::fs::read_to_string(repo_file("docs/event-format.md")).unwrap();
+    let start = page.find("line=$(sed -n 4p sample.jsonl)").expect("the page's audit example");
+    let end = start + page[start..].find("tools/verify-with-jq.sh").unwrap();
+    let out = Command::new("bash").current_dir(d).args(["-c", &page[start..end]]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let printed: Vec<&str> = printed.lines().map(|l| l.trim()).collect();
     let line = std::fs::read_to_string(&file).unwrap().lines().nth(3).unwrap().to_string();
-    let cmd = format!("jq -cS 'del(.hash)' <<<'{line}' | tr -d '\\n' | b3sum --no-names");
-    let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
     let (event, _) = arbiter::event::decode(&line).unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), event.hash);
+    assert_eq!(event.seq, 3);
+    assert_eq!(printed, [event.hash.as_str(), event.hash.as_str()], "b3sum's hash, then the stored one");
 
     let text = std::fs::read_to_string(&file).unwrap();
     let tampered = d.join("tampered.jsonl");

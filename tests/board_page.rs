@@ -59,6 +59,9 @@ async fn the_board_strikes_what_does_not_stand_and_folds_earlier_sequences() {
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1200, 1000).await.unwrap();
     let replay = |game: &str, seq: u64| format!("{}/games/{game}/replay?seq={seq}", s.url);

@@ -44,6 +44,9 @@ async fn the_replay_page_steps_through_a_game_follows_it_live_and_shows_a_diff()
     assert_eq!(s.append("g2", &p2b, "p2", counter("Nullify", 2), 3).0, 201);
 
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.goto(&format!("{}/games/g/replay", s.url)).await.unwrap();
 
@@ -139,6 +142,9 @@ async fn every_rulesets_board_is_drawn_with_names_step_and_outcome() {
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1400, 1000).await.unwrap();
     for &r in &rulesets {
@@ -202,6 +208,9 @@ async fn the_floor_page_follows_eight_tables_over_one_stream() {
         p1.push(s.token(g, "seat", "p1"));
     }
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.goto(&format!("{}/follow?games={}", s.url, games.join(","))).await.unwrap();
     wait_for(&c, "return document.getElementById('live').className", json!("on")).await;

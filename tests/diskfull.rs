@@ -215,7 +215,7 @@ fn set_writable(dir: &Path, writable: bool) {
 /// at seq from + 1), replayed as long as needed: it ends between combats,
 /// so it can follow itself once the seqs it names are shifted.
 fn actions(from: usize, n: usize) -> String {
-    let sample = include_str!("../examples/doomtrooper-sample.jsonl");
+    let sample = include_str!("../examples/doomtrooper-sample.actions.jsonl");
     let lines: Vec<Value> =
         sample.lines().skip(1).filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
     let mut out = String::new();

@@ -259,6 +259,9 @@ async fn the_floor_shows_a_call_sorts_it_first_and_a_judge_answers_it_from_the_p
     assert_eq!(s.append("t2", &p1, "p1", combat("p2", "A", "D"), 1).0, 201);
 
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1300, 900).await.unwrap();
     c.goto(&format!("{}/follow?games=t1,r,t2#token={dana}", s.url)).await.unwrap();
@@ -366,6 +369,9 @@ async fn the_index_shows_each_games_ruleset_table_step_and_status() {
     assert_eq!(note(&s, "t2", &p1, "p1", 1, "call a judge", 2).0, 201);
 
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1100, 600).await.unwrap();
     c.goto(&format!("{}/", s.url)).await.unwrap();

@@ -69,7 +69,7 @@ fn samples() -> &'static Vec<Sample> {
 }
 
 fn sample(ruleset: &str) -> Sample {
-    let path = format!("{}/examples/{ruleset}-sample.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/examples/{ruleset}-sample.actions.jsonl", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
     let lines: Vec<(String, Value)> = text
         .lines()

@@ -227,7 +227,7 @@ fn assert_view_is_what_is_accepted(sim: &Sim) {
 
 #[test]
 fn may_act_and_legal_are_what_the_reducer_accepts_along_the_sample() {
-    let lines = include_str!("../examples/gurps-sample.jsonl").lines().skip(1);
+    let lines = include_str!("../examples/gurps-sample.actions.jsonl").lines().skip(1);
     let mut sim = game();
     for line in lines {
         assert_view_is_what_is_accepted(&sim);

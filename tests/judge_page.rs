@@ -108,6 +108,9 @@ async fn a_judge_rewinds_from_the_page_after_seeing_the_board_it_returns_to() {
     let s = Served::start(&dir.path().join("store"));
     let (_, p2, dana) = counter_war(&s, "g");
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1400, 1100).await.unwrap();
     open(&c, &s.url, "g", Some(&dana), 3).await;
@@ -207,6 +210,9 @@ async fn what_if_skipped_shows_the_first_illegal_event_and_stores_nothing() {
     let s = Served::start(&dir.path().join("store"));
     let (_, _, dana) = counter_war(&s, "g");
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1400, 1100).await.unwrap();
     open(&c, &s.url, "g", Some(&dana), 3).await;
@@ -270,6 +276,9 @@ async fn a_decision_and_a_penalty_from_the_page_land_in_the_record() {
     assert_eq!(s.append("w", &p2, "p2", blocks, 4).0, 201);
 
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1400, 1100).await.unwrap();
     open(&c, &s.url, "w", Some(&dana), 4).await;
@@ -378,6 +387,9 @@ async fn a_seats_or_a_readers_page_shows_no_judge_controls() {
     s.doomtrooper("other", "public");
     let other_judge = s.token("other", "judge", "Dana");
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     let hidden = "return ['judge-event', 'judge', 'judge-preview'].map(id => document.getElementById(id).hidden)";
     let visible = "return [...document.querySelectorAll('[data-judge], #judge-moves button')].filter(b => b.offsetParent !== null).length";
@@ -403,6 +415,9 @@ async fn a_ruling_recorded_while_the_server_is_down_is_stored_once_when_it_is_ba
     let (_, _, dana) = counter_war(&s, "g");
     let listen = s.url.strip_prefix("http://").unwrap().to_string();
     let profile = tempfile::tempdir().unwrap();
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let (_driver, c) = browser(profile.path()).await;
     c.set_window_size(1400, 1100).await.unwrap();
     open(&c, &s.url, "g", Some(&dana), 3).await;

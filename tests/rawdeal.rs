@@ -67,7 +67,7 @@ fn assert_view_is_what_is_accepted(sim: &Sim) {
 
 #[test]
 fn legal_and_may_act_are_what_the_reducer_accepts_along_the_sample() {
-    let mut lines = include_str!("../examples/rawdeal-sample.jsonl").lines();
+    let mut lines = include_str!("../examples/rawdeal-sample.actions.jsonl").lines();
     let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
     let mut sim = game(header["action"]["options"]["rounding"].as_str());
     for line in lines {
@@ -439,7 +439,7 @@ fn the_turns_earlier_sequences_are_shown_folded() {
 /// the same player; before that card, the sequence is the last one shown.
 #[test]
 fn a_sequence_that_ended_the_turn_is_not_earlier_in_the_next_turn() {
-    let mut lines = include_str!("../examples/rawdeal-sample.jsonl").lines();
+    let mut lines = include_str!("../examples/rawdeal-sample.actions.jsonl").lines();
     lines.next();
     let mut sim = game(Some("down"));
     for line in lines.take(19) {

@@ -30,7 +30,7 @@ const RULED: &str = "doomtrooper-ruled";
 
 fn record(store: &SledStore, game: &str) {
     let ruleset = game.strip_suffix("-ruled").unwrap_or(game);
-    let path = format!("{}/examples/{ruleset}-sample.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/examples/{ruleset}-sample.actions.jsonl", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
     let mut subs = text.lines().filter(|l| !l.trim().is_empty()).map(|l| Submission::parse(l).unwrap());
     let open = subs.next().unwrap();

@@ -25,7 +25,7 @@ fn rulesets() -> Vec<&'static str> {
 }
 
 fn sample(ruleset: &str) -> (Submission, Vec<Submission>) {
-    let path = format!("{}/examples/{ruleset}-sample.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/examples/{ruleset}-sample.actions.jsonl", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
     let mut subs = text.lines().filter(|l| !l.trim().is_empty()).map(|l| Submission::parse(l).unwrap());
     let open = subs.next().unwrap();

@@ -202,6 +202,9 @@ fn phone_of(header: &Value, actor: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_sample_is_recorded_again_by_tapping_on_phones() {
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(&dir.path().join("store"));
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
@@ -348,6 +351,9 @@ async fn record_while_down(
 /// seat's page says who recorded first and that nothing of its own was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_seats_tapping_at_once_store_one_event_and_the_other_is_told() {
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(&dir.path().join("store"));
     s.doomtrooper("g", "token");
@@ -395,6 +401,9 @@ async fn two_seats_tapping_at_once_store_one_event_and_the_other_is_told() {
 /// server was down is kept and stored once when it is back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_whose_server_restarts_catches_up_and_still_records() {
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("store");
     let mut s = Served::start(&data);
@@ -448,6 +457,9 @@ async fn a_page_whose_server_restarts_catches_up_and_still_records() {
 /// the note is sent once the server is back, and stored once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_about_an_event_tapped_while_the_server_is_down_is_stored_once_when_it_is_back() {
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("store");
     let mut s = Served::start(&data);
@@ -487,6 +499,9 @@ async fn record_move(c: &Client, sim: &Sim, actor: &str, action: &Value, seq: u6
 /// rewind); a seat calls a judge with one button.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_judge_decides_penalises_and_rewinds_and_a_seat_calls_a_judge() {
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(&dir.path().join("store"));
     let lines = sample_lines("wtactics");
@@ -584,6 +599,9 @@ async fn a_judge_decides_penalises_and_rewinds_and_a_seat_calls_a_judge() {
 /// nothing is stored, and the move stays open to be put right.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_shows_the_rule_and_changes_nothing() {
+    if !common::has(common::Need::Chromium) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(&dir.path().join("store"));
     let lines = sample_lines("wtactics");

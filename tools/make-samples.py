@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes examples/<ruleset>-sample.jsonl, the sample games `arbiter demo --ruleset NAME` records.
+"""Writes examples/<ruleset>-sample.actions.jsonl: the action scripts (one {"actor", "action"} per line, as `arbiter append GAME -` reads; not exports) that `arbiter demo --ruleset NAME` records.
 
 Kept as a script so the seqs that counters and chain items name are computed, not typed.
 Run: python3 tools/make-samples.py
@@ -11,7 +11,7 @@ lines = []
 
 
 def write(ruleset):
-    path = os.path.join(os.path.dirname(__file__), "..", "examples", f"{ruleset}-sample.jsonl")
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", f"{ruleset}-sample.actions.jsonl")
     with open(path, "w") as f:
         for line in lines:
             f.write(json.dumps(line) + "\n")

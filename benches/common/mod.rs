@@ -6,7 +6,7 @@
 use arbiter::event::Header;
 use arbiter::record::Submission;
 
-const SAMPLE: &str = include_str!("../../examples/doomtrooper-sample.jsonl");
+const SAMPLE: &str = include_str!("../../examples/doomtrooper-sample.actions.jsonl");
 
 /// The sample's counters and counted cards name seqs: shift them to the round being replayed.
 fn shifted(sub: &Submission, by: u64) -> Submission {

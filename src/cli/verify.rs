@@ -14,7 +14,7 @@ use super::{Output, Target, rec};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Games to verify (default: every game in the store).
+    /// Games to verify: name at least one, or give --all for every game in the store.
     #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::game_names))]
     pub games: Vec<String>,
     /// Verify every game in the store.

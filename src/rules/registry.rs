@@ -352,7 +352,7 @@ macro_rules! registry {
 }
 
 // The rulesets: the type, its module, the game's name, the document it
-// follows, and its sample (examples/*.jsonl, written by
+// follows, and its sample (examples/*.actions.jsonl, written by
 // tools/make-samples.py), then what it says otherwise than the defaults of
 // `Ruleset`.
 //
@@ -368,7 +368,7 @@ registry! {
     // Its state is compared and caught up member by member (its histories
     // are kept apart: see `doomtrooper::State`), and it says its step and
     // order of priority without building a view.
-    Doomtrooper(doomtrooper, "Doomtrooper", "the Mother of all combat breakdowns", "doomtrooper-sample.jsonl") {
+    Doomtrooper(doomtrooper, "Doomtrooper", "the Mother of all combat breakdowns", "doomtrooper-sample.actions.jsonl") {
         fn step(state: &doomtrooper::State) -> StepRef {
             state.step_ref()
         }
@@ -385,12 +385,12 @@ registry! {
         const UNSEEN_ON_BOARD: &'static [&'static str] = doomtrooper::UNSEEN_ON_BOARD;
         said_in_words!(doomtrooper);
     }
-    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.jsonl") {
+    Wtactics(wtactics, "WTactics", "combat", "wtactics-sample.actions.jsonl") {
         compared_live!();
         const FOLDS: &'static [u64] = wtactics::FOLDS;
         said_in_words!(wtactics);
     }
-    Riftbound(riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.jsonl") {
+    Riftbound(riftbound, "Riftbound", "combat and showdowns", "riftbound-sample.actions.jsonl") {
         compared_live!();
         const FOLDS: &'static [u64] = riftbound::FOLDS;
         fn said(state: &riftbound::State, header: &Header, seq: u64) -> Vec<String> {
@@ -398,8 +398,8 @@ registry! {
         }
         said_in_words!(riftbound);
     }
-    Rawdeal(rawdeal, "Raw Deal", "the timing breakdown", "rawdeal-sample.jsonl") { compared_live!(); said_in_words!(rawdeal); }
-    Gurps(gurps, "GURPS", "the combat turn sequence", "gurps-sample.jsonl") { compared_live!(); said_in_words!(gurps); }
+    Rawdeal(rawdeal, "Raw Deal", "the timing breakdown", "rawdeal-sample.actions.jsonl") { compared_live!(); said_in_words!(rawdeal); }
+    Gurps(gurps, "GURPS", "the combat turn sequence", "gurps-sample.actions.jsonl") { compared_live!(); said_in_words!(gurps); }
 }
 
 /// Something read with a ruleset's own state type, chosen by [`Kind`]

@@ -368,7 +368,7 @@ pub fn sample_lines(ruleset: &str) -> Vec<(String, Value)> {
 }
 
 pub fn sample() -> &'static str {
-    include_str!("../../examples/doomtrooper-sample.jsonl")
+    include_str!("../../examples/doomtrooper-sample.actions.jsonl")
 }
 
 pub fn repo_file(p: &str) -> PathBuf {
