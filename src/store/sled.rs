@@ -51,7 +51,6 @@ use sled::Transactional;
 
 use super::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
 
-mod convert;
 mod kept;
 use super::dir::{self, Before, Opening};
 use super::journal::{self, Journal};
@@ -520,9 +519,8 @@ impl SledStore {
             false => None,
         };
         let has_games = db.tree_names().iter().any(|n| n.starts_with(TREE_PREFIX.as_bytes()));
-        // A store without a log and without games is new. One with games
-        // but no log was written before arbiter kept one; with checkpoints,
-        // its log was lost: it is reported as it is, with nothing written.
+        // A store with games but no log, with checkpoints, has lost its
+        // log: it is reported as it is, with nothing written.
         if !exists(LOG_TREE) {
             let signed = match &settings {
                 Some(t) => t.get(super::checkpoints::SIGNED_SETTING).map_err(io)?.is_some(),
@@ -543,7 +541,9 @@ impl SledStore {
             Some(t) => t.get(LAYOUT_KEY).map_err(io)?.map(|v| v.to_vec()),
             None => None,
         };
-        let new = log_tree.is_none() && !has_games;
+        // New: no games, and no log (or an empty one, from a first open
+        // cut short before it wrote the layout).
+        let new = !has_games && log_tree.as_ref().is_none_or(|t| layout.is_none() && t.is_empty());
         if let Some(l) = &layout
             && l.first().is_some_and(|&n| n > LAYOUT[0])
         {
@@ -551,9 +551,10 @@ impl SledStore {
                 "the store at {shown} has a log of layout {l:?}, which this arbiter does not know (it knows {LAYOUT:?}): it was written by a newer arbiter"
             )));
         }
-        // An earlier layout is converted here, once (`convert`).
+        // Earlier layouts were written only by unreleased builds: this
+        // release reads layout 4 and converts nothing.
         if !new && layout.as_deref() != Some(LAYOUT) {
-            convert::convert(&db, dir, &shown, layout.as_deref(), log_tree.is_some())?;
+            return Err(earlier_layout(&shown, layout.as_deref(), log_tree.is_some()));
         }
         let log_tree = match log_tree {
             Some(t) => t,
@@ -682,6 +683,7 @@ impl SledStore {
                     return Err(OpenError::Io { dir: shown.clone(), why: why.replace(&in_copy, &shown) });
                 }
                 Err(e @ OpenError::InUse { .. }) => return Err(e),
+                Err(OpenError::Layout { found, .. }) => return Err(OpenError::Layout { dir: shown.clone(), found }),
             }
         }
         Err(OpenError::Unwritable {
@@ -1241,6 +1243,19 @@ impl BlobsSeen {
     }
 }
 
+/// A store not new and not of layout 4: what its log says of its layout
+/// (`LAYOUT_KEY`; none at all in a store from before arbiter kept a log,
+/// and a log without the key is layout 1's).
+fn earlier_layout(shown: &str, layout: Option<&[u8]>, has_log: bool) -> OpenError {
+    let found = match (has_log, layout) {
+        (false, _) => "no log (it was written before arbiter kept one)".to_string(),
+        (true, None) => "a log of layout 1".to_string(),
+        (true, Some([n])) => format!("a log of layout {n}"),
+        (true, Some(other)) => format!("a log of layout {other:?} (a conversion cut short)"),
+    };
+    OpenError::Layout { dir: shown.to_string(), found }
+}
+
 /// The store at `shown` fails a check of its own: damage, not I/O.
 fn damaged(shown: &str, why: impl std::fmt::Display) -> OpenError {
     OpenError::Lost(format!("the store at {shown} is damaged: {why}"))
@@ -1332,8 +1347,6 @@ impl SledStore {
         let (mut c, mut chunk) = match newest {
             Some(found) => found,
             None => {
-                // Chunk keys sort after layout 2's and 3's, which a
-                // converted store keeps (see `LAYOUT`).
                 let last = tree.last().map_err(|e| ReadError::Io(e.to_string()))?;
                 let Some(c) = last.and_then(|(k, _)| chunk::number(&k, chunk::EVENTS_KIND)) else { return Ok(None) };
                 match self.events_chunk(game, tree, c)? {
@@ -2057,15 +2070,11 @@ fn node_key(level: u8, index: u64) -> [u8; 10] {
 /// leaves. A chunk not yet full is written as it is at each sled sync and
 /// again, longer, at the next (see `Unsynced`).
 ///
-/// Layout 3 (arbiter before this one) was the same with a game's events 64
-/// to a key ('c' and the chunk's number): a scan then held about 43 MB of
-/// sled's nodes at 1,000,000 events whatever its cache (`SCAN_TOUCHES`).
-/// Layout 2 kept three keys per event: the event
-/// under its seq, its leaf and its position; layout 1 seven. sled's costs
-/// follow its keys: at 64 tables, sled alone wrote layout 3's chunks at
-/// 1.37x-1.41x the group-commit ceiling where layout 2's keys reached
-/// 0.47x-0.50x (`benches/serve.rs`), and sled's open held 37 MB per
-/// million keys.
+///
+/// Earlier layouts (1 to 3, and stores from before arbiter kept a log)
+/// were written only by unreleased builds: an open refuses them, naming
+/// the layout (`earlier_layout`). A later change of layout comes with its
+/// converter, tested on a store written by the release before it.
 const LAYOUT_KEY: &[u8] = b"format";
 const LAYOUT: &[u8] = &[4];
 
@@ -3188,11 +3197,11 @@ mod tests {
     /// Inserts, in the log's order: each a game and its events.
     type Inserts = Vec<(&'static str, Vec<(Event, Vec<u8>)>)>;
 
-    /// Writes a store of an earlier layout into `dir` by hand, as its
-    /// inserts left it (`inserts` in the log's order, each a game and its
-    /// events): each event under its seq, each leaf under `l` and its index;
-    /// with `format` as its layout key (None: layout 1's size key instead),
-    /// or with no log at all (`log` false: a store from before arbiter kept one).
+    /// Writes a store of an earlier layout into `dir` by hand, as an
+    /// unreleased build left it (`inserts` in the log's order): each event
+    /// under its seq, each leaf under `l` and its index; with `format` as
+    /// its layout key (None: layout 1's size key instead), or with no log
+    /// at all (`log` false: a store from before arbiter kept one).
     fn earlier_store(dir: &Path, inserts: &Inserts, log: bool, format: Option<&[u8]>) {
         let db = open_sled(dir).unwrap();
         let mut index = 0u64;
@@ -3221,306 +3230,49 @@ mod tests {
         db.flush().unwrap();
     }
 
-    /// The root of a log of `leaves` (each event's stored bytes, in order).
-    fn root_of<'a>(leaves: impl Iterator<Item = &'a Vec<u8>>) -> Hash {
-        let mut frontier = Frontier::default();
-        for bytes in leaves {
-            frontier.push(leaf_hash(bytes));
-        }
-        frontier.root()
-    }
-
-    fn log_root(store: &SledStore) -> Hash {
-        crate::tlog::merkle::root(&super::super::LogNodes(store), store.log_size().unwrap()).unwrap()
-    }
-
-    /// `store` is of this layout and holds `inserts` as they were made:
-    /// the same log (size, root, every leaf at its index) and every event
-    /// where it was, byte for byte.
-    fn assert_converted(store: &SledStore, inserts: &Inserts) {
-        let all: Vec<&Vec<u8>> = inserts.iter().flat_map(|(_, events)| events.iter().map(|(_, b)| b)).collect();
-        assert_eq!(store.log.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
-        assert_eq!(store.log_size().unwrap(), all.len() as u64);
-        assert_eq!(log_root(store), root_of(all.iter().copied()));
-        let mut index = 0;
-        for (game, events) in inserts {
-            for (e, b) in events {
-                assert_eq!(store.log_leaf(index).unwrap(), Some((game.to_string(), e.seq)));
-                assert_eq!(store.log_position(game, e.seq).unwrap(), Some(index));
-                let read = store.read_stored(game, e.seq).unwrap().next().unwrap().unwrap();
-                assert_eq!(read, (e.seq, b.clone()));
-                index += 1;
-            }
-        }
-    }
-
-    /// Two games, interleaved in the log: g's first event, 70 events of h
-    /// (past a chunk) one at a time, a batch of 3 to g, then h's next.
-    fn two_games() -> Inserts {
-        let g0 = sealed(None);
-        let h0 = sealed(None);
-        let mut inserts = vec![("g", vec![g0.clone()]), ("h", vec![h0.clone()])];
-        let mut h = h0.0.link();
-        for _ in 0..69 {
-            let e = sealed(Some(&h));
-            h = e.0.link();
-            inserts.push(("h", vec![e]));
-        }
-        inserts.push(("g", events_after(&g0.0, 3)));
-        inserts.push(("h", events_after_link(&h, 1)));
-        inserts
-    }
-
-    /// A layout-2 store opens as layout 4 with the same log (every leaf at
-    /// its index, the same root), every event where it was, and appends go
-    /// on; its newest insert, cut short before its event by a crash, is
-    /// left out, and put back from the journal at the same position; its
-    /// old keys are kept, never read. A layout-1 store (its size key, no
-    /// layout key) converts the same way.
-    #[test]
-    fn a_layout_2_store_is_converted_at_its_first_open_and_its_log_is_the_same() {
-        for format in [Some(&[2u8][..]), None] {
-            let dir = tempfile::tempdir().unwrap();
-            let inserts = two_games();
-            let all: Vec<&Vec<u8>> = inserts.iter().flat_map(|(_, events)| events.iter().map(|(_, b)| b)).collect();
-            earlier_store(dir.path(), &inserts, true, format);
-            // The newest insert's leaf, its event never stored, and the
-            // journal holding it (acknowledged before the crash).
-            let (last_game, last) = inserts.last().unwrap();
-            let (cut, cut_bytes) = &last[0];
-            {
-                let db = open_sled(dir.path()).unwrap();
-                db.open_tree(format!("{TREE_PREFIX}{last_game}")).unwrap().remove(cut.seq.to_be_bytes()).unwrap();
-                db.flush().unwrap();
-            }
-            let mut record = Vec::new();
-            journal::encode(last_game, std::iter::once(cut_bytes.as_slice()), &mut record);
-            std::fs::write(dir.path().join(journal::FILE), &record).unwrap();
-
-            let store = SledStore::open(dir.path()).unwrap();
-            assert_converted(&store, &inserts);
-            for (game, head) in [("g", 3), ("h", 70)] {
-                let read: Vec<Event> = store.read(game, 0).unwrap().collect::<Result<_, _>>().unwrap();
-                assert_eq!(read.len() as u64, head + 1);
-            }
-            let (next, bytes) = sealed(Some(&store.head("g").unwrap().unwrap()));
-            store.append("g", &next, &bytes).unwrap();
-            let at = closed_durably(store);
-            let store = SledStore::open(&at).unwrap();
-            assert_eq!(store.head("g").unwrap().unwrap().seq, 4);
-            assert_eq!(store.log_size().unwrap(), all.len() as u64 + 1);
-            let db = &store.db;
-            let kept = db.open_tree(format!("{TREE_PREFIX}h")).unwrap().get(0u64.to_be_bytes()).unwrap();
-            assert!(kept.is_some(), "the old keys are kept");
-        }
-    }
-
-    /// A store written before arbiter kept a log converts with its log
-    /// built as it always was: every game in name order, each in seq order.
-    /// A conversion cut short (layout 4's keys partly written, the marker
-    /// of a conversion from no log) is made again, to the same result.
-    #[test]
-    fn a_store_without_a_log_converts_in_name_order_and_a_conversion_cut_short_is_made_again() {
-        // Cut short by this arbiter (to layout 4), or by an earlier one (to
-        // layout 3, whose stray chunk is then a 'c' key).
-        for (marker, kind) in [(LAYOUT[0], chunk::EVENTS_KIND), (3, chunk::LAYOUT_3_EVENTS_KIND)] {
-            let dir = tempfile::tempdir().unwrap();
-            let inserts = two_games();
-            earlier_store(dir.path(), &inserts, false, None);
-            {
-                // A conversion cut short: a chunk of h's, nothing else.
-                let db = open_sled(dir.path()).unwrap();
-                let mut partial = chunk::Events::default();
-                partial.push(99, b"{}");
-                db.open_tree(format!("{TREE_PREFIX}h"))
-                    .unwrap()
-                    .insert(chunk::kind_key(kind, 0), partial.bytes())
-                    .unwrap();
-                // Its marker: being converted from no log.
-                db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[marker, 0][..]).unwrap();
-                db.flush().unwrap();
-            }
-            let by_game = |game: &'static str| {
-                inserts.iter().filter(move |(g, _)| *g == game).flat_map(|(_, e)| e.iter().map(|(_, b)| b))
-            };
-            let expected = root_of(by_game("g").chain(by_game("h")));
-            let store = SledStore::open(dir.path()).unwrap();
-            assert_eq!(store.log.get(LAYOUT_KEY).unwrap().unwrap().as_ref(), LAYOUT);
-            assert_eq!((store.log_size().unwrap(), log_root(&store)), (75, expected));
-            assert_eq!(store.log_leaf(4).unwrap(), Some(("h".to_string(), 0)));
-            assert_eq!(store.read("h", 0).unwrap().filter(|e| e.is_ok()).count(), 71);
-        }
-    }
-
-    /// An event the log names that is missing (not the newest insert cut
-    /// short) is not guessed at: the open fails, saying which, and the
-    /// store keeps its old keys as they were.
-    #[test]
-    fn a_store_missing_an_event_its_log_names_is_not_converted() {
-        let dir = tempfile::tempdir().unwrap();
-        let inserts = two_games();
-        earlier_store(dir.path(), &inserts, true, Some(&[2]));
-        {
-            let db = open_sled(dir.path()).unwrap();
-            db.open_tree(format!("{TREE_PREFIX}h")).unwrap().remove(5u64.to_be_bytes()).unwrap();
-            db.flush().unwrap();
-        }
-        let Err(OpenError::Lost(why)) = SledStore::open(dir.path()) else { panic!("opened") };
-        assert!(why.contains("h seq 5, leaf 6 of its log, is missing"), "{why}");
-        let db = open_sled(dir.path()).unwrap();
-        // Marked as being converted from layout 2: an earlier arbiter refuses it.
-        assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[4, 2]);
-        assert!(db.open_tree(format!("{TREE_PREFIX}h")).unwrap().get(6u64.to_be_bytes()).unwrap().is_some());
-    }
-
-    /// Writes `inserts` through a store of this layout, then turns each
-    /// game's events into layout 3's by hand: 64 to a key under 'c', no
-    /// 'e' keys, and the layout key `[3]` (layout 3's log is layout 4's).
-    fn layout_3_store(dir: &Path, inserts: &Inserts) {
-        let store = SledStore::open(dir).unwrap();
-        for (game, events) in inserts {
-            store.append_batch(game, events).unwrap();
-        }
-        let at = closed_durably(store);
-        let db = open_sled(&at).unwrap();
-        for name in db.tree_names() {
-            if !name.starts_with(TREE_PREFIX.as_bytes()) {
-                continue;
-            }
-            let tree = db.open_tree(&name).unwrap();
-            let ours = chunk::events_key(0)..=chunk::events_key(u64::MAX);
-            let mut entries = Vec::new();
-            for item in tree.range(ours.clone()) {
-                let (k, v) = item.unwrap();
-                entries.extend(chunk::Events::decode(v.to_vec()).unwrap().entries());
-                tree.remove(k).unwrap();
-            }
-            for (c, of_64) in entries.chunks(64).enumerate() {
-                // Layout 3's chunk, as `chunk::Events` wrote it (which now
-                // takes at most 8).
-                let mut old = Vec::new();
-                for (index, bytes) in of_64 {
-                    old.extend_from_slice(&index.to_be_bytes());
-                    old.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-                    old.extend_from_slice(bytes);
-                }
-                tree.insert(chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, c as u64), old).unwrap();
-            }
-            assert_eq!(tree.range(ours).count(), 0);
-        }
-        db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[3][..]).unwrap();
-        db.flush().unwrap();
-    }
-
-    /// Layout 3's chunks of `game` in `db`, as (chunk, events).
-    fn layout_3_chunks(db: &sled::Db, game: &str) -> Vec<(u64, usize)> {
-        let tree = db.open_tree(format!("{TREE_PREFIX}{game}")).unwrap();
-        convert::layout_3_chunks(&tree)
-            .map(|item| {
-                let (c, v) = item.unwrap();
-                (c, chunk::Events::decode_layout_3(v.to_vec()).unwrap().len())
+    /// Every key and value of every tree of the store in `dir`.
+    fn every_key(dir: &Path) -> Vec<(sled::IVec, sled::IVec, sled::IVec)> {
+        let db = open_sled(dir).unwrap();
+        let mut names = db.tree_names();
+        names.sort();
+        names
+            .into_iter()
+            .flat_map(|name| {
+                let tree = db.open_tree(&name).unwrap();
+                tree.iter().map(move |item| {
+                    let (k, v) = item.unwrap();
+                    (name.clone(), k, v)
+                })
             })
             .collect()
     }
 
-    /// A layout-3 store opens as layout 4 with the same log and every
-    /// event where it was (its bytes, its seq, its place in the log), its
-    /// events now 8 to a key; appends go on; layout 3's keys are kept,
-    /// never read. A conversion cut short (the marker `[4, 3]`, some of
-    /// layout 4's keys written, one of them wrong) is made again, to the
-    /// same result.
+    /// A store of a layout before 4 (written by unreleased builds) is not
+    /// converted: the open fails, naming the layout it found and that this
+    /// release reads layout 4 only, and writes none of arbiter's keys.
     #[test]
-    fn a_layout_3_store_is_converted_to_chunks_of_8_and_its_log_is_the_same() {
-        for cut_short in [false, true] {
-            let dir = tempfile::tempdir().unwrap();
-            let inserts = two_games();
-            layout_3_store(dir.path(), &inserts);
-            {
-                let db = open_sled(dir.path()).unwrap();
-                assert_eq!(layout_3_chunks(&db, "h"), vec![(0, 64), (1, 7)]);
-                if cut_short {
-                    let mut wrong = chunk::Events::default();
-                    wrong.push(99, b"{}");
-                    db.open_tree(format!("{TREE_PREFIX}h"))
-                        .unwrap()
-                        .insert(chunk::events_key(0), wrong.bytes())
-                        .unwrap();
-                    db.open_tree(LOG_TREE).unwrap().insert(LAYOUT_KEY, &[4, 3][..]).unwrap();
-                    db.flush().unwrap();
-                }
-            }
-            let store = SledStore::open(dir.path()).unwrap();
-            assert_converted(&store, &inserts);
-            let h = store.tree("h").unwrap();
-            let sizes: Vec<usize> = h
-                .range(chunk::events_key(0)..=chunk::events_key(u64::MAX))
-                .map(|item| chunk::Events::decode(item.unwrap().1.to_vec()).unwrap().len())
-                .collect();
-            assert_eq!(sizes, [vec![8; 8], vec![7]].concat(), "h's 71 events, 8 to a key");
-            drop(h);
-            let (next, bytes) = sealed(Some(&store.head("h").unwrap().unwrap()));
-            store.append("h", &next, &bytes).unwrap();
-            let at = closed_durably(store);
-            {
-                // Kept, and never read: garbage in one changes nothing.
-                let db = open_sled(&at).unwrap();
-                assert_eq!(layout_3_chunks(&db, "h"), vec![(0, 64), (1, 7)], "the old keys are kept");
-                let old = chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, 0);
-                db.open_tree(format!("{TREE_PREFIX}h")).unwrap().insert(old, &b"garbage"[..]).unwrap();
-                db.flush().unwrap();
-            }
-            let store = SledStore::open(&at).unwrap();
-            assert_eq!(store.head("h").unwrap().unwrap().seq, 71);
-            assert_eq!(store.read("h", 0).unwrap().collect::<Result<Vec<_>, _>>().unwrap().len(), 72);
-        }
-    }
-
-    /// A layout-3 chunk that fails its own lengths, a gap in a game's
-    /// chunks, or a chunk short of events before another, is not guessed at: the open says which game and seq, and
-    /// the store is left as it was, still layout 3 (which an earlier
-    /// arbiter opens), with none of layout 4's keys.
-    #[test]
-    fn a_damaged_layout_3_store_is_left_as_it_was() {
-        // What each damage to h's chunk 1 (of 64, 64 and 3 events) is called.
-        for (damage, said) in [
-            ("cut", "h's events from seq 64 are damaged"),
-            ("gap", "h's events from seq 64 are missing"),
-            ("short", "h's events from seq 127 are missing"),
+    fn a_store_of_an_earlier_layout_is_refused_naming_its_layout() {
+        let g0 = sealed(None);
+        let inserts: Inserts = vec![("g", vec![g0.clone()]), ("g", events_after(&g0.0, 3))];
+        for (log, format, found) in [
+            (true, Some(&[3u8][..]), "has a log of layout 3:"),
+            (true, Some(&[2u8][..]), "has a log of layout 2:"),
+            (true, None, "has a log of layout 1:"),
+            (false, None, "has no log (it was written before arbiter kept one):"),
+            (true, Some(&[4u8, 2][..]), "has a log of layout [4, 2] (a conversion cut short):"),
         ] {
             let dir = tempfile::tempdir().unwrap();
-            let mut inserts = two_games();
-            inserts.push(("h", events_after_link(&inserts.last().unwrap().1[0].0.link(), 60)));
-            layout_3_store(dir.path(), &inserts);
-            // Every game's keys, as damaged (`g`'s tree is checked first).
-            let keys = |db: &sled::Db| -> Vec<(sled::IVec, sled::IVec)> {
-                ["g", "h"]
-                    .iter()
-                    .flat_map(|g| db.open_tree(format!("{TREE_PREFIX}{g}")).unwrap().iter().map(Result::unwrap))
-                    .collect()
+            earlier_store(dir.path(), &inserts, log, format);
+            let before = every_key(dir.path());
+            let err = match SledStore::open(dir.path()) {
+                Err(e @ OpenError::Layout { .. }) => e.to_string(),
+                Err(e) => panic!("{found}: {e}"),
+                Ok(_) => panic!("{found}: opened"),
             };
-            let damaged = {
-                let db = open_sled(dir.path()).unwrap();
-                let h = db.open_tree(format!("{TREE_PREFIX}h")).unwrap();
-                let key = chunk::kind_key(chunk::LAYOUT_3_EVENTS_KIND, 1);
-                let v = h.get(key).unwrap().unwrap();
-                match damage {
-                    "cut" => h.insert(key, &v[..v.len() - 1]).unwrap(),
-                    "gap" => h.remove(key).unwrap(),
-                    // 63 events, with a chunk after it.
-                    _ => {
-                        let entries = chunk::Events::decode_layout_3(v.to_vec()).unwrap().entries();
-                        let last = entries.last().unwrap();
-                        h.insert(key, &v[..v.len() - (8 + 4 + last.1.len())]).unwrap()
-                    }
-                };
-                db.flush().unwrap();
-                keys(&db)
-            };
-            let Err(OpenError::Lost(why)) = SledStore::open(dir.path()) else { panic!("opened ({damage})") };
-            assert!(why.contains(said) && why.contains("cannot be converted"), "{damage}: {why}");
-            let db = open_sled(dir.path()).unwrap();
-            assert_eq!(db.open_tree(LOG_TREE).unwrap().get(LAYOUT_KEY).unwrap().unwrap().as_ref(), &[3]);
-            assert_eq!(keys(&db), damaged, "{damage}: every game's keys as they were, none of layout 4's");
+            let shown = dir.path().display().to_string();
+            assert!(err.starts_with(&format!("the store at {shown} {found}")), "{err}");
+            assert!(err.contains("this release reads layout 4 only"), "{err}");
+            assert_eq!(every_key(dir.path()), before, "{found}: nothing written");
         }
     }
 
