@@ -70,7 +70,9 @@ pub enum OpenError {
     #[error("{0}")]
     Lost(String),
     /// A sled store of a layout before 4, written by an unreleased build.
-    #[error("the store at {dir} has {found}: this release reads layout 4 only, and stores of earlier layouts were written by unreleased builds of arbiter")]
+    #[error(
+        "the store at {dir} has {found}: this release reads layout 4 only, and stores of earlier layouts were written by unreleased builds of arbiter"
+    )]
     Layout { dir: String, found: String },
 }
 
