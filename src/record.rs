@@ -22,12 +22,12 @@ use crate::event::{
     Chain, Draft, Event, EventError, Header, Link, Parsed, check_game_name, check_link, check_stored, decode,
     parse_stored, seal,
 };
-use crate::fold::{FoldError, Folder, Next, NoSnapshots, Source};
+use crate::fold::{FoldError, Folder, Next, NoSnapshots, Source, StoredBytes};
 use crate::json::parse_strict;
 use crate::kernel::{View, Violation};
 use crate::limits::{MAX_LINE_BYTES, MAX_STREAM_EVENTS, SNAPSHOT_EVERY, SNAPSHOT_SPARSE};
 use crate::rules::Table;
-use crate::store::{AppendError, ReadError, Store, StoredEvents, Ticket};
+use crate::store::{AppendError, ReadError, Store, Ticket};
 
 /// Why an operation on a record failed. The variants are what a caller
 /// does differently: fix the input, accept the refusal, re-read after a
@@ -222,8 +222,9 @@ impl Source for StoredGame<'_> {
     }
 
     /// In ranges as `events_from` reads.
-    fn stored_from(&self, from: u64) -> Option<StoredEvents<'_>> {
-        Some(Box::new(in_ranges(from, |next| self.store.read_stored(&self.game, next), |(seq, _)| *seq)))
+    fn stored_from(&self, from: u64) -> Option<StoredBytes<'_, RecordError>> {
+        let read = in_ranges(from, |next| self.store.read_stored(&self.game, next), |(seq, _)| *seq);
+        Some(Box::new(read.map(|r| r.map_err(RecordError::from))))
     }
 
     fn hash_of(&self, seq: u64) -> Result<Option<String>, RecordError> {
@@ -867,13 +868,13 @@ fn check_read(seq: u64, bytes: &[u8]) -> Result<Parsed, RecordError> {
 /// Up to `BATCH` stored events, each checked on its own if `check`, and whether
 /// reading is over (the events ran out, or one did not check out: nothing
 /// after the first broken event matters).
-fn read_batch(stored: &mut StoredEvents<'_>, check: bool) -> (Vec<Result<Read, RecordError>>, bool) {
+fn read_batch(stored: &mut StoredBytes<'_, RecordError>, check: bool) -> (Vec<Result<Read, RecordError>>, bool) {
     let mut batch = Vec::with_capacity(BATCH);
     while batch.len() < BATCH {
         let Some(item) = stored.next() else {
             return (batch, true);
         };
-        let read = item.map_err(RecordError::from).and_then(|(seq, bytes)| match check {
+        let read = item.and_then(|(seq, bytes)| match check {
             true => check_read(seq, &bytes).map(Read::Checked),
             false => Ok(Read::Bytes { seq, bytes }),
         });
@@ -900,7 +901,7 @@ fn read_batch(stored: &mut StoredEvents<'_>, check: bool) -> (Vec<Result<Read, R
 /// about 500,000 events/s there. (Leaving a batch unparsed whenever none
 /// waited gained nothing: one almost always did.)
 fn read_ahead(
-    mut stored: StoredEvents<'_>,
+    mut stored: StoredBytes<'_, RecordError>,
     to_check: SyncSender<Vec<Result<Read, RecordError>>>,
     queued: &AtomicUsize,
 ) {
@@ -934,7 +935,9 @@ where
     let within = move |seq: u64| to.is_none_or(|t| seq <= t);
     if let Some(stored) = source.stored_from(from) {
         // Nothing past `to` is read.
-        let stored = stored.take_while(move |read| read.as_ref().map_or(true, |(seq, _)| within(*seq)));
+        let stored = stored
+            .map(|read| read.map_err(Into::into))
+            .take_while(move |read| read.as_ref().map_or(true, |(seq, _)| within(*seq)));
         return each_stored(Box::new(stored), chain, each);
     }
     for event in source.events_from(from) {
@@ -961,7 +964,7 @@ where
 /// (`chain`), then calls `each`. The first batch is read here: a record
 /// that ends within it is checked with no thread.
 fn each_stored(
-    mut stored: StoredEvents<'_>,
+    mut stored: StoredBytes<'_, RecordError>,
     chain: &mut Chain,
     mut each: impl FnMut(Event) -> Result<ControlFlow<()>, RecordError>,
 ) -> Result<(), RecordError> {

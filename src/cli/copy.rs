@@ -1,6 +1,6 @@
 //! `arbiter copy --from LOCATION --to LOCATION`: moves a tournament from one
 //! store to another (a sled directory to PostgreSQL, or back), verifying
-//! every game on both sides (`arbiter::store::copy`).
+//! every game on both sides (`arbiter::copy`).
 
 use std::process::ExitCode;
 
@@ -40,7 +40,7 @@ pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     };
     let events = source.log_size().map_err(|e| rec(e.into()))?;
     let bar = progress::bar(Some(events), "copying");
-    let copied = arbiter::store::copy::copy(source.as_ref(), target.as_ref(), key.as_deref(), |n| bar.inc(n))
+    let copied = arbiter::copy::copy(source.as_ref(), target.as_ref(), key.as_deref(), |n| bar.inc(n))
         .map_err(|e| rec(RecordError::Io(e)))?;
     bar.finish_and_clear();
     out.emit(serde_json::to_value(&copied)?, || {

@@ -418,7 +418,7 @@ pub fn verify_log(store: &dyn Store) -> Result<LogVerified, String> {
             .get(&game, seq)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("leaf {index} names {game} seq {seq}, which the store does not hold"))?;
-        let leaf = leaf_hash(&crate::record::canonical_bytes(&event));
+        let leaf = leaf_hash(&crate::event::canonical_bytes(&event));
         if store.log_node(0, index).map_err(|e| e.to_string())? != leaf {
             return Err(format!("leaf {index} is not the hash of {game} seq {seq}: the event or the log was changed"));
         }

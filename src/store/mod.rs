@@ -18,7 +18,6 @@
 
 pub mod checkpoints;
 pub mod chunk;
-pub mod copy;
 pub mod dir;
 pub mod journal;
 pub mod postgres;

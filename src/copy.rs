@@ -102,7 +102,7 @@ pub fn copy(
             .get(&game, seq)
             .map_err(|e| format!("the source's {game} seq {seq}: {e}"))?
             .ok_or_else(|| format!("the source's log names {game} seq {seq}, which it does not hold"))?;
-        let bytes = crate::record::canonical_bytes(&event);
+        let bytes = crate::event::canonical_bytes(&event);
         run.push((event, bytes));
         progress(1);
     }
