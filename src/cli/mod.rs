@@ -283,7 +283,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     // `sign` fails with its checkpoint kept only when the
                     // store cannot record it; it says so itself.
                     match store.checkpoints().ok().map(|r| r.len()) > kept {
-                        true => e,
+                        true => e.to_string(),
                         false => format!("no checkpoint was signed: {e}"),
                     }
                 })

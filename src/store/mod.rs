@@ -245,7 +245,7 @@ pub trait Store: Send + Sync {
 
     /// The signed checkpoints of the log kept with this store, oldest first
     /// (`checkpoints`: sled's in `DATA/checkpoints`, PostgreSQL's in a table).
-    fn checkpoints(&self) -> Result<Vec<checkpoints::Record>, String>;
+    fn checkpoints(&self) -> Result<Vec<checkpoints::Record>, checkpoints::CheckpointsError>;
 
     /// Keeps one more signed checkpoint after the others, and records its
     /// size in the store (`checkpoints::SIGNED_SETTING`); returns once
@@ -253,7 +253,7 @@ pub trait Store: Send + Sync {
     /// on the same database signed a later one meanwhile) is not kept:
     /// checkpoints only grow, whoever signs them.
     /// Returns whether it was kept.
-    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<bool, String>;
+    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<bool, checkpoints::KeepError>;
 
     /// Where the checkpoints are kept, in words, for messages.
     fn checkpoints_place(&self) -> String;

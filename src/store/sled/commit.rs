@@ -399,7 +399,7 @@ impl SledStore {
             return Ok(self.ticket());
         }
         crate::store::check_incoming(events)?;
-        let tree = self.tree(game).map_err(AppendError::Io)?;
+        let tree = self.tree(game).map_err(|e| AppendError::Io(e.to_string()))?;
         // What needs no lock is done before the log's lock is taken: every
         // other table's insert waits on that lock.
         let hashes: Vec<Hash> = events.iter().map(|(_, b)| leaf_hash(b)).collect();

@@ -452,20 +452,17 @@ impl Store for SledStore {
         }
     }
 
-    fn checkpoints(&self) -> Result<Vec<super::checkpoints::Record>, String> {
+    fn checkpoints(&self) -> Result<Vec<super::checkpoints::Record>, super::checkpoints::CheckpointsError> {
         super::checkpoints::read(&self.dir)
     }
 
     /// One process holds a sled store, and it signs one checkpoint at a
     /// time (`checkpoints::sign`), each larger than the last.
-    fn keep_checkpoint(&self, record: &super::checkpoints::Record) -> Result<bool, String> {
-        let size = record.checkpoint().map_err(|e| e.to_string())?.size;
+    fn keep_checkpoint(&self, record: &super::checkpoints::Record) -> Result<bool, super::checkpoints::KeepError> {
+        let size = record.checkpoint()?.size;
         super::checkpoints::append(&self.dir, record)?;
-        self.put_setting(super::checkpoints::SIGNED_SETTING, &size.to_be_bytes()).map_err(|e| {
-            format!(
-                "checkpoint {size} is signed and in {}, but the store could not record its size: {e}",
-                self.checkpoints_place()
-            )
+        self.put_setting(super::checkpoints::SIGNED_SETTING, &size.to_be_bytes()).map_err(|why| {
+            super::checkpoints::KeepError::SizeNotRecorded { size, place: self.checkpoints_place(), why }
         })?;
         Ok(true)
     }
@@ -552,8 +549,8 @@ impl SledStore {
         ReadError::Io(format!("{what} cannot be read: an earlier write to this store failed ({why})"))
     }
 
-    fn tree(&self, game: &str) -> Result<sled::Tree, String> {
-        self.db.open_tree(format!("{TREE_PREFIX}{game}")).map_err(|e| e.to_string())
+    fn tree(&self, game: &str) -> sled::Result<sled::Tree> {
+        self.db.open_tree(format!("{TREE_PREFIX}{game}"))
     }
 
     /// The tree of a game that exists, never made by asking: sled's
@@ -571,7 +568,7 @@ impl SledStore {
                 if !exists {
                     return Err(ReadError::NoSuchGame(game.to_string()));
                 }
-                let tree = self.tree(game).map_err(ReadError::Io)?;
+                let tree = self.tree(game).map_err(|e| ReadError::Io(e.to_string()))?;
                 self.trees.lock().unwrap_or_else(|p| p.into_inner()).insert(game.to_string(), tree.clone());
                 tree
             }

@@ -163,7 +163,7 @@ impl SledStore {
                 Some(t) => t.get(crate::store::checkpoints::SIGNED_SETTING).map_err(io)?.is_some(),
                 None => false,
             };
-            let records = crate::store::checkpoints::read(dir).map_err(OpenError::Lost)?;
+            let records = crate::store::checkpoints::read(dir).map_err(|e| OpenError::Lost(e.to_string()))?;
             if signed || !records.is_empty() {
                 return Err(OpenError::Lost(format!(
                     "the store at {shown} has lost its log: it has none, but it signed checkpoints of it"
@@ -301,7 +301,7 @@ impl SledStore {
             let copy = match dir::copy(dir, &place) {
                 Ok(c) => c,
                 Err(e) => {
-                    failures.push(e);
+                    failures.push(e.to_string());
                     continue;
                 }
             };

@@ -34,11 +34,11 @@ pub(super) fn snapshot_seq(prefix: &[u8], key: &[u8]) -> Option<u64> {
 
 impl SledStore {
     /// The snapshot tree if it exists: a store that only reads never makes it.
-    pub(super) fn snapshot_tree(&self) -> Result<Option<sled::Tree>, String> {
+    pub(super) fn snapshot_tree(&self) -> sled::Result<Option<sled::Tree>> {
         if !self.db.tree_names().iter().any(|n| n.as_ref() == SNAPSHOT_TREE.as_bytes()) {
             return Ok(None);
         }
-        self.db.open_tree(SNAPSHOT_TREE).map(Some).map_err(|e| e.to_string())
+        self.db.open_tree(SNAPSHOT_TREE).map(Some)
     }
 
     /// A failed store gives no snapshot: the event one follows may not be durable.
@@ -47,7 +47,7 @@ impl SledStore {
             return Ok(None);
         }
         let io = |e: sled::Error| ReadError::Io(e.to_string());
-        let Some(tree) = self.snapshot_tree().map_err(ReadError::Io)? else { return Ok(None) };
+        let Some(tree) = self.snapshot_tree().map_err(|e| ReadError::Io(e.to_string()))? else { return Ok(None) };
         let prefix = snapshot_prefix(game);
         let found = tree.range(prefix.clone()..=snapshot_key(game, seq, u32::MAX)).next_back();
         let Some(item) = found else { return Ok(None) };
@@ -75,7 +75,7 @@ impl SledStore {
     }
 
     pub(super) fn kept_snapshots(&self, game: &str) -> Result<Vec<u64>, ReadError> {
-        let Some(tree) = self.snapshot_tree().map_err(ReadError::Io)? else { return Ok(Vec::new()) };
+        let Some(tree) = self.snapshot_tree().map_err(|e| ReadError::Io(e.to_string()))? else { return Ok(Vec::new()) };
         let prefix = snapshot_prefix(game);
         let mut seqs = Vec::new();
         for k in tree.scan_prefix(&prefix).keys() {
@@ -93,7 +93,7 @@ impl SledStore {
     pub(super) fn drop_snapshot(&self, game: &str, seq: u64) -> Result<(), AppendError> {
         self.refuse()?;
         let io = |e: sled::Error| AppendError::Io(e.to_string());
-        let Some(tree) = self.snapshot_tree().map_err(AppendError::Io)? else { return Ok(()) };
+        let Some(tree) = self.snapshot_tree().map_err(|e| AppendError::Io(e.to_string()))? else { return Ok(()) };
         let mut batch = sled::Batch::default();
         for key in tree.scan_prefix(&snapshot_key(game, seq, 0)[..snapshot_prefix(game).len() + 8]).keys() {
             batch.remove(key.map_err(io)?);
