@@ -429,7 +429,7 @@ enum Keys {
     /// game's tree, and in the log's tree its leaf (game and seq) and its
     /// position, and every 16th event a stored subtree (32 bytes).
     Arbiters,
-    /// Layout 3's keys (`src/store/sled.rs`; layout 4 keeps a game's events
+    /// Layout 3's keys (see `LAYOUT` in `src/store/sled/keys.rs`; layout 4 keeps a game's events
     /// 8 to a key, the leaves still 64): each game's
     /// events kept 64 to a key with their places in the log (written when
     /// the 64th arrives), the log's leaves 64 to a key with a stored

@@ -47,7 +47,7 @@ impl Source for Record<'_> {
     }
     /// A stored game's bytes, so that `verify` and `replay` of one read them
     /// on a thread of their own.
-    fn stored_from(&self, from: u64) -> Option<crate::store::StoredEvents<'_>> {
+    fn stored_from(&self, from: u64) -> Option<crate::fold::StoredBytes<'_, RecordError>> {
         match self {
             Record::Stored(s) => s.stored_from(from),
             Record::File(_) | Record::Bytes(_) => None,

@@ -25,7 +25,6 @@ use crate::adjudication::{Adjudication, NoteRecord, PenaltyRecord, Ruling, Rulin
 use crate::event::{ActionType, Event, Header, Link};
 use crate::kernel::{StepRef, Violation};
 use crate::rules::{Kind, RulesetState, StateReader, Table};
-use crate::store::StoredEvents;
 
 /// Somewhere events can be read again from any seq: a stored game, an export
 /// file, a slice in memory.
@@ -54,10 +53,14 @@ pub trait Source {
     /// `Store::read_stored`), read by an iterator another thread may run:
     /// `record::verify` checks and folds them there and here at once. None
     /// (the default): a source read only through `events_from`.
-    fn stored_from(&self, _from: u64) -> Option<StoredEvents<'_>> {
+    fn stored_from(&self, _from: u64) -> Option<StoredBytes<'_, Self::Error>> {
         None
     }
 }
+
+/// A source's events as their stored bytes, each with the seq it is stored
+/// under, unchecked (`Source::stored_from`); another thread may run it.
+pub type StoredBytes<'a, E> = Box<dyn Iterator<Item = Result<(u64, Vec<u8>), E>> + Send + 'a>;
 
 impl Source for [Event] {
     type Error = Infallible;
@@ -91,7 +94,7 @@ impl<S: Source + ?Sized> Source for NoSnapshots<'_, S> {
     fn hash_of(&self, seq: u64) -> Result<Option<String>, S::Error> {
         self.0.hash_of(seq)
     }
-    fn stored_from(&self, from: u64) -> Option<StoredEvents<'_>> {
+    fn stored_from(&self, from: u64) -> Option<StoredBytes<'_, S::Error>> {
         self.0.stored_from(from)
     }
 }

@@ -13,7 +13,8 @@
 //! - [`compare`]: fork, what-if and diff of records.
 //! - [`replay`]: each event in plain words with its step before and after and its state delta.
 //! - [`fold`]: events in order to the state at each seq, with rulings' hash checks and rewinds.
-//! - [`store`]: the `Store` trait and its backends, sled (the embedded default) and PostgreSQL: durable, conditional appends; `copy` between them.
+//! - [`store`]: the `Store` trait and its backends, sled (the embedded default) and PostgreSQL: durable, conditional appends.
+//! - [`copy`]: a whole store into another (any backend to any other), in log order, checked on both sides.
 //! - [`tlog`]: the verifiable log: one Merkle tree (RFC 6962) over every stored event, signed checkpoints (C2SP signed notes), proofs and bundles.
 //! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
 //! - [`schema`]: JSON Schema of the envelope and every payload, generated from the Rust types.
@@ -33,6 +34,7 @@
 pub mod access;
 pub mod adjudication;
 pub mod compare;
+pub mod copy;
 pub mod delta;
 pub mod event;
 pub mod floor;

@@ -28,7 +28,7 @@ pub fn run(cli: &Cli, target: &Target, a: &Args, out: &Output) -> anyhow::Result
     let v = match target {
         Target::Local(store) => {
             let signer = signer(cli, store.as_ref())?;
-            let signed = checkpoints::sign(store.as_ref(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
+            let signed = checkpoints::sign(store.as_ref(), &signer).map_err(|e| rec(RecordError::Io(e.to_string())))?;
             json!({"origin": signed.checkpoint.origin, "size": signed.checkpoint.size,
                 "root": b64(&signed.checkpoint.root), "checkpoint": signed.note, "key": signer.verifier().to_text(),
                 "new": signed.new})
@@ -46,7 +46,8 @@ pub fn run(cli: &Cli, target: &Target, a: &Args, out: &Output) -> anyhow::Result
 
 /// The organiser's signing key of a local store (made on first use).
 pub fn signer(cli: &Cli, store: &dyn arbiter::store::Store) -> anyhow::Result<arbiter::tlog::NoteSigner> {
-    checkpoints::signer(store, cli.log_key.as_deref(), cli.origin.as_deref()).map_err(|e| rec(RecordError::Io(e)))
+    checkpoints::signer(store, cli.log_key.as_deref(), cli.origin.as_deref())
+        .map_err(|e| rec(RecordError::Io(e.to_string())))
 }
 
 #[derive(clap::Args)]
@@ -73,7 +74,7 @@ pub fn prove(cli: &Cli, target: &Target, a: &ProveArgs, out: &Output) -> anyhow:
     let bundle: Value = match target {
         Target::Local(store) => {
             let signer = signer(cli, store.as_ref())?;
-            let signed = checkpoints::sign(store.as_ref(), &signer).map_err(|e| rec(RecordError::Io(e)))?;
+            let signed = checkpoints::sign(store.as_ref(), &signer).map_err(|e| rec(RecordError::Io(e.to_string())))?;
             let b = proof::bundle(store.as_ref(), &a.game, a.seq, &signed.note, &signer.verifier(), kept.as_deref())
                 .map_err(rec)?;
             serde_json::to_value(b)?

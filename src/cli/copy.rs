@@ -1,6 +1,6 @@
 //! `arbiter copy --from LOCATION --to LOCATION`: moves a tournament from one
 //! store to another (a sled directory to PostgreSQL, or back), verifying
-//! every game on both sides (`arbiter::store::copy`).
+//! every game on both sides (`arbiter::copy`).
 
 use std::process::ExitCode;
 
@@ -35,13 +35,15 @@ pub fn run(cli: &Cli, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {
     // The log's key goes with the log, unless the organiser keeps it apart
     // (--log-key): then the target signs with that key too.
     let key = match &cli.log_key {
-        None => arbiter::store::checkpoints::kept_key(source.as_ref()).map_err(|e| rec(RecordError::Io(e)))?,
+        None => {
+            arbiter::store::checkpoints::kept_key(source.as_ref()).map_err(|e| rec(RecordError::Io(e.to_string())))?
+        }
         Some(_) => None,
     };
     let events = source.log_size().map_err(|e| rec(e.into()))?;
     let bar = progress::bar(Some(events), "copying");
-    let copied = arbiter::store::copy::copy(source.as_ref(), target.as_ref(), key.as_deref(), |n| bar.inc(n))
-        .map_err(|e| rec(RecordError::Io(e)))?;
+    let copied = arbiter::copy::copy(source.as_ref(), target.as_ref(), key.as_deref(), |n| bar.inc(n))
+        .map_err(|e| rec(RecordError::Io(e.to_string())))?;
     bar.finish_and_clear();
     out.emit(serde_json::to_value(&copied)?, || {
         format!(

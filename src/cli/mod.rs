@@ -290,7 +290,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     // `sign` fails with its checkpoint kept only when the
                     // store cannot record it; it says so itself.
                     match store.checkpoints().ok().map(|r| r.len()) > kept {
-                        true => e,
+                        true => e.to_string(),
                         false => format!("no checkpoint was signed: {e}"),
                     }
                 })
@@ -473,7 +473,7 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
             (OpenError::Unwritable { .. }, _) if !reading => {
                 format!("{e}: nothing was stored, and the store is as it was; free space (or make it writable) and try again")
             }
-            (OpenError::Unwritable { .. } | OpenError::Io { .. }, _) => e.to_string(),
+            (OpenError::Unwritable { .. } | OpenError::Io { .. } | OpenError::Layout { .. }, _) => e.to_string(),
             (OpenError::Lost(why), _) => return rec(RecordError::Lost(why.clone())),
         };
         rec(RecordError::Io(why))

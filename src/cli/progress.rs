@@ -45,7 +45,7 @@ impl<S: Source + ?Sized> Source for Ticking<'_, S> {
         self.source.hash_of(seq)
     }
     // Ticks on the thread that reads, if `verify` reads on one of its own.
-    fn stored_from(&self, from: u64) -> Option<arbiter::store::StoredEvents<'_>> {
+    fn stored_from(&self, from: u64) -> Option<arbiter::fold::StoredBytes<'_, S::Error>> {
         let bar = self.bar;
         Some(Box::new(self.source.stored_from(from)?.inspect(move |_| bar.inc(1))))
     }

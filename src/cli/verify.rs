@@ -76,7 +76,7 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     }
     // With --all, the log too: every leaf from its event, against the newest checkpoint.
     if let (true, Target::Local(store)) = (a.all, target) {
-        let log = checkpoints::verify_log(store.as_ref()).map_err(|e| rec(RecordError::Lost(e)))?;
+        let log = checkpoints::verify_log(store.as_ref()).map_err(|e| rec(RecordError::Lost(e.to_string())))?;
         let v = serde_json::json!({"log": log});
         out.emit(v, || {
             let against = match log.checkpoint {

@@ -49,7 +49,7 @@ fn cosigner(dir: &Path, name: Option<&str>) -> anyhow::Result<Cosigner> {
             let mut seed = [0u8; 32];
             getrandom::fill(&mut seed).map_err(|e| anyhow::anyhow!("no randomness for a new key: {e}"))?;
             let c = Cosigner::from_seed(name, seed).map_err(|e| rec(RecordError::Input(e.to_string())))?;
-            write_private_key(&path, &c.to_text()).map_err(|e| rec(RecordError::Io(e)))?;
+            write_private_key(&path, &c.to_text()).map_err(|e| rec(RecordError::Io(e.to_string())))?;
             Ok(c)
         }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),

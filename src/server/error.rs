@@ -99,7 +99,7 @@ impl From<RecordError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         // The request log and the metrics read the code from here, not the body.
-        let refusal = super::observe::Refusal::of(&self.body);
+        let refusal = Refusal::of(&self.body);
         let mut response = (self.status, Json(self.body)).into_response();
         response.extensions_mut().insert(refusal);
         response
@@ -138,8 +138,26 @@ pub async fn json_errors(response: Response) -> Response {
     };
     let body = json!({"error": {"code": code, "message": message}});
     // The request log and the metrics read the code from here (see `into_response`).
-    parts.extensions.insert(super::observe::Refusal::of(&body));
+    parts.extensions.insert(Refusal::of(&body));
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
     Response::from_parts(parts, Body::from(body.to_string()))
+}
+
+/// The code and message of an error answer, put beside the response by
+/// `ApiError::into_response`, so that the log and the metrics need not read
+/// the body back.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    /// From an error body `{"error": {"code", "message"}}`.
+    pub fn of(body: &Value) -> Refusal {
+        let code = body["error"]["code"].as_str().unwrap_or_default();
+        let code = CODES.iter().find(|(c, _, _)| *c == code).map_or("internal", |(c, _, _)| c);
+        Refusal { code, message: body["error"]["message"].as_str().unwrap_or_default().to_string() }
+    }
 }

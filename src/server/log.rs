@@ -49,7 +49,7 @@ impl Keeper {
             None => checkpoints::sign(store, &self.signer),
             Some(l) => checkpoints::sign_after(store, &self.signer, Some(l)),
         }
-        .map_err(RecordError::Io)?;
+        .map_err(|e| RecordError::Io(e.to_string()))?;
         *latest = Some(signed.clone());
         Ok(signed)
     }

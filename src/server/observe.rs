@@ -32,7 +32,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 
-use super::error::CODES;
+use super::error::Refusal;
 use super::{ApiError, Shared, blocking};
 use crate::store::Synced;
 
@@ -54,24 +54,6 @@ pub fn init_log() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
 }
 
-/// The code and message of an error answer, put beside the response by
-/// `ApiError::into_response`, so that the log and the metrics need not read
-/// the body back.
-#[derive(Debug, Clone)]
-pub struct Refusal {
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl Refusal {
-    /// From an error body `{"error": {"code", "message"}}`.
-    pub fn of(body: &Value) -> Refusal {
-        let code = body["error"]["code"].as_str().unwrap_or_default();
-        let code = CODES.iter().find(|(c, _, _)| *c == code).map_or("internal", |(c, _, _)| c);
-        Refusal { code, message: body["error"]["message"].as_str().unwrap_or_default().to_string() }
-    }
-}
-
 /// Every figure `/metrics` shows, registered once.
 pub struct Metrics {
     registry: Registry,
@@ -90,10 +72,14 @@ pub struct Metrics {
     subscribers: Gauge,
     /// Games folded at their head in the server's memory, set at each scrape.
     open_games: Gauge,
+    /// The router's route patterns, the labels a request is counted under
+    /// (any other: `UNMATCHED`). Given by the router, so that this hook
+    /// does not read the route table.
+    routes: Vec<&'static str>,
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
+    pub fn new(routes: Vec<&'static str>) -> Metrics {
         let mut registry = Registry::with_prefix("arbiter");
         let appends = Family::default();
         registry.register(
@@ -119,7 +105,7 @@ impl Metrics {
         registry.register("subscribers", "Live streams (Server-Sent Events) open now", subscribers.clone());
         let open_games = Gauge::default();
         registry.register("open_games", "Games folded at their head in the server's memory", open_games.clone());
-        Metrics { registry, appends, refusals, conflicts, sync_seconds, sync_events, subscribers, open_games }
+        Metrics { registry, appends, refusals, conflicts, sync_seconds, sync_events, subscribers, open_games, routes }
     }
 
     /// One group-commit sync, as the store reports it.
@@ -154,12 +140,6 @@ impl Metrics {
     }
 }
 
-impl Default for Metrics {
-    fn default() -> Metrics {
-        Metrics::new()
-    }
-}
-
 const APPEND_ROUTES: &[&str] = &["/api/games/{game}/events", "/api/games/{game}/batch"];
 
 /// A request that matched no route.
@@ -183,7 +163,7 @@ pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next:
     let status = response.status();
     let refusal = response.extensions().get::<Refusal>().cloned();
     // The table's own pattern, as a static label (a route outside the table, none).
-    let known = route.as_deref().and_then(|r| super::routes::ROUTES.iter().find(|t| t.path == r)).map(|t| t.path);
+    let known = route.as_deref().and_then(|r| metrics.routes.iter().find(|t| **t == r)).copied();
     metrics.answered(known.unwrap_or(UNMATCHED), status, refusal.as_ref());
     // Absent fields (no game, no error code) are left out of the line.
     let route = route.as_deref().unwrap_or(UNMATCHED);
@@ -351,7 +331,7 @@ mod tests {
         let writer = lines.clone();
         let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
         let _log = tracing::subscriber::set_default(subscriber);
-        let metrics = Arc::new(Metrics::new());
+        let metrics = Arc::new(Metrics::new(Vec::new()));
         let app: Router = Router::new()
             .route("/api/games/{game}/boom", get(|| async { ApiError::internal("the disk said no") }))
             .layer(axum::middleware::from_fn_with_state(metrics.clone(), record));

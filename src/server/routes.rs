@@ -517,7 +517,7 @@ pub const ROUTES: &[Route] = &[
 ];
 
 pub fn router(server: Shared) -> Router {
-    let metrics = Arc::new(observe::Metrics::new());
+    let metrics = Arc::new(observe::Metrics::new(ROUTES.iter().map(|r| r.path).collect()));
     observe::watch_store(server.store, &metrics);
     let mut router = Router::new();
     for route in ROUTES {

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{LogNodes, OpenError, Store};
+use super::{AppendError, LogNodes, OpenError, ReadError, Store};
 use crate::tlog::merkle::root;
 use crate::tlog::note::{Checkpoint, NoteError, NoteSigner, b64};
 
@@ -59,29 +59,126 @@ impl Record {
     }
 }
 
+/// Why the checkpoints kept with a store could not be read (`read`,
+/// `Store::checkpoints`).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointsError {
+    #[error("cannot read {path}: {why}")]
+    Io { path: String, why: std::io::Error },
+    #[error("{path} line {line} is damaged: {why}")]
+    DamagedLine { path: String, line: usize, why: serde_json::Error },
+    #[error("cannot read the checkpoints: {0}")]
+    Database(String),
+    #[error("{place} row {row} is damaged: {why}")]
+    DamagedRow { place: String, row: i64, why: serde_json::Error },
+}
+
+/// Why a signed checkpoint was not kept (`Store::keep_checkpoint`).
+#[derive(Debug, thiserror::Error)]
+pub enum KeepError {
+    #[error("{0}")]
+    Note(#[from] NoteError),
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    #[error("cannot open {path}: {why}")]
+    Open { path: String, why: std::io::Error },
+    #[error("cannot write {path}: {why}")]
+    Write { path: String, why: std::io::Error },
+    #[error("checkpoint {size} is signed and in {place}, but the store could not record its size: {why}")]
+    SizeNotRecorded { size: u64, place: String, why: AppendError },
+    #[error("cannot keep the checkpoint: {0}")]
+    Database(String),
+}
+
+/// Why the log's private key could not be had (`signer`, `kept_key`,
+/// `write_private_key`).
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("{shown}: {why}")]
+    Parse { shown: String, why: NoteError },
+    #[error(
+        "the log key {shown} signs for {name:?}, not {origin:?}: a log keeps its origin (use another store for another log)"
+    )]
+    OtherOrigin { shown: String, name: String, origin: String },
+    #[error("the log key {path} does not exist, but this store's log is already signed: give the key that signs it")]
+    Missing { path: String },
+    #[error("{shown} is missing, but this store's log is already signed: give its key with --log-key")]
+    SettingMissing { shown: String },
+    #[error("the log key vanished")]
+    Vanished,
+    #[error("{shown} is not text")]
+    NotText { shown: String },
+    #[error("cannot read the log key {path}: {why}")]
+    Read { path: String, why: std::io::Error },
+    #[error("cannot create the log key {path}: {why}")]
+    Create { path: String, why: std::io::Error },
+    #[error("cannot write the log key {path}: {why}")]
+    Write { path: String, why: std::io::Error },
+    #[error("no randomness for a new key: {0}")]
+    NoRandomness(getrandom::Error),
+    #[error("{0}")]
+    Note(#[from] NoteError),
+    #[error("{0}")]
+    Checkpoints(#[from] CheckpointsError),
+    #[error("{0}")]
+    Store(#[from] ReadError),
+    #[error("{0}")]
+    Setting(#[from] AppendError),
+}
+
+/// Why no checkpoint was signed (`sign`, `sign_after`).
+#[derive(Debug, thiserror::Error)]
+pub enum SignError {
+    #[error("{0}")]
+    Checkpoints(#[from] CheckpointsError),
+    #[error("{0}")]
+    Note(#[from] NoteError),
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// The log names what the store does not hold.
+    #[error("{0}")]
+    Broken(String),
+    #[error("{0}")]
+    Keep(#[from] KeepError),
+}
+
+/// Why the whole log did not verify (`verify_log`).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyLogError {
+    #[error("{0}")]
+    Checkpoints(#[from] CheckpointsError),
+    #[error("{place}: {why}")]
+    Note { place: String, why: NoteError },
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// What the log holds does not add up: which leaf, event or root.
+    #[error("{0}")]
+    Broken(String),
+}
+
 fn file(dir: &Path) -> PathBuf {
     dir.join(CHECKPOINT_FILE)
 }
 
 /// Every checkpoint in the file, oldest first (a torn last line is not one).
-pub fn read(dir: &Path) -> Result<Vec<Record>, String> {
+pub fn read(dir: &Path) -> Result<Vec<Record>, CheckpointsError> {
     let path = file(dir);
     let f = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(why) => return Err(CheckpointsError::Io { path: path.display().to_string(), why }),
     };
     let mut records = Vec::new();
     let mut lines = BufReader::new(f).split(b'\n').peekable();
     let mut n = 0;
     while let Some(line) = lines.next() {
         n += 1;
-        let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let line = line.map_err(|why| CheckpointsError::Io { path: path.display().to_string(), why })?;
         match serde_json::from_slice::<Record>(&line) {
             Ok(r) => records.push(r),
             // The last line may be torn by a crash while it was written.
             Err(_) if lines.peek().is_none() => break,
-            Err(e) => return Err(format!("{} line {n} is damaged: {e}", path.display())),
+            Err(why) => return Err(CheckpointsError::DamagedLine { path: path.display().to_string(), line: n, why }),
         }
     }
     Ok(records)
@@ -92,7 +189,7 @@ pub fn read(dir: &Path) -> Result<Vec<Record>, String> {
 /// `origin` as its name, from 32 bytes of the OS's randomness, and written
 /// readable by its owner only (or kept in the setting: of two servers that
 /// make one at once, the first kept is the one both sign with).
-pub fn signer(store: &dyn Store, key: Option<&Path>, origin: Option<&str>) -> Result<NoteSigner, String> {
+pub fn signer(store: &dyn Store, key: Option<&Path>, origin: Option<&str>) -> Result<NoteSigner, KeyError> {
     let path = match (key, store.home()) {
         (Some(key), _) => key.to_path_buf(),
         (None, Some(dir)) => dir.join(KEY_FILE),
@@ -100,7 +197,8 @@ pub fn signer(store: &dyn Store, key: Option<&Path>, origin: Option<&str>) -> Re
     };
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let signer = NoteSigner::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let signer =
+                NoteSigner::parse(&text).map_err(|why| KeyError::Parse { shown: path.display().to_string(), why })?;
             same_origin(&signer, origin, &path.display().to_string())?;
             Ok(signer)
         }
@@ -108,82 +206,80 @@ pub fn signer(store: &dyn Store, key: Option<&Path>, origin: Option<&str>) -> Re
         // for a log that has none yet: a new key for a signed log would
         // sign it as someone else (its checkpoints would not verify).
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && key.is_some() && !store.checkpoints()?.is_empty() => {
-            Err(format!(
-                "the log key {} does not exist, but this store's log is already signed: give the key that signs it",
-                path.display()
-            ))
+            Err(KeyError::Missing { path: path.display().to_string() })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let signer = new_signer(store, origin)?;
             write_private_key(&path, &signer.to_text())?;
             Ok(signer)
         }
-        Err(e) => Err(format!("cannot read the log key {}: {e}", path.display())),
+        Err(why) => Err(KeyError::Read { path: path.display().to_string(), why }),
     }
 }
 
 /// The key kept in the store's settings (`KEY_SETTING`), made if none is.
-fn kept_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, String> {
+fn kept_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, KeyError> {
     let shown = format!("the log key in the setting {KEY_SETTING}");
     let parse = |text: &[u8]| {
-        let text = std::str::from_utf8(text).map_err(|_| format!("{shown} is not text"))?;
-        let signer = NoteSigner::parse(text).map_err(|e| format!("{shown}: {e}"))?;
+        let text = std::str::from_utf8(text).map_err(|_| KeyError::NotText { shown: shown.clone() })?;
+        let signer = NoteSigner::parse(text).map_err(|why| KeyError::Parse { shown: shown.clone(), why })?;
         same_origin(&signer, origin, &shown)?;
         Ok(signer)
     };
-    if let Some(text) = store.setting(KEY_SETTING).map_err(|e| e.to_string())? {
+    if let Some(text) = store.setting(KEY_SETTING)? {
         return parse(&text);
     }
     if !store.checkpoints()?.is_empty() {
-        return Err(format!("{shown} is missing, but this store's log is already signed: give its key with --log-key"));
+        return Err(KeyError::SettingMissing { shown });
     }
     let signer = new_signer(store, origin)?;
-    let made = store.swap_setting(KEY_SETTING, None, Some(signer.to_text().as_bytes())).map_err(|e| e.to_string())?;
+    let made = store.swap_setting(KEY_SETTING, None, Some(signer.to_text().as_bytes()))?;
     match made {
         true => Ok(signer),
-        false => parse(&store.setting(KEY_SETTING).map_err(|e| e.to_string())?.ok_or("the log key vanished")?),
+        false => parse(&store.setting(KEY_SETTING)?.ok_or(KeyError::Vanished)?),
     }
 }
 
 /// The log's private key kept with `store`, if it is there: sled's file
 /// `DATA/log.key`, a database's setting `log/key` (as `signer` finds it
 /// without `--log-key`).
-pub fn kept_key(store: &dyn Store) -> Result<Option<String>, String> {
+pub fn kept_key(store: &dyn Store) -> Result<Option<String>, KeyError> {
     match store.home() {
         Some(dir) => match std::fs::read_to_string(dir.join(KEY_FILE)) {
             Ok(text) => Ok(Some(text.trim_end().to_string())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read the log key {}: {e}", dir.join(KEY_FILE).display())),
+            Err(why) => Err(KeyError::Read { path: dir.join(KEY_FILE).display().to_string(), why }),
         },
-        None => match store.setting(KEY_SETTING).map_err(|e| e.to_string())? {
-            Some(text) => {
-                String::from_utf8(text).map(Some).map_err(|_| format!("the setting {KEY_SETTING} is not text"))
-            }
+        None => match store.setting(KEY_SETTING)? {
+            Some(text) => String::from_utf8(text)
+                .map(Some)
+                .map_err(|_| KeyError::NotText { shown: format!("the setting {KEY_SETTING}") }),
             None => Ok(None),
         },
     }
 }
 
 /// A log keeps its origin: a key for another name is refused.
-fn same_origin(signer: &NoteSigner, origin: Option<&str>, shown: &str) -> Result<(), String> {
+fn same_origin(signer: &NoteSigner, origin: Option<&str>, shown: &str) -> Result<(), KeyError> {
     match origin {
-        Some(origin) if origin != signer.name => Err(format!(
-            "the log key {shown} signs for {:?}, not {origin:?}: a log keeps its origin (use another store for another log)",
-            signer.name
-        )),
+        Some(origin) if origin != signer.name => Err(KeyError::OtherOrigin {
+            shown: shown.to_string(),
+            name: signer.name.clone(),
+            origin: origin.to_string(),
+        }),
         _ => Ok(()),
     }
 }
 
 /// A new key named `origin` (by default `default_origin`).
-fn new_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, String> {
+fn new_signer(store: &dyn Store, origin: Option<&str>) -> Result<NoteSigner, KeyError> {
     let name = match origin {
         Some(o) => o.to_string(),
         None => default_origin(store),
     };
     let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed).map_err(|e| format!("no randomness for a new key: {e}"))?;
-    NoteSigner::from_seed(&name, seed).map_err(|e| e.to_string())
+    getrandom::fill(&mut seed).map_err(KeyError::NoRandomness)?;
+    Ok(NoteSigner::from_seed(&name, seed)?)
 }
 
 /// "localhost/arbiter/<the store directory's name>" (a database's: its
@@ -194,18 +290,18 @@ fn default_origin(store: &dyn Store) -> String {
 }
 
 /// Writes a private key to a new file readable by its owner only, fsynced.
-pub fn write_private_key(path: &Path, text: &str) -> Result<(), String> {
+pub fn write_private_key(path: &Path, text: &str) -> Result<(), KeyError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let shown = path.display();
+    let shown = || path.display().to_string();
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(path)
-        .map_err(|e| format!("cannot create the log key {shown}: {e}"))?;
+        .map_err(|why| KeyError::Create { path: shown(), why })?;
     f.write_all(format!("{text}\n").as_bytes())
         .and_then(|_| f.sync_all())
-        .map_err(|e| format!("cannot write the log key {shown}: {e}"))?;
+        .map_err(|why| KeyError::Write { path: shown(), why })?;
     sync_dir(path);
     Ok(())
 }
@@ -232,9 +328,9 @@ pub struct Signed {
 /// records its size in the store. The caller holds the store open, so no
 /// other process writes it meanwhile; within a process, the caller runs
 /// one `sign` at a time.
-pub fn sign(store: &dyn Store, signer: &NoteSigner) -> Result<Signed, String> {
+pub fn sign(store: &dyn Store, signer: &NoteSigner) -> Result<Signed, SignError> {
     let newest = match store.checkpoints()?.pop() {
-        Some(r) => Some(Signed { checkpoint: r.checkpoint().map_err(|e| e.to_string())?, note: r.note, new: false }),
+        Some(r) => Some(Signed { checkpoint: r.checkpoint()?, note: r.note, new: false }),
         None => None,
     };
     sign_after(store, signer, newest.as_ref())
@@ -242,9 +338,9 @@ pub fn sign(store: &dyn Store, signer: &NoteSigner) -> Result<Signed, String> {
 
 /// `sign`, given the newest checkpoint kept (so a server signing every
 /// second does not read them all each time).
-pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed>) -> Result<Signed, String> {
+pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed>) -> Result<Signed, SignError> {
     let last = newest.map(|n| &n.checkpoint);
-    let size = store.log_size().map_err(|e| e.to_string())?;
+    let size = store.log_size()?;
     if let Some(newest) = newest
         && newest.checkpoint.size == size
         && newest.checkpoint.origin == signer.name
@@ -254,25 +350,18 @@ pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed
     let from = last.map_or(0, |c| c.size);
     let mut heads = BTreeMap::new();
     for index in from..size {
-        let (game, seq) = store
-            .log_leaf(index)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the store's log has no leaf {index}"))?;
+        let (game, seq) =
+            store.log_leaf(index)?.ok_or_else(|| SignError::Broken(format!("the store's log has no leaf {index}")))?;
         heads.insert(game, seq);
     }
     let mut with_hash = BTreeMap::new();
     for (game, seq) in heads {
-        let event = store
-            .get(&game, seq)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the log names {game} seq {seq}, which the store does not hold"))?;
+        let event = store.get(&game, seq)?.ok_or_else(|| {
+            SignError::Broken(format!("the log names {game} seq {seq}, which the store does not hold"))
+        })?;
         with_hash.insert(game, (seq, event.hash));
     }
-    let checkpoint = Checkpoint {
-        origin: signer.name.clone(),
-        size,
-        root: root(&LogNodes(store), size).map_err(|e| e.to_string())?,
-    };
+    let checkpoint = Checkpoint { origin: signer.name.clone(), size, root: root(&LogNodes(store), size)? };
     let note = signer.sign(&checkpoint.body());
     let record = Record { heads: with_hash, note: note.clone() };
     // Not kept: another server on the same database kept a larger one
@@ -282,17 +371,19 @@ pub fn sign_after(store: &dyn Store, signer: &NoteSigner, newest: Option<&Signed
 }
 
 /// Appends one line and fsyncs it (and the directory when the file is new).
-pub(crate) fn append(dir: &Path, record: &Record) -> Result<(), String> {
+pub(crate) fn append(dir: &Path, record: &Record) -> Result<(), KeepError> {
     let path = file(dir);
     let created = !path.exists();
-    let mut line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+    let mut line = serde_json::to_vec(record)?;
     line.push(b'\n');
     let mut f = OpenOptions::new()
         .append(true)
         .create(true)
         .open(&path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    f.write_all(&line).and_then(|_| f.sync_data()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        .map_err(|why| KeepError::Open { path: path.display().to_string(), why })?;
+    f.write_all(&line)
+        .and_then(|_| f.sync_data())
+        .map_err(|why| KeepError::Write { path: path.display().to_string(), why })?;
     if created {
         sync_dir(&path);
     }
@@ -305,7 +396,7 @@ pub(crate) fn append(dir: &Path, record: &Record) -> Result<(), String> {
 /// one lookup per game named in them, and O(log n) subtrees.
 pub fn check(store: &dyn Store) -> Result<(), OpenError> {
     let lost = |why: String| OpenError::Lost(why);
-    let records = store.checkpoints().map_err(lost)?;
+    let records = store.checkpoints().map_err(|e| lost(e.to_string()))?;
     let place = store.checkpoints_place();
     let signed = match store.setting(SIGNED_SETTING) {
         Ok(Some(v)) => v.as_slice().try_into().ok().map(u64::from_be_bytes),
@@ -339,7 +430,7 @@ pub fn check(store: &dyn Store) -> Result<(), OpenError> {
     let mut missing = Vec::new();
     let mut changed = Vec::new();
     for (game, (seq, hash)) in heads {
-        let io = |e: super::ReadError| lost(format!("cannot check game {game} against checkpoint: {e}"));
+        let io = |e: ReadError| lost(format!("cannot check game {game} against checkpoint: {e}"));
         match store.head(game).map_err(io)? {
             None => missing.push(format!("events 0..{seq} of game {game}")),
             Some(h) if h.seq < *seq => missing.push(format!("events {}..{seq} of game {game}", h.seq + 1)),
@@ -398,14 +489,14 @@ pub struct LogVerified {
 /// bytes, so there it cannot fail: what protects the newest events, which
 /// no stored subtree covers yet, is the signed checkpoint (every local
 /// write signs one, the server every second) and the events' own chain.
-pub fn verify_log(store: &dyn Store) -> Result<LogVerified, String> {
+pub fn verify_log(store: &dyn Store) -> Result<LogVerified, VerifyLogError> {
     use crate::tlog::merkle::{Frontier, leaf_hash};
     let records = store.checkpoints()?;
     let newest = match records.last() {
-        Some(r) => Some(r.checkpoint().map_err(|e| format!("{}: {e}", store.checkpoints_place()))?),
+        Some(r) => Some(r.checkpoint().map_err(|why| VerifyLogError::Note { place: store.checkpoints_place(), why })?),
         None => None,
     };
-    let size = store.log_size().map_err(|e| e.to_string())?;
+    let size = store.log_size()?;
     let mut frontier = Frontier::default();
     let mut at_checkpoint = None;
     for index in 0..size {
@@ -413,17 +504,20 @@ pub fn verify_log(store: &dyn Store) -> Result<LogVerified, String> {
             at_checkpoint = Some(frontier.root());
         }
         let (game, seq) =
-            store.log_leaf(index).map_err(|e| e.to_string())?.ok_or_else(|| format!("the log has no leaf {index}"))?;
-        let event = store
-            .get(&game, seq)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("leaf {index} names {game} seq {seq}, which the store does not hold"))?;
-        let leaf = leaf_hash(&crate::record::canonical_bytes(&event));
-        if store.log_node(0, index).map_err(|e| e.to_string())? != leaf {
-            return Err(format!("leaf {index} is not the hash of {game} seq {seq}: the event or the log was changed"));
+            store.log_leaf(index)?.ok_or_else(|| VerifyLogError::Broken(format!("the log has no leaf {index}")))?;
+        let event = store.get(&game, seq)?.ok_or_else(|| {
+            VerifyLogError::Broken(format!("leaf {index} names {game} seq {seq}, which the store does not hold"))
+        })?;
+        let leaf = leaf_hash(&crate::event::canonical_bytes(&event));
+        if store.log_node(0, index)? != leaf {
+            return Err(VerifyLogError::Broken(format!(
+                "leaf {index} is not the hash of {game} seq {seq}: the event or the log was changed"
+            )));
         }
-        if store.log_position(&game, seq).map_err(|e| e.to_string())? != Some(index) {
-            return Err(format!("{game} seq {seq} is leaf {index}, but its position says otherwise"));
+        if store.log_position(&game, seq)? != Some(index) {
+            return Err(VerifyLogError::Broken(format!(
+                "{game} seq {seq} is leaf {index}, but its position says otherwise"
+            )));
         }
         frontier.push(leaf);
     }
@@ -431,27 +525,32 @@ pub fn verify_log(store: &dyn Store) -> Result<LogVerified, String> {
         at_checkpoint = Some(frontier.root());
     }
     let mut events = 0;
-    for game in store.games().map_err(|e| e.to_string())? {
-        events += store.head(&game).map_err(|e| e.to_string())?.map_or(0, |h| h.seq + 1);
+    for game in store.games()? {
+        events += store.head(&game)?.map_or(0, |h| h.seq + 1);
     }
     if events != size {
-        return Err(format!("the games hold {events} events, but the log has {size} leaves"));
+        return Err(VerifyLogError::Broken(format!("the games hold {events} events, but the log has {size} leaves")));
     }
-    let stored = root(&LogNodes(store), size).map_err(|e| e.to_string())?;
+    let stored = root(&LogNodes(store), size)?;
     if stored != frontier.root() {
-        return Err("the log's stored subtrees do not give the root its leaves give".into());
+        return Err(VerifyLogError::Broken("the log's stored subtrees do not give the root its leaves give".into()));
     }
     if let Some(c) = &newest {
         match at_checkpoint {
-            None => return Err(format!("the log holds {size} events, fewer than checkpoint {}", c.size)),
+            None => {
+                return Err(VerifyLogError::Broken(format!(
+                    "the log holds {size} events, fewer than checkpoint {}",
+                    c.size
+                )));
+            }
             Some(r) if r != c.root => {
-                return Err(format!(
+                return Err(VerifyLogError::Broken(format!(
                     "the events give root {} at size {}, but checkpoint {} signed {}: events stored before it were changed",
                     b64(&r),
                     c.size,
                     c.size,
                     b64(&c.root)
-                ));
+                )));
             }
             Some(_) => {}
         }

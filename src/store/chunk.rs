@@ -45,21 +45,14 @@ pub fn leaf_place(index: u64) -> (u64, usize) {
     (index / LEAVES_PER_CHUNK, (index % LEAVES_PER_CHUNK) as usize)
 }
 
-/// The first byte of an events chunk's key (layout 4). Layout 3 keyed its
-/// chunks of 64 by 'c' (`LAYOUT_3_EVENTS_KIND`); a converted store keeps
-/// them, never read, before these in key order (see `super::sled::LAYOUT`).
+/// The first byte of an events chunk's key (layout 4).
 pub const EVENTS_KIND: u8 = b'e';
-pub const LAYOUT_3_EVENTS_KIND: u8 = b'c';
 
 /// The first byte of a leaf chunk's key, in the `log` tree.
 pub const LEAVES_KIND: u8 = b'L';
 
-/// Layout 3's events to a key.
-pub const LAYOUT_3_EVENTS_PER_CHUNK: u64 = 64;
-
 /// The key of a game's chunk `c`, in its tree: `EVENTS_KIND` then `c`,
-/// big-endian, so key order is seq order. Nine bytes, where layout 2 keyed
-/// each event by its seq alone (eight).
+/// big-endian, so key order is seq order.
 pub fn events_key(c: u64) -> [u8; 9] {
     kind_key(EVENTS_KIND, c)
 }
@@ -103,12 +96,6 @@ impl Events {
     /// Decodes a stored chunk, checking every length.
     pub fn decode(bytes: Vec<u8>) -> Result<Events, Damaged> {
         Events::decode_up_to(bytes, EVENTS_PER_CHUNK)
-    }
-
-    /// Decodes a chunk of layout 3 (up to `LAYOUT_3_EVENTS_PER_CHUNK`
-    /// events), to convert it.
-    pub fn decode_layout_3(bytes: Vec<u8>) -> Result<Events, Damaged> {
-        Events::decode_up_to(bytes, LAYOUT_3_EVENTS_PER_CHUNK)
     }
 
     fn decode_up_to(bytes: Vec<u8>, most: u64) -> Result<Events, Damaged> {

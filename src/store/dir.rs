@@ -241,26 +241,44 @@ pub fn copy_places() -> Vec<PathBuf> {
     places
 }
 
+/// Why a store could not be copied to be read (`copy`).
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    #[error("cannot lock {db} for a copy (is the store in use?)")]
+    Locked { db: String },
+    #[error("cannot make a directory in {parent}: {why}")]
+    MakeDir { parent: String, why: io::Error },
+    #[error("cannot read {dir}: {why}")]
+    Read { dir: String, why: io::Error },
+    #[error("cannot copy {from} to {to}: {why}")]
+    Copy { from: String, to: String, why: io::Error },
+}
+
 /// Copies the store at `dir` into a new directory under `parent`: sled's
 /// files, the journal's files and the checkpoints, never the log's private key. A shared lock
 /// on `db` is held while copying: sled holds an exclusive one while a
 /// store is open, so no one writes the store while it is copied.
-pub fn copy(dir: &Path, parent: &Path) -> Result<Copy, String> {
+pub fn copy(dir: &Path, parent: &Path) -> Result<Copy, CopyError> {
     let db = dir.join("db");
-    let _shared = lock(&db, libc::LOCK_SH | libc::LOCK_NB)
-        .ok_or_else(|| format!("cannot lock {} for a copy (is the store in use?)", db.display()))?;
+    let _shared =
+        lock(&db, libc::LOCK_SH | libc::LOCK_NB).ok_or_else(|| CopyError::Locked { db: db.display().to_string() })?;
     remove_stale_copies(parent);
-    let copy = new_dir(parent).map_err(|e| format!("cannot make a directory in {}: {e}", parent.display()))?;
-    let shown = |p: &Path, e: io::Error| format!("cannot copy {} to {}: {e}", p.display(), copy.path.display());
+    let copy = new_dir(parent).map_err(|why| CopyError::MakeDir { parent: parent.display().to_string(), why })?;
+    let shown = |p: &Path, why: io::Error| CopyError::Copy {
+        from: p.display().to_string(),
+        to: copy.path.display().to_string(),
+        why,
+    };
     // `fs::copy` keeps the permissions, and sled opens its files to write:
     // a store's files may be read-only (an archive), the copy's are not.
     let copy_file = |from: &Path, to: &Path| {
         fs::copy(from, to)?;
         fs::set_permissions(to, fs::Permissions::from_mode(0o600))
     };
-    let entries = fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let read = |why| CopyError::Read { dir: dir.display().to_string(), why };
+    let entries = fs::read_dir(dir).map_err(read)?;
     for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let entry = entry.map_err(read)?;
         let Ok(name) = entry.file_name().into_string() else { continue };
         let from = entry.path();
         match name.as_str() {

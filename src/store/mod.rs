@@ -18,7 +18,6 @@
 
 pub mod checkpoints;
 pub mod chunk;
-pub mod copy;
 pub mod dir;
 pub mod journal;
 pub mod postgres;
@@ -69,6 +68,11 @@ pub enum OpenError {
     Io { dir: String, why: String },
     #[error("{0}")]
     Lost(String),
+    /// A sled store of a layout before 4, written by an unreleased build.
+    #[error(
+        "the store at {dir} has {found}: this release reads layout 4 only, and stores of earlier layouts were written by unreleased builds of arbiter"
+    )]
+    Layout { dir: String, found: String },
 }
 
 /// Why a read did not return an event.
@@ -241,7 +245,7 @@ pub trait Store: Send + Sync {
 
     /// The signed checkpoints of the log kept with this store, oldest first
     /// (`checkpoints`: sled's in `DATA/checkpoints`, PostgreSQL's in a table).
-    fn checkpoints(&self) -> Result<Vec<checkpoints::Record>, String>;
+    fn checkpoints(&self) -> Result<Vec<checkpoints::Record>, checkpoints::CheckpointsError>;
 
     /// Keeps one more signed checkpoint after the others, and records its
     /// size in the store (`checkpoints::SIGNED_SETTING`); returns once
@@ -249,7 +253,7 @@ pub trait Store: Send + Sync {
     /// on the same database signed a later one meanwhile) is not kept:
     /// checkpoints only grow, whoever signs them.
     /// Returns whether it was kept.
-    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<bool, String>;
+    fn keep_checkpoint(&self, record: &checkpoints::Record) -> Result<bool, checkpoints::KeepError>;
 
     /// Where the checkpoints are kept, in words, for messages.
     fn checkpoints_place(&self) -> String;

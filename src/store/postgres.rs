@@ -277,7 +277,7 @@ impl PostgresStore {
             watcher: Mutex::new(None),
             config,
         };
-        store.run(migrate(store.pool.clone())).map_err(failed)?;
+        store.run(migrate(store.pool.clone())).map_err(|e| failed(e.to_string()))?;
         let sequencing =
             sequencer(store.pool.clone(), store.frontier.clone(), store.wake_sequencer.clone(), store.notify.clone());
         store.runtime.as_ref().expect("just made").spawn(sequencing);
@@ -613,13 +613,26 @@ async fn sequencer(
     }
 }
 
+/// Why the schema could not be brought up to date (`migrate`).
+#[derive(Debug, thiserror::Error)]
+enum MigrateError {
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    #[error("{0}")]
+    Database(String),
+    #[error("its schema is version {at}, newer than this arbiter's ({known}): run a newer arbiter")]
+    Newer { at: i32, known: i32 },
+    #[error("migration {version} ({name}) failed: {why}")]
+    Failed { version: i32, name: String, why: String },
+}
+
 /// Applies every migration the database has not had, each in its own
 /// transaction, under an advisory lock so two processes opening one new
 /// database at once do not both apply them. A database migrated by a newer
 /// arbiter than this one is refused, not read with the wrong schema.
-async fn migrate(pool: Pool) -> Result<(), String> {
-    let mut client = pool.get().await.map_err(|e| format!("cannot connect: {}", why_not_connected(&e)))?;
-    let e = |e: tokio_postgres::Error| said(&e);
+async fn migrate(pool: Pool) -> Result<(), MigrateError> {
+    let mut client = pool.get().await.map_err(|e| MigrateError::Connect(why_not_connected(&e)))?;
+    let e = |e: tokio_postgres::Error| MigrateError::Database(said(&e));
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(e)?;
     let migrated = async {
         client
@@ -633,13 +646,15 @@ async fn migrate(pool: Pool) -> Result<(), String> {
         let at: i32 = row.get(0);
         let known = MIGRATIONS.last().map_or(0, |m| m.0);
         if at > known {
-            return Err(format!(
-                "its schema is version {at}, newer than this arbiter's ({known}): run a newer arbiter"
-            ));
+            return Err(MigrateError::Newer { at, known });
         }
         for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > at) {
             let tx = client.transaction().await.map_err(e)?;
-            tx.batch_execute(sql).await.map_err(|err| format!("migration {version} ({name}) failed: {err}"))?;
+            tx.batch_execute(sql).await.map_err(|err| MigrateError::Failed {
+                version: *version,
+                name: name.to_string(),
+                why: err.to_string(),
+            })?;
             tx.execute("INSERT INTO arbiter_migrations (version, name) VALUES ($1, $2)", &[version, name])
                 .await
                 .map_err(e)?;
@@ -954,27 +969,30 @@ impl Store for PostgresStore {
         *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watch);
     }
 
-    fn checkpoints(&self) -> Result<Vec<Record>, String> {
+    fn checkpoints(&self) -> Result<Vec<Record>, checkpoints::CheckpointsError> {
         let rows = self
             .with_client(|c| async move {
                 let rows = c.query("SELECT n, record FROM checkpoints ORDER BY n", &[]).await.map_err(io)?;
                 Ok(rows.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1))).collect::<Vec<_>>())
             })
-            .map_err(|e| format!("cannot read the checkpoints: {e}"))?;
+            .map_err(|e| checkpoints::CheckpointsError::Database(e.to_string()))?;
         // A row is whole or absent (no torn line as in a file): every one must parse.
         rows.into_iter()
             .map(|(n, record)| {
-                serde_json::from_str(&record)
-                    .map_err(|e| format!("{} row {n} is damaged: {e}", self.checkpoints_place()))
+                serde_json::from_str(&record).map_err(|why| checkpoints::CheckpointsError::DamagedRow {
+                    place: self.checkpoints_place(),
+                    row: n,
+                    why,
+                })
             })
             .collect()
     }
 
     /// In one transaction, under a lock every signer takes: kept only if
     /// larger than the newest, with `SIGNED_SETTING` beside it.
-    fn keep_checkpoint(&self, record: &Record) -> Result<bool, String> {
-        let size = big(record.checkpoint().map_err(|e| e.to_string())?.size);
-        let text = serde_json::to_string(record).map_err(|e| e.to_string())?;
+    fn keep_checkpoint(&self, record: &Record) -> Result<bool, checkpoints::KeepError> {
+        let size = big(record.checkpoint()?.size);
+        let text = serde_json::to_string(record)?;
         self.with_client(move |mut c| async move {
             let tx = c.transaction().await.map_err(io)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CHECKPOINT_LOCK]).await.map_err(io)?;
@@ -992,7 +1010,7 @@ impl Store for PostgresStore {
             tx.commit().await.map_err(io)?;
             Ok(true)
         })
-        .map_err(|e| format!("cannot keep the checkpoint: {e}"))
+        .map_err(|e| checkpoints::KeepError::Database(e.to_string()))
     }
 
     fn name(&self) -> String {

@@ -102,7 +102,7 @@ pub fn copy(
             .get(&game, seq)
             .map_err(|e| format!("the source's {game} seq {seq}: {e}"))?
             .ok_or_else(|| format!("the source's log names {game} seq {seq}, which it does not hold"))?;
-        let bytes = crate::record::canonical_bytes(&event);
+        let bytes = crate::event::canonical_bytes(&event);
         run.push((event, bytes));
         progress(1);
     }
@@ -137,13 +137,13 @@ pub fn copy(
             ));
         }
     }
-    let signed = from.checkpoints()?;
-    let kept = to.checkpoints()?;
+    let signed = from.checkpoints().map_err(|e| e.to_string())?;
+    let kept = to.checkpoints().map_err(|e| e.to_string())?;
     if kept.len() > signed.len() || signed[..kept.len()] != kept[..] {
         return Err("the target has checkpoints the source does not: not a copy of it".into());
     }
     for record in &signed[kept.len()..] {
-        to.keep_checkpoint(record)?;
+        to.keep_checkpoint(record).map_err(|e| e.to_string())?;
     }
     // 4. The target verifies, game by game and as a log.
     let copied = to.games().map_err(|e| format!("cannot list the target's games: {e}"))?;
@@ -179,10 +179,12 @@ pub fn copy(
 
 /// Keeps `key` with `store` unless it has one: then it must be the same.
 fn keep_key(store: &dyn Store, key: &str) -> Result<(), String> {
-    match (checkpoints::kept_key(store)?, store.home()) {
+    match (checkpoints::kept_key(store).map_err(|e| e.to_string())?, store.home()) {
         (Some(theirs), _) if theirs == key => Ok(()),
         (Some(_), _) => Err("the target already has another log key".into()),
-        (None, Some(dir)) => checkpoints::write_private_key(&dir.join(checkpoints::KEY_FILE), key),
+        (None, Some(dir)) => {
+            checkpoints::write_private_key(&dir.join(checkpoints::KEY_FILE), key).map_err(|e| e.to_string())
+        }
         (None, None) => store.put_setting(checkpoints::KEY_SETTING, key.as_bytes()).map_err(|e| e.to_string()),
     }
 }
