@@ -43,15 +43,21 @@ const DEFAULT_FILTER: &str = "warn,arbiter=info";
 /// Installs the log on stderr, once per process (later calls do nothing).
 /// For `arbiter serve`; the library never calls it.
 pub fn init_log() {
-    use tracing_subscriber::EnvFilter;
+    // `RUST_LOG` as targets and levels ("warn,arbiter=debug"): tracing's
+    // `Targets`, without `EnvFilter`'s span and field filters, which a
+    // request log does not need and whose regex engine is most of a build.
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::prelude::*;
+    let default: Targets = DEFAULT_FILTER.parse().expect("the default filter parses");
     let filter = match std::env::var("RUST_LOG") {
-        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+        Ok(spec) if !spec.trim().is_empty() => spec.parse::<Targets>().unwrap_or_else(|e| {
             eprintln!("RUST_LOG={spec:?} does not parse ({e}); logging with {DEFAULT_FILTER:?}");
-            EnvFilter::new(DEFAULT_FILTER)
+            default
         }),
-        _ => EnvFilter::new(DEFAULT_FILTER),
+        _ => default,
     };
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);
+    let _ = tracing_subscriber::registry().with(log.with_filter(filter)).try_init();
 }
 
 /// Every figure `/metrics` shows, registered once.
