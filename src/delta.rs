@@ -78,8 +78,8 @@ pub fn diff_docs(a: &Doc, b: &Doc) -> Vec<Change> {
 /// the values themselves. A part equal on both sides (most of a state, from
 /// one event to the next) is passed over without being written; a part
 /// that differs is written on both sides and walked as [`diff_docs`] walks
-/// it. This is what replay does per event (issue 13: writing each state
-/// whole as text and walking it was most of replay's cost).
+/// it. This is what replay does per event (writing each state whole as
+/// text and walking it was most of replay's cost).
 pub trait Changes {
     /// Adds to `differ` what changed from `self` to `after`, under the path
     /// `differ` is at ([`Differ::under`]).
@@ -102,8 +102,7 @@ impl<T: Changes + Serialize> Changes for Option<T> {
 /// A copy of a value brought up to a later one of the same type by copying
 /// only the members that differ: what replay keeps of the state before each
 /// event. Copying the whole state at every event, and freeing the copy,
-/// was most of what replay did that verify does not (issue 13, fifteenth
-/// note). Only what [`Changes`] compares is brought up to date: a member
+/// was most of what replay did that verify does not. Only what [`Changes`] compares is brought up to date: a member
 /// serde does not write (a combat's place in its step table) may be stale,
 /// so such a copy is for comparing, never for folding on.
 pub trait CatchUp {

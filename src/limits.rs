@@ -111,7 +111,7 @@ pub const SNAPSHOT_EVERY: u64 = 1000;
 /// events).
 pub const SNAPSHOT_SPARSE: u64 = 16;
 
-// The service's connections (issue 14).
+// The service's connections.
 
 /// How long a request's head (request line and headers) may take to
 /// arrive, counted from when the connection is ready for it. A head is a

@@ -126,7 +126,7 @@ fn decide_answers_a_state_that_waits_for_a_ruling() {
     assert!(sim.view().awaiting_ruling.is_none());
 }
 
-/// Issue 10: a rewind returns the combat, not the adjudication. A penalty,
+/// A rewind returns the combat, not the adjudication. A penalty,
 /// a note and a judge added inside the range a rewind takes back stand: they
 /// are not marked rewound, and the state keeps them.
 #[test]

@@ -356,7 +356,7 @@ fn every_ruleset_is_selectable_from_the_command_line() {
     assert_eq!(v["legal"], serde_json::json!(["announce"]));
 }
 
-/// Issue 42: the text writes the modes "1v1", "FFA3/FFA4" and "2v2": its
+/// The text writes the modes "1v1", "FFA3/FFA4" and "2v2": its
 /// spelling is accepted, and so is the lower case accepted before.
 #[test]
 fn riftbound_modes_are_taken_as_the_text_writes_them() {
@@ -385,7 +385,7 @@ fn riftbound_modes_are_taken_as_the_text_writes_them() {
     assert!(stderr(&out).contains("1v1, FFA3, FFA4 or 2v2"), "{}", stderr(&out));
 }
 
-/// Issue 10: penalties and notes made before a rewind stand, and `state` shows
+/// Penalties and notes made before a rewind stand, and `state` shows
 /// them (and the judges, and the order of priority by name).
 #[test]
 fn state_shows_penalties_notes_and_priority_that_stand_across_a_rewind() {
@@ -441,7 +441,7 @@ fn state_shows_penalties_notes_and_priority_that_stand_across_a_rewind() {
     assert!(!penalty_line.contains("REWOUND"), "{penalty_line}");
 }
 
-/// Issue 10: only judges supply `at` (transcribing a paper record), and never
+/// Only judges supply `at` (transcribing a paper record), and never
 /// later than the store's clock plus a small skew; a refusal stores nothing.
 #[test]
 fn only_a_judge_supplies_at_and_never_in_the_future() {
@@ -612,7 +612,7 @@ fn a_batch_on_stdin_is_acknowledged_in_one_line_and_draws_no_bar_off_a_terminal(
     }
 }
 
-/// Issue 10: a Riftbound final point that becomes "draw a card instead" is
+/// A Riftbound final point that becomes "draw a card instead" is
 /// said in words by `state`, `log` and `replay`, not only as `point: false`.
 #[test]
 fn a_final_point_drawn_as_a_card_is_said_in_state_log_and_replay() {

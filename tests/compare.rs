@@ -286,7 +286,7 @@ fn judges_verbs_fill_in_the_hash() {
     assert_eq!(arbiter(d, &["rewind", "w", "--judge", "Eve", "--to", "99", "--reason", "r"]).status.code(), Some(2));
 }
 
-/// Issue 10: the combat of `recording` finished (awards at 45-48), so its
+/// The combat of `recording` finished (awards at 45-48), so its
 /// outcome lies in the finished combat and the points.
 fn finished_recording(p2_plays: bool) -> String {
     let mut l = recording(p2_plays);
@@ -333,7 +333,7 @@ fn diff_shows_the_outcome_first_and_does_not_count_renumbering_as_a_difference()
     assert!(text.contains("differ only by renumbering"), "{text}");
 }
 
-/// Issue 42: a rewind says that it rewound, naming the counter and the ruling; `log` marks
+/// A rewind says that it rewound, naming the counter and the ruling; `log` marks
 /// each event a ruling took back, and by which.
 #[test]
 fn a_rewind_says_the_counter_was_rewound_and_log_marks_what_it_took_back() {
@@ -382,7 +382,7 @@ fn sample_events() -> Vec<String> {
     sample_lines("doomtrooper")[1..].iter().map(|(a, v)| format!("{}\n", json!({"actor": a, "action": v}))).collect()
 }
 
-/// Issue 42: one extra event in one record flags that row alone, and an outcome that
+/// One extra event in one record flags that row alone, and an outcome that
 /// differs only by that renumbering ("ended by Smoke Bomb (seq 88)" against "(seq 89)")
 /// is not a difference.
 #[test]
@@ -433,7 +433,7 @@ fn diff_aligns_by_content_and_an_outcome_renumbered_is_the_same() {
     assert!(text.lines().take(3).any(|l| l.contains("outcome: the same")), "{text}");
 }
 
-/// Issue 42: the outcome values are within the first 3 lines; the rows name seats by name.
+/// The outcome values are within the first 3 lines; the rows name seats by name.
 #[test]
 fn diff_says_the_outcome_values_first_and_names_the_seats() {
     let dir = tempfile::tempdir().unwrap();
@@ -456,7 +456,7 @@ fn diff_says_the_outcome_values_first_and_names_the_seats() {
     assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 5, "{text}");
 }
 
-/// Issue 42: a counter whose target was skipped says so; whatif exits 1 when an event
+/// A counter whose target was skipped says so; whatif exits 1 when an event
 /// becomes illegal, 0 when the record stays legal.
 #[test]
 fn whatif_names_the_skipped_target_and_exits_1_when_an_event_becomes_illegal() {

@@ -542,7 +542,7 @@ fn the_bundled_sample_is_legal_and_ends_as_recorded() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 10: "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and
+// "Once a COMBAT ENDING CARD is played, combat IMMEDIATELY ends and
 // proceed to step 37." Only the counter window that answers the card runs.
 // ---------------------------------------------------------------------------
 
@@ -681,7 +681,7 @@ fn other_players_priority_is_the_headers_seat_order_and_the_view_names_it() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 40: the moves carry what the reducer computes, and offer exactly
+// The moves carry what the reducer computes, and offer exactly
 // what it accepts (tests/moves.rs checks both over random games).
 // ---------------------------------------------------------------------------
 
@@ -810,7 +810,7 @@ fn a_special_card_spelt_otherwise_where_the_move_names_it_is_refused_on_append()
 }
 
 // ---------------------------------------------------------------------------
-// Issue 42: the step titles and equipment in the text's words.
+// The step titles and equipment in the text's words.
 // ---------------------------------------------------------------------------
 
 fn doom_board(sim: &Sim) -> arbiter::rules::doomtrooper::Board {
@@ -882,7 +882,7 @@ fn non_simultaneous_end_combat_comes_before_the_first_combat_heading() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 42: the board shows only what stands.
+// The board shows only what stands.
 // ---------------------------------------------------------------------------
 
 use arbiter::rules::doomtrooper::Announced;

@@ -160,7 +160,7 @@ fn each_refusal_names_its_own_rule() {
     let v = sim.refused("p1", maneuver("all_out_defense"));
     assert!(v.rule.contains("Your Turn") && v.message.contains("Alice chose Attack this turn"), "{v}");
     refusals.push(v);
-    // Issue 10: Bob's player announcing on Alice's turn was told "the next action is ... announce by p2".
+    // Bob's player announcing on Alice's turn was told "the next action is ... announce by p2".
     let v = sim.refused("p2", maneuver("attack"));
     assert!(v.message.contains("it is Alice's turn"), "{v}");
     refusals.push(v);
@@ -388,7 +388,7 @@ fn each_step_reads_as_its_row_of_the_text() {
     assert!(v.rule.starts_with("The GM may drop out of combat time"), "{v}");
 }
 
-/// Issue 42: the turn steps' reference is short ("GURPS Combat Turn
+/// The turn steps' reference is short ("GURPS Combat Turn
 /// Sequence, second 1, Alice's turn"): who rolls is said once, when the
 /// combat begins, not on every line replay writes.
 #[test]

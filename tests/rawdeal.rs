@@ -228,11 +228,7 @@ fn cannot_be_reversed_and_a_failed_reversal_leaves_the_opponent_at_5a() {
     sim.act("p1", json!({"type": "resolve", "what": "reversal_mods", "cannot_be_reversed": true}));
     sim.pass(&["p2"]); // 4
     assert_eq!(sim.view().step.number, "5a");
-    assert_eq!(
-        sim.view().legal,
-        vec![ActionType::Pass],
-        "issue 10: play is not legal on a card that cannot be reversed"
-    );
+    assert_eq!(sim.view().legal, vec![ActionType::Pass], "play is not legal on a card that cannot be reversed");
     let v = sim.refused("p2", reversal("Block", 0));
     assert!(v.message.contains("cannot be reversed"), "{v}");
     let mut sim = game(Some("down"));

@@ -178,7 +178,7 @@ fn both_sides_die_at_altar(sim: &mut Sim) -> u64 {
     sim.act("p2", damage(&[("Brute", 3)]))
 }
 
-/// Issue 42: when every unit of both sides dies, the text answers it twice
+/// When every unit of both sides dies, the text answers it twice
 /// (the outcome table's "Neither | No control change"; the FAQ "What if all
 /// Units die in Combat? No control change occurs"): the battlefield keeps
 /// its controller, and the game goes on without a judge.
@@ -225,7 +225,7 @@ fn units_moving_into_a_battlefield_its_controller_has_no_units_at_take_it() {
     assert_eq!(sim.riftbound().scores["p2"], 1, "no Hold of a battlefield p2 no longer controls");
 }
 
-/// Issue 42: a move of a unit to the battlefield it already stands on moves
+/// A move of a unit to the battlefield it already stands on moves
 /// nothing: it is refused, naming the unit and the battlefield, as is a
 /// chain item's change that would (it would use up the item); and no move
 /// offers it.
@@ -272,7 +272,7 @@ fn a_player_whose_last_unit_dies_loses_control() {
     assert_eq!(sim.riftbound().battlefields["Altar"].controller, None, "Lost if you have no Units there");
     sim.pass(&["p2", "p1"]);
     assert_eq!(sim.riftbound().battlefields["Forge"].controller.as_deref(), Some("p1"));
-    // Issue 10: p2 kept Altar with no units there and scored a Hold.
+    // P2 kept Altar with no units there and scored a Hold.
     sim.begin("p2");
     assert_eq!(sim.riftbound().scores["p2"], 1);
     // Moving the last units away loses control too.
@@ -507,7 +507,7 @@ fn turns_pass_in_seat_order() {
     sim.act("p1", mv(json!([unit("Wall", 3)]), "Altar"));
     sim.pass(&["p1", "p2", "p3"]);
     assert_eq!(sim.riftbound().scores["p1"], 1);
-    // Issue 10: p1 announced three turns in a row and scored a Hold each time.
+    // P1 announced three turns in a row and scored a Hold each time.
     sim.refused("p1", turn());
     assert_eq!(sim.view().may_act, vec!["p1", "Dana"], "p1 may still move, or end the turn");
     sim.act("p1", json!({"type": "announce", "what": "end_turn"}));
@@ -818,7 +818,7 @@ fn the_board_shows_the_chain_focus_invitations_and_pending_combats() {
     );
 }
 
-/// Issue 42: a card in a showdown moves units into opponents' battlefields:
+/// A card in a showdown moves units into opponents' battlefields:
 /// their combats are pending (a third player may not go there, the Two-Player
 /// Limit), and the board lists them while the showdown goes on, not only
 /// from the Cleanup on.
@@ -1059,7 +1059,7 @@ fn game_with(options: Value) -> Sim {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 42: the end of a turn.
+// The end of a turn.
 // ---------------------------------------------------------------------------
 
 fn end_turn() -> Value {
@@ -1108,7 +1108,7 @@ fn a_turn_ends_by_the_turn_players_end_turn_and_only_then_the_next_begins() {
     assert_eq!(sim.riftbound().scores["p1"], 2, "conquered Altar, then held it");
 }
 
-/// Issue 42: the step's label says what it is, not a bare "(5)".
+/// The step's label says what it is, not a bare "(5)".
 #[test]
 fn the_turn_steps_say_what_they_are() {
     let mut sim = game("1v1", &["p1", "p2"], &["Altar"]);
@@ -1119,7 +1119,7 @@ fn the_turn_steps_say_what_they_are() {
     assert_eq!(during, "Riftbound turn under way (Turn Structure: Section 5 of the Core Rules)");
 }
 
-/// Issue 42: scores are said with the seat's name, and a Conquer of a
+/// Scores are said with the seat's name, and a Conquer of a
 /// battlefield a teammate held at the Beginning Phase says why it scores nothing.
 #[test]
 fn scores_name_the_player_and_a_teammates_battlefield_says_why_no_point() {

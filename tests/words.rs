@@ -1,6 +1,6 @@
 //! Words, not payloads: `replay` and `log` say each event in the board's
 //! words (names, Basic Speed, the card a counted seq is), never as the
-//! payload's `key=value` pairs (issue 42).
+//! payload's `key=value` pairs.
 
 mod common;
 

@@ -120,7 +120,7 @@ fn the_active_player_announces_all_attackers_of_a_turn_at_once() {
     sim.act("p2", blocks(&[]));
     sim.act("p2", json!({"type": "resolve", "what": "undefended", "damage": [{"attacker": "Orc", "damage": 3}], "influence_lost": 3}));
     assert!(sim.view().step.title.contains("turn 1 (p1): its attacks are over"), "{}", sim.view().step.title);
-    // Issue 10: an attacker announced after the turn's attackers were declared.
+    // An attacker announced after the turn's attackers were declared.
     let v = sim.refused("p1", attackers(&[creature("Troll", 5, 5)]));
     assert!(v.rule.contains("all attackers that will fight this turn"), "{v}");
     assert!(v.message.contains("attackers of turn 1 already"), "{v}");
@@ -188,7 +188,7 @@ fn undefended_damage_is_each_attackers_atk_unless_an_effect_was_played() {
     sim.act("p1", attackers(&[creature("Imp", 2, 1), creature("Orc", 3, 2)]));
     sim.pass(&["p2", "p1"]);
     sim.act("p2", blocks(&[]));
-    // Issue 10: the Imp's 3 damage added up correctly (6) but no effect made it more than its ATK 2.
+    // The Imp's 3 damage added up correctly (6) but no effect made it more than its ATK 2.
     let v = sim.refused("p2", undefended(&[("Imp", 3), ("Orc", 3)], 6));
     assert!(v.message.contains("Imp's damage is its own ATK 2, not 3"), "{v}");
     assert!(v.rule.contains("an attacker deals its ATK"), "{v}");
@@ -514,7 +514,7 @@ fn every_step_shows_its_row_and_its_refusals_quote_its_rule() {
     at(&sim, "IV", "Response phase of the combat", &["p2"], &[Play, Pass]);
 }
 
-/// Issue 42: with an Event played in the attack, the defending player alone
+/// With an Event played in the attack, the defending player alone
 /// could record the damage and influence it loses itself (0/0 was
 /// accepted). A player's record of the damage, when effects count, is a
 /// claim: it stands once the other player confirms it, or a judge records

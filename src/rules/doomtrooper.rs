@@ -412,7 +412,7 @@ const fn plays(role: Role, kinds: &'static [Kind]) -> Does {
 
 /// A window's players in order, and what each role may do in it: the step
 /// table's own slices where it has them (every event asks, and copying them
-/// was most of the fold's allocations; issue 13, fifteenth note).
+/// was most of the fold's allocations).
 type WindowSpec = (Cow<'static, [Role]>, Cow<'static, [(Role, May)]>);
 
 impl Step {
@@ -741,7 +741,7 @@ pub struct State {
 /// combat stays in the record, where `replay` and `log` show it step by step.
 /// Keeping them all in the state made a long game's state, and so `state`,
 /// each snapshot and each copy the append path folds on, grow with the game
-/// (26 MB of JSON at 1,000,000 events; issue 13). The last combat is shared
+/// (26 MB of JSON at 1,000,000 events). The last combat is shared
 /// between successive states, so a copy of the state does not copy it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Finished {

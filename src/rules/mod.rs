@@ -317,7 +317,7 @@ pub struct Compared<'a> {
 /// ([`CatchUp`]): a Doomtrooper state member by member, another ruleset's
 /// whole. Copying every state whole, handing it to the thread that compared
 /// it and freeing it there was most of what replay did beyond verify
-/// (issue 13, fifteenth note). For comparing only: what serde does not
+/// (callgrind). For comparing only: what serde does not
 /// write may be stale in it (see [`CatchUp`]).
 #[derive(Debug)]
 pub struct Kept {
