@@ -105,3 +105,26 @@ fn files_are_opened_only_where_lib_rs_says_io_happens() {
     let lib = std::fs::read_to_string(root.join("lib.rs")).unwrap();
     assert!(lib.contains("I/O happens only in `store`, `server`, `record`'s export files and the binary"));
 }
+
+#[test]
+fn comments_say_what_and_why_not_which_issue_they_came_from() {
+    // History is git's: a comment naming the issue or the progress note it
+    // came from tells a reader nothing about the code in front of them.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = sources(&root.join("src"));
+    files.extend(sources(&root.join("tests")));
+    let mut found = Vec::new();
+    for (path, text) in &files {
+        for (n, line) in text.lines().enumerate() {
+            let Some(comment) = line.find("//").map(|i| &line[i..]) else { continue };
+            let lower = comment.to_lowercase();
+            let names_issue = lower
+                .match_indices("issue ")
+                .any(|(i, _)| lower[i + 6..].chars().next().is_some_and(|c| c.is_ascii_digit()));
+            if names_issue || lower.contains("th note") {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "comments that name an issue or a note:\n{}", found.join("\n"));
+}
