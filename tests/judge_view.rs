@@ -1,7 +1,8 @@
 //! What a head judge reads: `state` and `replay` of each sample, compared
 //! with the snapshots in `tests/snapshots/` (times and hashes redacted, as
-//! they change with every recording). `UPDATE_SNAPSHOTS=1 cargo test --test
-//! judge_view` rewrites them; review the diff like any other change.
+//! they change with every recording), by insta. `INSTA_UPDATE=always cargo
+//! test --test judge_view` rewrites them (or `cargo insta review`, if
+//! cargo-insta is installed); review the diff like any other change.
 
 mod common;
 
@@ -35,25 +36,15 @@ fn redact(text: &str) -> String {
     out + "\n"
 }
 
+/// `actual`, redacted, against `tests/snapshots/NAME.snap` (insta).
 fn check_snapshot(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name);
-    let actual = redact(actual);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!("{} is missing: run UPDATE_SNAPSHOTS=1 cargo test --test judge_view", path.display())
+    insta::with_settings!({
+        snapshot_path => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name.trim_end_matches(".txt"), redact(actual));
     });
-    if expected != actual {
-        let first = expected.lines().zip(actual.lines()).position(|(e, a)| e != a).unwrap_or(0);
-        panic!(
-            "{name} differs from its snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it)",
-            first + 1,
-            expected.lines().nth(first),
-            actual.lines().nth(first)
-        );
-    }
 }
 
 fn stdout(data: &Path, args: &[&str]) -> String {
