@@ -787,3 +787,17 @@ fn data_beside_a_server_the_flag_on_the_command_line_wins_and_two_flags_are_refu
     let out = run(&[("ARBITER_DATA", data)], &["--server", server, "games"]);
     assert!(stderr(&out).contains("cannot reach the server"), "--server on the line wins: {}", stderr(&out));
 }
+
+#[test]
+fn a_rulings_refusal_names_the_seats_as_the_rulesets_refusals_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let new = ["new", "g", "--ruleset", "rawdeal", "--seat", "p1=Alice", "--seat", "p2=Bob", "--judge", "Dana"];
+    assert!(arbiter(d, &new).status.success());
+    let before = head(d, "g");
+    let note = r#"{"type":"note","concerns":{"seq":5,"hash":"00"},"text":"x"}"#;
+    let out = arbiter(d, &["append", "g", "--actor", "Dana", note]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("may act now: Alice (p1), Bob (p2)"), "{}", stderr(&out));
+    assert_eq!(head(d, "g"), before);
+}
