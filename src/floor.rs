@@ -18,7 +18,7 @@ use crate::adjudication::{NoteRecord, is_call};
 use crate::event::{Event, Seat, format_time};
 use crate::kernel::StepRef;
 use crate::record::{RecordError, Recorder};
-use crate::rules::{Table, describe};
+use crate::rules::Table;
 use crate::store::Store;
 
 /// A game at a glance, as the floor's cards and the index show it
@@ -157,7 +157,14 @@ pub fn summary(store: &dyn Store, game: &str, now: DateTime<Utc>) -> Result<Summ
         status,
         awaiting_ruling,
         calls,
-        last: Last { seq: last.seq, at: last.at, actor: last.actor, action: describe(&last.action) },
+        // In the board's words, said at the head (the state before it would
+        // take a second fold; the words name cards and seats, which stand).
+        last: Last {
+            seq: last.seq,
+            at: last.at,
+            actor: last.actor,
+            action: crate::rules::words::words((last.seq > 0).then_some(&table), &last.action),
+        },
         now: format_time(now),
     })
 }

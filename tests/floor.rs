@@ -138,7 +138,7 @@ fn a_summary_says_where_a_game_stands_and_who_waits_for_a_judge() {
         v["calls"],
         json!([{"seq": 2, "at": called["event"]["at"], "by": "p2", "text": "call a judge: the defender was not in play", "concerns": 1}])
     );
-    assert_eq!(v["last"]["action"], "note about seq 1 text=call a judge: the defender was not in play");
+    assert_eq!(v["last"]["action"], "note on seq 1: call a judge: the defender was not in play");
     assert_eq!(v["step"]["reference"], "Doomtrooper step 2 (ANNOUNCE BATTLE TACTIC)", "a call leaves the step");
     // A seat's word about the call does not answer it; a judge's note does.
     assert_eq!(note(&s, "g", &p1, "p1", 2, "it was", 3).0, 201);
