@@ -479,7 +479,9 @@ pub fn diff(a: &Record, b: &Record) -> Result<Diff, RecordError> {
         seq: e.seq,
         actor: e.actor.clone(),
         by: t.header.name_of(&e.actor),
-        words: crate::rules::describe(&e.action),
+        // Said at the record's last state (one fold per record, not one per
+        // row): the words name seats and cards, which stand.
+        words: crate::rules::words::words((e.seq > 0).then_some(t), &e.action),
     };
     let rows = lined
         .shown()

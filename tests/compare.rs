@@ -447,7 +447,7 @@ fn diff_says_the_outcome_values_first_and_names_the_seats() {
     assert!(top.iter().any(|l| l.contains("points: Alice (p1) 1 against 0")), "{text}");
     let rows: Vec<&str> = text.lines().filter(|l| l.contains("  B: ") || l.contains(" A: ")).collect();
     assert!(!rows.is_empty(), "{text}");
-    assert!(text.contains("Bob (p2) play"), "{text}");
+    assert!(text.contains("Bob (p2) Shield of Faith modifies combat ratings"), "{text}");
     for bare in [" p1 ", " p2 "] {
         assert!(!rows.iter().any(|l| l.contains(&format!("A:{bare}")) || l.contains(&format!("B:{bare}"))), "{text}");
     }
