@@ -42,18 +42,18 @@ fn sample_prefix(d: &Path, ruleset: &str, game: &str, seats: &[&str], judge: &st
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-fn record(d: &Path, ruleset: &str) -> (String, String) {
+fn record(d: &Path, ruleset: &str) -> (String, String, String) {
     let game = format!("{ruleset}-g");
-    stdout(d, &["demo", "--ruleset", ruleset, "--as", &game]);
-    (stdout(d, &["replay", &game]), stdout(d, &["log", &game]))
+    let demo = stdout(d, &["demo", "--ruleset", ruleset, "--as", &game]);
+    (stdout(d, &["replay", &game]), stdout(d, &["log", &game]), demo)
 }
 
 #[test]
 fn every_samples_replay_and_log_read_as_words_not_key_value() {
     let dir = tempfile::tempdir().unwrap();
     for ruleset in ["doomtrooper", "wtactics", "riftbound", "rawdeal", "gurps"] {
-        let (replay, log) = record(dir.path(), ruleset);
-        for (verb, text) in [("replay", &replay), ("log", &log)] {
+        let (replay, log, demo) = record(dir.path(), ruleset);
+        for (verb, text) in [("replay", &replay), ("log", &log), ("demo", &demo)] {
             let left = payload_words(text);
             assert!(left.is_empty(), "{ruleset} {verb} still reads as key=value:\n{}", left.join("\n"));
         }
@@ -63,7 +63,7 @@ fn every_samples_replay_and_log_read_as_words_not_key_value() {
 #[test]
 fn doomtrooper_says_outcomes_with_the_cards_counted_and_seats_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    let (replay, log) = record(dir.path(), "doomtrooper");
+    let (replay, log, _) = record(dir.path(), "doomtrooper");
     for text in [&replay, &log] {
         assert!(
             text.contains("Max Steiner unharmed, Legionnaire Sergeant killed; counted: Combat Drugs (seq 50)"),
@@ -77,7 +77,7 @@ fn doomtrooper_says_outcomes_with_the_cards_counted_and_seats_by_name() {
 #[test]
 fn gurps_says_basic_speed_never_quarters() {
     let dir = tempfile::tempdir().unwrap();
-    let (replay, log) = record(dir.path(), "gurps");
+    let (replay, log, _) = record(dir.path(), "gurps");
     for text in [&replay, &log] {
         assert!(text.contains("Sir Roland (Alice (p1), party): Basic Speed 6.00, DX 12"), "{text}");
         assert!(!text.contains("quarters"), "{text}");

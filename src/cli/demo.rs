@@ -10,7 +10,8 @@ use arbiter::event::Header;
 use arbiter::kernel::View;
 use arbiter::ops;
 use arbiter::record::{self, RecordError, Recorder, Submission};
-use arbiter::rules::{Kind, describe};
+use arbiter::rules::words::words;
+use arbiter::rules::{Kind, Table};
 use serde_json::json;
 
 use super::new::str;
@@ -89,9 +90,12 @@ pub fn run(target: &Target, a: &Args, out: &Output) -> anyhow::Result<ExitCode> 
     if !out.json {
         let place = if matches!(target, Target::Local(_)) { "the store" } else { "the server" };
         println!("recorded the {} sample as game {name:?} in {place}; its log:", a.ruleset);
-        println!("{:>4}  {:<10} {}", 0, first.actor, describe(&serde_json::to_value(&header)?));
+        // Each event in the board's words, said at the state before it.
+        println!("{:>4}  {:<10} {}", 0, first.actor, words(None, &serde_json::to_value(&header)?));
+        let mut table = Table::open(&header).ok();
         for event in &events {
-            println!("{:>4}  {:<10} {}", event.seq, header.name_of(&event.actor), describe(&event.action));
+            println!("{:>4}  {:<10} {}", event.seq, header.name_of(&event.actor), words(table.as_ref(), &event.action));
+            table = table.and_then(|t| t.apply(event.seq, &event.actor, &event.action).ok());
         }
     }
     let view: View = serde_json::from_value(state.clone())?;
