@@ -327,23 +327,24 @@ pub fn award(points: u64) -> Value {
 
 // CLI helpers.
 pub fn arbiter(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .env_remove("ARBITER_SERVER")
-        .env_remove("ARBITER_TOKEN")
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .output()
-        .expect("run arbiter")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.env_remove("ARBITER_SERVER").env_remove("ARBITER_TOKEN");
+    // --data and --server on one command line are refused: a verb against
+    // a server gets no store directory.
+    if !args.contains(&"--server") {
+        cmd.arg("--data").arg(data);
+    }
+    cmd.args(args).output().expect("run arbiter")
 }
 
 pub fn arbiter_stdin(data: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbiter"))
-        .env_remove("ARBITER_SERVER")
-        .env_remove("ARBITER_TOKEN")
-        .arg("--data")
-        .arg(data)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbiter"));
+    cmd.env_remove("ARBITER_SERVER").env_remove("ARBITER_TOKEN");
+    if !args.contains(&"--server") {
+        cmd.arg("--data").arg(data);
+    }
+    let mut child = cmd
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
