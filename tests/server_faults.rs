@@ -455,6 +455,15 @@ fn errors_axum_answers_itself_come_in_the_json_body_and_last_event_id_does_not_w
     assert_eq!(status, 400);
     // The last event's id resumes after it: nothing yet, but a stream.
     assert!(subscribe(&s.url, "/api/games/g/stream", Some("0")).is_ok());
+    // The first seq past what a stream holds: as Last-Event-ID and as
+    // from=, the same 400 at once (from= waited forever).
+    let by_id = subscribe(&s.url, "/api/games/g/stream", Some("16777215")).expect_err("refused");
+    for path in ["/api/games/g/stream?from=16777216", "/api/games/g/stream?from=18446744073709551615"] {
+        let by_from = subscribe(&s.url, path, None).expect_err("refused");
+        assert_eq!(by_from, by_id, "{path}");
+    }
+    assert_eq!(by_id.0, 400);
+    assert!(subscribe(&s.url, "/api/games/g/stream?from=16777215", None).is_ok(), "the last seq a stream holds");
     // A game name that is not UTF-8 once percent-decoded.
     json_error(&raw("GET /api/games/%FF HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "400", "input");
     json_error(&raw("GET /api/games/%FF/events HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "400", "input");

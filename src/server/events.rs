@@ -365,24 +365,25 @@ pub async fn stream(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     s.reader(&headers, &q, &game)?;
+    // No stream holds a seq past MAX_STREAM_EVENTS - 1: a larger one is
+    // not from this server, and following from it would wait forever (or,
+    // had it wrapped, replay the whole game). A 400 makes a browser's
+    // EventSource stop instead of retrying; `from` and Last-Event-ID alike.
+    let beyond = || {
+        ApiError::input(format!(
+            "a stream starts at a seq below {MAX_STREAM_EVENTS}: from must be below it, and Last-Event-ID the id of an event this stream sent"
+        ))
+    };
     let from = match headers.get("last-event-id") {
         Some(id) => {
             let id = id.to_str().ok().and_then(|id| id.trim().parse::<u64>().ok());
-            // No stream holds a seq past MAX_STREAM_EVENTS - 1: a larger id
-            // is not from this server, and resuming after it would wait
-            // forever (or, had it wrapped, replay the whole game). A 400
-            // makes a browser's EventSource stop instead of retrying.
-            match id.filter(|id| *id < MAX_STREAM_EVENTS) {
-                Some(id) => id + 1,
-                None => {
-                    return Err(ApiError::input(format!(
-                        "Last-Event-ID must be a seq below {MAX_STREAM_EVENTS} (the id of an event this stream sent)"
-                    )));
-                }
-            }
+            id.filter(|id| *id < MAX_STREAM_EVENTS).ok_or_else(beyond)? + 1
         }
         None => query_num(&q, "from")?.unwrap_or(0),
     };
+    if from >= MAX_STREAM_EVENTS {
+        return Err(beyond());
+    }
     if s.inline(|| s.store().head(&game)).map_err(RecordError::from)?.is_none() {
         return Err(RecordError::NoSuchGame(game).into());
     }

@@ -287,10 +287,10 @@ impl Server {
         let token = match header {
             Some(v) => {
                 let v = v.to_str().map_err(|_| ApiError::unauthorized("the Authorization header is not text"))?;
-                let t = v
-                    .strip_prefix("Bearer ")
-                    .ok_or_else(|| ApiError::unauthorized("the Authorization header must be \"Bearer TOKEN\""))?;
-                Some(t.trim())
+                Some(
+                    bearer(v)
+                        .ok_or_else(|| ApiError::unauthorized("the Authorization header must be \"Bearer TOKEN\""))?,
+                )
             }
             None => query_token,
         };
@@ -360,6 +360,13 @@ impl Server {
             false => read(),
         }
     }
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header. The scheme's name
+/// is case-insensitive (RFC 7235 section 2.1): `bearer` and `BEARER` too.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
 /// Runs a blocking store operation off the async threads.
