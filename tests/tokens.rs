@@ -652,3 +652,84 @@ async fn a_page_opened_with_a_token_fragment_trades_it_for_the_cookie_and_drops_
     wait_for(&c, "return location.hash", json!("")).await;
     c.close().await.unwrap();
 }
+
+/// A live stream opened with `auth` as the Authorization header (the token
+/// may be in `path` instead, as `access_token=`).
+fn open_stream(s: &Served, path: &str, auth: Option<&str>) -> BufReader<Box<dyn Read + Send + Sync>> {
+    let mut req = agent().get(format!("{}{path}", s.url));
+    if let Some(a) = auth {
+        req = req.header("Authorization", a);
+    }
+    let resp = req.call().unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{path}");
+    BufReader::new(Box::new(resp.into_body().into_reader()))
+}
+
+/// The stream's next message: (its event name, its data), or None once it ended.
+fn next_message(r: &mut impl BufRead) -> Option<(String, Value)> {
+    let (mut event, mut line) = (String::new(), String::new());
+    loop {
+        line.clear();
+        if r.read_line(&mut line).unwrap() == 0 {
+            return None;
+        }
+        let l = line.trim_end();
+        if let Some(e) = l.strip_prefix("event: ") {
+            event = e.to_string();
+        } else if let Some(d) = l.strip_prefix("data: ") {
+            return Some((event, serde_json::from_str(d).unwrap()));
+        }
+    }
+}
+
+/// A stream ends at its first event after its token is revoked or expires,
+/// with an `event: error` saying which, whether the token came in the
+/// Authorization header or in `access_token=`, on `/stream` and `/api/stream`.
+#[test]
+fn a_live_stream_ends_at_its_first_event_after_its_token_is_revoked_or_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    for read in ["token", "public"] {
+        let game = format!("g{read}");
+        s.doomtrooper(&game, read);
+        let (_, v) = s.get(&format!("/api/games/{game}/events?from=0"), Some(&s.organiser));
+        let hash0 = v["events"][0]["hash"].as_str().unwrap().to_string();
+        let note = |seq: u64| json!({"type": "note", "concerns": {"seq": 0, "hash": hash0}, "text": format!("n{seq}")});
+        let (_, dana) = issue(&s, &game, json!({"judge": "Dana", "expires": "never"}));
+        let dana = dana["token"].as_str().unwrap().to_string();
+        let (_, p1) = issue(&s, &game, json!({"seat": "p1"}));
+        let p1 = p1["token"].as_str().unwrap().to_string();
+        let soon = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::seconds(2));
+        let (_, p2) = issue(&s, &game, json!({"seat": "p2", "expires": soon}));
+        let p2 = p2["token"].as_str().unwrap().to_string();
+        let open = |token: &str| {
+            vec![
+                open_stream(&s, &format!("/api/games/{game}/stream?from=1"), Some(&format!("Bearer {token}"))),
+                open_stream(&s, &format!("/api/games/{game}/stream?from=1&access_token={token}"), None),
+                open_stream(&s, &format!("/api/stream?games={game}:1&access_token={token}"), None),
+            ]
+        };
+        let (mut revoked, mut expiring, mut judge) = (open(&p1), open(&p2), open(&dana));
+        assert_eq!(s.append(&game, &dana, "Dana", note(1), 1).0, 201);
+        for r in revoked.iter_mut().chain(&mut expiring).chain(&mut judge) {
+            assert_eq!(next_message(r).unwrap().0, "event", "every stream gets the first note");
+        }
+        let id = arbiter::access::id_of(&p1);
+        assert_eq!(s.post(&format!("/api/tokens/{id}/revoke"), Some(&s.organiser), &json!({})).0, 200);
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        assert_eq!(s.append(&game, &dana, "Dana", note(2), 2).0, 201);
+        for (streams, why) in [(&mut revoked, "revoked"), (&mut expiring, "expired")] {
+            for r in streams.iter_mut() {
+                let (event, data) = next_message(r).expect("an error, then the end");
+                assert_eq!((event.as_str(), data["error"]["token"].as_str()), ("error", Some(why)), "{game}: {data}");
+                assert_eq!(data["error"]["code"], "unauthorized");
+                assert!(data["error"]["message"].as_str().unwrap().contains(why), "{data}");
+                assert!(next_message(r).is_none(), "the stream ended");
+            }
+        }
+        for r in &mut judge {
+            let (event, data) = next_message(r).unwrap();
+            assert_eq!(event, "event", "a working token's stream goes on: {data}");
+        }
+    }
+}
