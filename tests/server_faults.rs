@@ -179,6 +179,53 @@ fn body_of(answer: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|_| panic!("not a JSON body: {answer:?}"))
 }
 
+/// A declared body over the route's limit is answered 413 at once, not
+/// after the body timeout (60 s here: the binary's default).
+#[test]
+fn a_declared_content_length_over_the_limit_is_answered_413_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    s.doomtrooper("g", "public");
+    let limits = [
+        ("/api/games/g/events", arbiter::limits::MAX_REQUEST_BYTES),
+        ("/api/games/g/batch", arbiter::limits::MAX_REQUEST_BYTES),
+        ("/api/games/h/import", arbiter::limits::MAX_IMPORT_BYTES),
+    ];
+    for (path, limit) in limits {
+        let mut c = TcpStream::connect(s.url.strip_prefix("http://").unwrap()).unwrap();
+        c.set_read_timeout(Some(GENEROUS)).unwrap();
+        let started = Instant::now();
+        write!(
+            c,
+            "POST {path} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            s.organiser,
+            limit + 1
+        )
+        .unwrap();
+        // The answer, whole, before any of the body was sent.
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while !answer.ends_with(b"\r\n\r\n") {
+            c.read_exact(&mut byte).unwrap();
+            answer.push(byte[0]);
+        }
+        let head = String::from_utf8(answer).unwrap().to_ascii_lowercase();
+        let length: usize =
+            head.split("content-length: ").nth(1).unwrap().split("\r\n").next().unwrap().parse().unwrap();
+        let mut body = vec![0; length];
+        c.read_exact(&mut body).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2), "{path}: answered after {:?}", started.elapsed());
+        assert!(head.starts_with("http/1.1 413") && head.contains("connection: close"), "{path}: {head}");
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "too_large", "{path}");
+        // Closed once the refused body stops being waited for (5 s), not
+        // at the body timeout (60 s).
+        until_closed(&mut c);
+        assert!(started.elapsed() < GENEROUS, "{path}: closed after {:?}", started.elapsed());
+    }
+    assert_eq!(s.get("/api/games/h", None).0, 404, "nothing was imported");
+}
+
 #[test]
 fn a_client_that_sends_half_a_head_is_dropped_after_the_header_timeout() {
     let server = Local::start(Connections { header_timeout: Duration::from_secs(1), ..limits() }, Streams::default());
