@@ -529,6 +529,21 @@ fn errors_axum_answers_itself_come_in_the_json_body_and_last_event_id_does_not_w
         "405",
         "method_not_allowed",
     );
+    // What hyper cannot parse as HTTP/1.1 is answered before any route,
+    // with an empty body (docs/http-api.md lists these cases).
+    let long = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(70_000));
+    for (request, status) in [
+        ("GARBAGE\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n", "400"),
+        ("POST /api/games HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", "400"),
+        ("GET /a\u{7f}b HTTP/1.1\r\nHost: a\r\n\r\n", "400"),
+        (long.as_str(), "414"),
+    ] {
+        let answer = raw(request);
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{answer}");
+        assert!(answer.to_ascii_lowercase().contains("content-length: 0\r\n"), "{answer}");
+    }
     // No such route (a body over the limit: tests/server.rs).
     json_error(&raw("GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "404", "not_found");
 }
