@@ -622,7 +622,9 @@ async fn a_page_opened_with_a_token_fragment_trades_it_for_the_cookie_and_drops_
     let s = Served::start(&dir.path().join("store"));
     s.doomtrooper("s", "token");
     let p1 = s.token("s", "seat", "p1");
-    let (_, old) = issue(&s, "s", json!({"seat": "p2", "expires": "2000-01-01T00:00:00Z"}));
+    // Expired by the time it is used below (a time already past is refused).
+    let soon = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::seconds(1));
+    let (_, old) = issue(&s, "s", json!({"seat": "p2", "expires": soon}));
     if !common::has(common::Need::Chromium) {
         return;
     }
@@ -647,6 +649,10 @@ async fn a_page_opened_with_a_token_fragment_trades_it_for_the_cookie_and_drops_
     c.find(fantoccini::Locator::Css("#forget")).await.unwrap().click().await.unwrap();
     wait_for(&c, "return document.querySelector('#games tbody').textContent", json!("no games")).await;
     // An expired token in the fragment: the page says so, and drops it too.
+    let expires = chrono::DateTime::parse_from_rfc3339(&soon).unwrap();
+    while chrono::Utc::now() <= expires {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     c.goto(&format!("{}/games/s/replay#token={}", s.url, old["token"].as_str().unwrap())).await.unwrap();
     wait_for(&c, "return document.getElementById('error').textContent.includes('expired')", json!(true)).await;
     wait_for(&c, "return location.hash", json!("")).await;
