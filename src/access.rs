@@ -220,8 +220,8 @@ fn check_grant(store: &dyn Store, grant: &Grant) -> Result<(), RecordError> {
 /// organiser wrote (`--expires`, or `expires` in the API): None, the
 /// default (`TOKEN_LIFETIME` for a seat or a judge; never for the
 /// organiser); `never`; a duration (`30m`, `12h`, `7d`); or an RFC 3339
-/// UTC time. A time already past is taken as written (the token is born
-/// expired, which a client's tests may want); the answer says so.
+/// UTC time, after `now` and at most `MAX_LIFETIME_DAYS` after it (the
+/// same cap as a duration: a time already past would issue a dead token).
 pub fn expiry(grant: &Grant, text: Option<&str>, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, RecordError> {
     let organiser = grant.is_organiser();
     let Some(text) = text else {
@@ -241,6 +241,18 @@ pub fn expiry(grant: &Grant, text: Option<&str>, now: DateTime<Utc>) -> Result<O
         return Ok(None);
     }
     if let Ok(t) = parse_time(text) {
+        if t <= now {
+            return Err(RecordError::Input(format!(
+                "expires {text:?} is already past (it is {} now): a token must expire after it is issued",
+                format_time(now)
+            )));
+        }
+        if t - now > Duration::days(MAX_LIFETIME_DAYS) {
+            return Err(RecordError::Input(format!(
+                "expires {text:?} is more than {MAX_LIFETIME_DAYS} days from now ({}), the longest a token may last; use \"never\" for a token that does not expire",
+                format_time(now)
+            )));
+        }
         return Ok(Some(t));
     }
     let split = text.len().checked_sub(1).filter(|&i| text.is_char_boundary(i)).ok_or_else(bad)?;
@@ -549,7 +561,10 @@ mod tests {
         assert_eq!(expiry(&seat(), Some("12h"), now).unwrap(), Some(t("2026-11-23T22:00:00Z")));
         assert_eq!(expiry(&seat(), Some("7d"), now).unwrap(), Some(t("2026-11-30T10:00:00Z")));
         assert_eq!(expiry(&seat(), Some("never"), now).unwrap(), None);
-        assert_eq!(expiry(&seat(), Some("2000-01-01T00:00:00Z"), now).unwrap(), Some(t("2000-01-01T00:00:00Z")));
+        assert_eq!(expiry(&seat(), Some("2026-12-01T00:00:00Z"), now).unwrap(), Some(t("2026-12-01T00:00:00Z")));
+        // A time at most MAX_LIFETIME_DAYS ahead, like a duration.
+        let last = now + Duration::days(MAX_LIFETIME_DAYS);
+        assert_eq!(expiry(&seat(), Some(&format_time(last)), now).unwrap(), Some(last));
         for bad in [
             "",
             "0h",
@@ -563,6 +578,11 @@ mod tests {
             "soon",
             "2026-11-23T10:00:00+02:00",
             "1é",
+            // Past, now, and past the cap: a dead token, or one longer than a duration may be.
+            "1999-01-01T00:00:00Z",
+            "2026-11-23T10:00:00Z",
+            "2036-11-20T10:00:00.001Z",
+            "9999-12-31T23:59:59Z",
         ] {
             assert!(matches!(expiry(&seat(), Some(bad), now), Err(RecordError::Input(_))), "{bad:?} is refused");
         }

@@ -179,6 +179,53 @@ fn body_of(answer: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|_| panic!("not a JSON body: {answer:?}"))
 }
 
+/// A declared body over the route's limit is answered 413 at once, not
+/// after the body timeout (60 s here: the binary's default).
+#[test]
+fn a_declared_content_length_over_the_limit_is_answered_413_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    s.doomtrooper("g", "public");
+    let limits = [
+        ("/api/games/g/events", arbiter::limits::MAX_REQUEST_BYTES),
+        ("/api/games/g/batch", arbiter::limits::MAX_REQUEST_BYTES),
+        ("/api/games/h/import", arbiter::limits::MAX_IMPORT_BYTES),
+    ];
+    for (path, limit) in limits {
+        let mut c = TcpStream::connect(s.url.strip_prefix("http://").unwrap()).unwrap();
+        c.set_read_timeout(Some(GENEROUS)).unwrap();
+        let started = Instant::now();
+        write!(
+            c,
+            "POST {path} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            s.organiser,
+            limit + 1
+        )
+        .unwrap();
+        // The answer, whole, before any of the body was sent.
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while !answer.ends_with(b"\r\n\r\n") {
+            c.read_exact(&mut byte).unwrap();
+            answer.push(byte[0]);
+        }
+        let head = String::from_utf8(answer).unwrap().to_ascii_lowercase();
+        let length: usize =
+            head.split("content-length: ").nth(1).unwrap().split("\r\n").next().unwrap().parse().unwrap();
+        let mut body = vec![0; length];
+        c.read_exact(&mut body).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2), "{path}: answered after {:?}", started.elapsed());
+        assert!(head.starts_with("http/1.1 413") && head.contains("connection: close"), "{path}: {head}");
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "too_large", "{path}");
+        // Closed once the refused body stops being waited for (5 s), not
+        // at the body timeout (60 s).
+        until_closed(&mut c);
+        assert!(started.elapsed() < GENEROUS, "{path}: closed after {:?}", started.elapsed());
+    }
+    assert_eq!(s.get("/api/games/h", None).0, 404, "nothing was imported");
+}
+
 #[test]
 fn a_client_that_sends_half_a_head_is_dropped_after_the_header_timeout() {
     let server = Local::start(Connections { header_timeout: Duration::from_secs(1), ..limits() }, Streams::default());
@@ -455,6 +502,15 @@ fn errors_axum_answers_itself_come_in_the_json_body_and_last_event_id_does_not_w
     assert_eq!(status, 400);
     // The last event's id resumes after it: nothing yet, but a stream.
     assert!(subscribe(&s.url, "/api/games/g/stream", Some("0")).is_ok());
+    // The first seq past what a stream holds: as Last-Event-ID and as
+    // from=, the same 400 at once (from= waited forever).
+    let by_id = subscribe(&s.url, "/api/games/g/stream", Some("16777215")).expect_err("refused");
+    for path in ["/api/games/g/stream?from=16777216", "/api/games/g/stream?from=18446744073709551615"] {
+        let by_from = subscribe(&s.url, path, None).expect_err("refused");
+        assert_eq!(by_from, by_id, "{path}");
+    }
+    assert_eq!(by_id.0, 400);
+    assert!(subscribe(&s.url, "/api/games/g/stream?from=16777215", None).is_ok(), "the last seq a stream holds");
     // A game name that is not UTF-8 once percent-decoded.
     json_error(&raw("GET /api/games/%FF HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "400", "input");
     json_error(&raw("GET /api/games/%FF/events HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "400", "input");
@@ -473,6 +529,21 @@ fn errors_axum_answers_itself_come_in_the_json_body_and_last_event_id_does_not_w
         "405",
         "method_not_allowed",
     );
+    // What hyper cannot parse as HTTP/1.1 is answered before any route,
+    // with an empty body (docs/http-api.md lists these cases).
+    let long = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(70_000));
+    for (request, status) in [
+        ("GARBAGE\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", "400"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n", "400"),
+        ("POST /api/games HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", "400"),
+        ("GET /a\u{7f}b HTTP/1.1\r\nHost: a\r\n\r\n", "400"),
+        (long.as_str(), "414"),
+    ] {
+        let answer = raw(request);
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{answer}");
+        assert!(answer.to_ascii_lowercase().contains("content-length: 0\r\n"), "{answer}");
+    }
     // No such route (a body over the limit: tests/server.rs).
     json_error(&raw("GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "404", "not_found");
 }

@@ -173,19 +173,34 @@ fn a_token_expires_when_it_says_and_then_answers_401_saying_so() {
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(dir.path());
     s.doomtrooper("s", "token");
-    // An expiry already past (no sleeping: the server's clock is past it).
-    let (status, old) = issue(&s, "s", json!({"seat": "p1", "expires": "2000-01-01T00:00:00Z"}));
-    assert_eq!((status, old["state"].as_str()), (201, Some("expired")), "{old}");
+    // An expiry already past, or further off than the longest duration
+    // (3650d), is refused: it would issue a dead token, or outlive the cap.
+    let before = tokens(&s, None);
+    for (when, says) in
+        [("1999-01-01T00:00:00Z", "already past"), ("9999-12-31T23:59:59Z", "more than 3650 days from now")]
+    {
+        let (status, v) = issue(&s, "s", json!({"seat": "p1", "expires": when}));
+        assert_eq!((status, code(&v)), (400, "input"), "{when}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(says), "{v}");
+    }
+    assert_eq!(tokens(&s, None), before, "nothing was issued");
+    // Expiring two seconds from now: it works, then it does not.
+    let at = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::seconds(2));
+    let (status, old) = issue(&s, "s", json!({"seat": "p1", "expires": at}));
+    assert_eq!((status, old["state"].as_str()), (201, Some("active")), "{old}");
     let token = old["token"].as_str().unwrap();
+    assert_eq!(s.get("/api/games/s", Some(token)).0, 200);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
     let (status, v) = s.get("/api/games/s", Some(token));
     assert_eq!((status, v["error"]["token"].as_str()), (401, Some("expired")), "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("expired at 2000-01-01T00:00:00.000Z"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains(&format!("expired at {at}")), "{v}");
     let (status, v) = s.append("s", token, "p1", combat("p2", "A", "D"), 1);
     assert_eq!((status, v["error"]["token"].as_str()), (401, Some("expired")));
     let (status, _, v) = raw("POST", &format!("{}/api/session", s.url), None, None, Some(&json!({"token": token})));
     assert_eq!((status, v["error"]["token"].as_str()), (401, Some("expired")), "no cookie for it: {v}");
     // One far ahead, and one that never expires, work.
-    let (_, later) = issue(&s, "s", json!({"seat": "p1", "expires": "2999-01-01T00:00:00Z"}));
+    let far = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::days(3000));
+    let (_, later) = issue(&s, "s", json!({"seat": "p1", "expires": far}));
     let (_, never) = issue(&s, "s", json!({"judge": "Dana", "expires": "never"}));
     assert_eq!(never["expires"], Value::Null);
     for t in [&later, &never] {
@@ -229,6 +244,8 @@ fn the_cli_lists_and_revokes_tokens_and_a_new_organiser_token_replaces_the_old()
         &["token", "revoke", "zz"][..],
         &["token", "revoke", "0000000000000000"],
         &["token", "g", "--seat", "p1", "--expires", "soon"],
+        &["token", "g", "--seat", "p1", "--expires", "1999-01-01T00:00:00Z"],
+        &["token", "g", "--seat", "p1", "--expires", "9999-12-31T23:59:59Z"],
         &["token", "g", "--seat", "p9"],
         &["token", "list", "no/such"],
     ] {
@@ -250,7 +267,12 @@ fn the_cli_lists_and_revokes_tokens_and_a_new_organiser_token_replaces_the_old()
     assert_eq!(s.get("/api/games/g", Some(&p1)).0, 200);
     stdout(&arbiter(&["token", "revoke", &arbiter::access::id_of(&p1)], remote));
     assert_eq!(s.get("/api/games/g", Some(&p1)).1["error"]["token"], "revoked");
-    for args in [&["token", "revoke", "zz"][..], &["token", "revoke", "0000000000000000"]] {
+    for args in [
+        &["token", "revoke", "zz"][..],
+        &["token", "revoke", "0000000000000000"],
+        &["token", "g", "--seat", "p1", "--expires", "1999-01-01T00:00:00Z"],
+        &["token", "g", "--seat", "p1", "--expires", "9999-12-31T23:59:59Z"],
+    ] {
         let out = arbiter(args, remote);
         assert_eq!(out.status.code(), Some(2), "the same exit code as locally: {args:?}");
     }
@@ -337,6 +359,26 @@ fn of_two_racing_creates_of_one_name_the_winners_read_access_always_holds() {
         }
     }
     eprintln!("token-only won {} pairs, public {}", wins[0], wins[1]);
+}
+
+/// RFC 7235: the scheme's name is case-insensitive.
+#[test]
+fn the_bearer_scheme_is_read_in_any_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    s.doomtrooper("s", "token");
+    let get = |auth: &str| {
+        let mut resp = agent().get(format!("{}/api/games/s", s.url)).header("Authorization", auth).call().unwrap();
+        (resp.status().as_u16(), resp.body_mut().read_to_string().unwrap())
+    };
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let (status, body) = get(&format!("{scheme} {}", s.organiser));
+        assert_eq!(status, 200, "{scheme}: {body}");
+    }
+    for bad in [format!("Basic {}", s.organiser), format!("Bearer{}", s.organiser), "bearer ".to_string()] {
+        let (status, body) = get(&bad);
+        assert_eq!(status, 401, "{bad}: {body}");
+    }
 }
 
 #[test]
@@ -546,9 +588,11 @@ fn no_line_the_server_writes_holds_a_token() {
     assert_eq!(post("/api/games", Some(&organiser), json!({"name": "s", "header": header, "read": "token"})).0, 201);
     let (_, _, p1) = post("/api/games/s/tokens", Some(&organiser), json!({"seat": "p1"}));
     let p1 = p1["token"].as_str().unwrap().to_string();
-    let (_, _, old) =
-        post("/api/games/s/tokens", Some(&organiser), json!({"seat": "p2", "expires": "2000-01-01T00:00:00Z"}));
+    let soon = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::seconds(1));
+    let (_, _, old) = post("/api/games/s/tokens", Some(&organiser), json!({"seat": "p2", "expires": soon}));
     let old = old["token"].as_str().unwrap().to_string();
+    // Expired before it is used.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
     let unknown = "f".repeat(64);
     for t in [&p1, &old, &unknown, &organiser] {
         raw("GET", &format!("{url}/api/games/s/state"), Some(t), None, None);
@@ -578,7 +622,9 @@ async fn a_page_opened_with_a_token_fragment_trades_it_for_the_cookie_and_drops_
     let s = Served::start(&dir.path().join("store"));
     s.doomtrooper("s", "token");
     let p1 = s.token("s", "seat", "p1");
-    let (_, old) = issue(&s, "s", json!({"seat": "p2", "expires": "2000-01-01T00:00:00Z"}));
+    // Expired by the time it is used below (a time already past is refused).
+    let soon = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::seconds(1));
+    let (_, old) = issue(&s, "s", json!({"seat": "p2", "expires": soon}));
     if !common::has(common::Need::Chromium) {
         return;
     }
@@ -603,8 +649,93 @@ async fn a_page_opened_with_a_token_fragment_trades_it_for_the_cookie_and_drops_
     c.find(fantoccini::Locator::Css("#forget")).await.unwrap().click().await.unwrap();
     wait_for(&c, "return document.querySelector('#games tbody').textContent", json!("no games")).await;
     // An expired token in the fragment: the page says so, and drops it too.
+    let expires = chrono::DateTime::parse_from_rfc3339(&soon).unwrap();
+    while chrono::Utc::now() <= expires {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     c.goto(&format!("{}/games/s/replay#token={}", s.url, old["token"].as_str().unwrap())).await.unwrap();
     wait_for(&c, "return document.getElementById('error').textContent.includes('expired')", json!(true)).await;
     wait_for(&c, "return location.hash", json!("")).await;
     c.close().await.unwrap();
+}
+
+/// A live stream opened with `auth` as the Authorization header (the token
+/// may be in `path` instead, as `access_token=`).
+fn open_stream(s: &Served, path: &str, auth: Option<&str>) -> BufReader<Box<dyn Read + Send + Sync>> {
+    let mut req = agent().get(format!("{}{path}", s.url));
+    if let Some(a) = auth {
+        req = req.header("Authorization", a);
+    }
+    let resp = req.call().unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{path}");
+    BufReader::new(Box::new(resp.into_body().into_reader()))
+}
+
+/// The stream's next message: (its event name, its data), or None once it ended.
+fn next_message(r: &mut impl BufRead) -> Option<(String, Value)> {
+    let (mut event, mut line) = (String::new(), String::new());
+    loop {
+        line.clear();
+        if r.read_line(&mut line).unwrap() == 0 {
+            return None;
+        }
+        let l = line.trim_end();
+        if let Some(e) = l.strip_prefix("event: ") {
+            event = e.to_string();
+        } else if let Some(d) = l.strip_prefix("data: ") {
+            return Some((event, serde_json::from_str(d).unwrap()));
+        }
+    }
+}
+
+/// A stream ends at its first event after its token is revoked or expires,
+/// with an `event: error` saying which, whether the token came in the
+/// Authorization header or in `access_token=`, on `/stream` and `/api/stream`.
+#[test]
+fn a_live_stream_ends_at_its_first_event_after_its_token_is_revoked_or_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Served::start(dir.path());
+    for read in ["token", "public"] {
+        let game = format!("g{read}");
+        s.doomtrooper(&game, read);
+        let (_, v) = s.get(&format!("/api/games/{game}/events?from=0"), Some(&s.organiser));
+        let hash0 = v["events"][0]["hash"].as_str().unwrap().to_string();
+        let note = |seq: u64| json!({"type": "note", "concerns": {"seq": 0, "hash": hash0}, "text": format!("n{seq}")});
+        let (_, dana) = issue(&s, &game, json!({"judge": "Dana", "expires": "never"}));
+        let dana = dana["token"].as_str().unwrap().to_string();
+        let (_, p1) = issue(&s, &game, json!({"seat": "p1"}));
+        let p1 = p1["token"].as_str().unwrap().to_string();
+        let soon = arbiter::event::format_time(chrono::Utc::now() + chrono::Duration::seconds(2));
+        let (_, p2) = issue(&s, &game, json!({"seat": "p2", "expires": soon}));
+        let p2 = p2["token"].as_str().unwrap().to_string();
+        let open = |token: &str| {
+            vec![
+                open_stream(&s, &format!("/api/games/{game}/stream?from=1"), Some(&format!("Bearer {token}"))),
+                open_stream(&s, &format!("/api/games/{game}/stream?from=1&access_token={token}"), None),
+                open_stream(&s, &format!("/api/stream?games={game}:1&access_token={token}"), None),
+            ]
+        };
+        let (mut revoked, mut expiring, mut judge) = (open(&p1), open(&p2), open(&dana));
+        assert_eq!(s.append(&game, &dana, "Dana", note(1), 1).0, 201);
+        for r in revoked.iter_mut().chain(&mut expiring).chain(&mut judge) {
+            assert_eq!(next_message(r).unwrap().0, "event", "every stream gets the first note");
+        }
+        let id = arbiter::access::id_of(&p1);
+        assert_eq!(s.post(&format!("/api/tokens/{id}/revoke"), Some(&s.organiser), &json!({})).0, 200);
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        assert_eq!(s.append(&game, &dana, "Dana", note(2), 2).0, 201);
+        for (streams, why) in [(&mut revoked, "revoked"), (&mut expiring, "expired")] {
+            for r in streams.iter_mut() {
+                let (event, data) = next_message(r).expect("an error, then the end");
+                assert_eq!((event.as_str(), data["error"]["token"].as_str()), ("error", Some(why)), "{game}: {data}");
+                assert_eq!(data["error"]["code"], "unauthorized");
+                assert!(data["error"]["message"].as_str().unwrap().contains(why), "{data}");
+                assert!(next_message(r).is_none(), "the stream ended");
+            }
+        }
+        for r in &mut judge {
+            let (event, data) = next_message(r).unwrap();
+            assert_eq!(event, "event", "a working token's stream goes on: {data}");
+        }
+    }
 }

@@ -83,7 +83,8 @@ fn known_games() -> Option<Vec<String>> {
     let matches = super::Cli::command().ignore_errors(true).try_get_matches_from(words).ok()?;
     let flag = |id: &str| matches.get_one::<String>(id).cloned();
     if let Some(url) = flag("server") {
-        let client = super::remote::Client::new(&url, flag("token").filter(|t| !t.is_empty())).ok()?;
+        let ca_cert = matches.get_one::<PathBuf>("ca_cert").map(PathBuf::as_path);
+        let client = super::remote::Client::new(&url, flag("token").filter(|t| !t.is_empty()), ca_cert).ok()?;
         let names = client.get("/api/games").ok()?;
         return Some(names.as_array()?.iter().filter_map(|v| v.as_str().map(String::from)).collect());
     }

@@ -59,6 +59,10 @@ pub struct Cli {
     /// Bearer token for --server (the organiser's, a seat's or a judge's).
     #[arg(long, global = true, env = "ARBITER_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// For an https:// --server: trust the CA certificates in this PEM file instead of the
+    /// usual public ones (a server behind a proxy with a private or self-signed certificate).
+    #[arg(long, global = true, env = "ARBITER_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// The organiser's private key that signs checkpoints (default: DATA/log.key, made on first use).
     #[arg(long, global = true, env = "ARBITER_LOG_KEY")]
     pub log_key: Option<PathBuf>,
@@ -355,7 +359,11 @@ pub enum Target {
 impl Target {
     fn open(cli: &Cli) -> anyhow::Result<Target> {
         match &cli.server {
-            Some(url) => Ok(Target::Remote(remote::Client::new(url, cli.token.clone().filter(|t| !t.is_empty()))?)),
+            Some(url) => Ok(Target::Remote(remote::Client::new(
+                url,
+                cli.token.clone().filter(|t| !t.is_empty()),
+                cli.ca_cert.as_deref(),
+            )?)),
             None => open_store(&cli.location()?, cli.command.reads_only()).map(Target::Local),
         }
     }

@@ -3,6 +3,8 @@
 //! record layer's errors, so the exit codes and messages are the same as
 //! against a local store.
 
+use std::path::Path;
+
 use anyhow::{Context, anyhow};
 use arbiter::event::check_game_name;
 use arbiter::record::RecordError;
@@ -24,11 +26,17 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(base: &str, token: Option<String>) -> anyhow::Result<Client> {
-        if !base.starts_with("http://") {
-            anyhow::bail!("--server must be an http:// URL (put a TLS proxy in front for https), not {base:?}");
+    /// A client of the server at `base` (http:// or https://; https is
+    /// checked against the public CAs, or only those in `ca_cert`, a PEM file).
+    pub fn new(base: &str, token: Option<String>, ca_cert: Option<&Path>) -> anyhow::Result<Client> {
+        if !base.starts_with("http://") && !base.starts_with("https://") {
+            anyhow::bail!("--server must be an http:// or https:// URL, not {base:?}");
         }
-        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if let Some(file) = ca_cert {
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&ca_certs(file)?));
+        }
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).tls_config(tls.build()).build().into();
         Ok(Client { base: base.trim_end_matches('/').to_string(), token, agent })
     }
 
@@ -107,6 +115,22 @@ impl Client {
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
         anyhow::Error::new(RecordError::Io(format!("cannot reach the server at {}: {e}", self.base)))
     }
+}
+
+/// The certificates of a PEM file (`--ca-cert`); at least one.
+fn ca_certs(file: &Path) -> anyhow::Result<Vec<ureq::tls::Certificate<'static>>> {
+    let usage = |why: String| anyhow::Error::new(RecordError::Input(format!("--ca-cert {}: {why}", file.display())));
+    let pem = std::fs::read(file).map_err(|e| usage(e.to_string()))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let ureq::tls::PemItem::Certificate(cert) = item.map_err(|e| usage(e.to_string()))? {
+            certs.push(cert);
+        }
+    }
+    if certs.is_empty() {
+        return Err(usage("no certificate in it (a PEM file: -----BEGIN CERTIFICATE-----)".into()));
+    }
+    Ok(certs)
 }
 
 fn answer(mut resp: ureq::http::Response<ureq::Body>) -> anyhow::Result<Value> {

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::body::{json_body, query_num, raw_body};
-use super::{ApiError, Shared, Subscription, blocking};
-use crate::access::Grant;
+use super::{ApiError, Shared, SignedIn, Subscription, blocking, page};
+use crate::access::{self, Grant};
 use crate::event::{Event, Link};
 use crate::limits::{MAX_BATCH_EVENTS, MAX_FOLLOWED_GAMES, MAX_PAGE_EVENTS, MAX_REQUEST_BYTES, MAX_STREAM_EVENTS};
 use crate::ops;
@@ -364,29 +364,30 @@ pub async fn stream(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    s.reader(&headers, &q, &game)?;
+    let watch = s.stream_reader(&headers, &q, &game)?;
+    // No stream holds a seq past MAX_STREAM_EVENTS - 1: a larger one is
+    // not from this server, and following from it would wait forever (or,
+    // had it wrapped, replay the whole game). A 400 makes a browser's
+    // EventSource stop instead of retrying; `from` and Last-Event-ID alike.
+    let beyond = || {
+        ApiError::input(format!(
+            "a stream starts at a seq below {MAX_STREAM_EVENTS}: from must be below it, and Last-Event-ID the id of an event this stream sent"
+        ))
+    };
     let from = match headers.get("last-event-id") {
         Some(id) => {
             let id = id.to_str().ok().and_then(|id| id.trim().parse::<u64>().ok());
-            // No stream holds a seq past MAX_STREAM_EVENTS - 1: a larger id
-            // is not from this server, and resuming after it would wait
-            // forever (or, had it wrapped, replay the whole game). A 400
-            // makes a browser's EventSource stop instead of retrying.
-            match id.filter(|id| *id < MAX_STREAM_EVENTS) {
-                Some(id) => id + 1,
-                None => {
-                    return Err(ApiError::input(format!(
-                        "Last-Event-ID must be a seq below {MAX_STREAM_EVENTS} (the id of an event this stream sent)"
-                    )));
-                }
-            }
+            id.filter(|id| *id < MAX_STREAM_EVENTS).ok_or_else(beyond)? + 1
         }
         None => query_num(&q, "from")?.unwrap_or(0),
     };
+    if from >= MAX_STREAM_EVENTS {
+        return Err(beyond());
+    }
     if s.inline(|| s.store().head(&game)).map_err(RecordError::from)?.is_none() {
         return Err(RecordError::NoSuchGame(game).into());
     }
-    let follow = Follow::new(&s, game, from, false)?;
+    let follow = Follow::new(&s, game, from, false, watch)?;
     Ok(sse(futures_util::stream::unfold(follow, |mut f| async move { f.next_frame().await.map(|b| (b, f)) })))
 }
 
@@ -420,11 +421,11 @@ pub async fn stream_many(
             },
             None => (named.to_string(), None),
         };
-        s.reader(&headers, &q, &game)?;
+        let watch = s.stream_reader(&headers, &q, &game)?;
         let Some(head) = s.inline(|| s.store().head(&game)).map_err(RecordError::from)? else {
             return Err(RecordError::NoSuchGame(game).into());
         };
-        let follow = Follow::new(&s, game, from.unwrap_or(head.seq + 1), true)?;
+        let follow = Follow::new(&s, game, from.unwrap_or(head.seq + 1), true, watch)?;
         follows.push(Box::pin(futures_util::stream::unfold(follow, |mut f| async move {
             f.next_frame().await.map(|b| (b, f))
         })));
@@ -506,14 +507,59 @@ struct Follow {
     closing: tokio::sync::watch::Receiver<bool>,
     /// For `/api/stream`'s frames.
     many: bool,
+    /// The token the stream was opened with, if any.
+    watch: Option<Watch>,
+    /// The token stopped working: the error was sent, nothing more is.
+    ended: bool,
     _counted: Subscription,
+}
+
+/// The token a live stream was opened with, checked again before each
+/// event it sends: the stream ends at its first event after the token
+/// expires or is revoked, with an `event: error` saying which (a client
+/// that reconnects with it gets the same 401). The expiry is known, so it
+/// costs no read; the token is looked up again after any revoke through
+/// this server, and otherwise at most once a second (a revoke through
+/// another server on the same database), not once per event per stream.
+struct Watch {
+    signed_in: SignedIn,
+    revocations: u64,
+    checked: std::time::Instant,
+}
+
+/// How often a live stream looks its token up again with no revoke seen here.
+const RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Watch {
+    fn new(s: &Shared, signed_in: SignedIn) -> Watch {
+        Watch { signed_in, revocations: s.revocations(), checked: std::time::Instant::now() }
+    }
+
+    /// None while the token works; else the error body that ends the stream.
+    fn stopped(&mut self, s: &Shared) -> Option<Value> {
+        let now = chrono::Utc::now();
+        let expired = self.signed_in.expires.is_some_and(|t| now >= t);
+        let revocations = s.revocations();
+        if !expired && revocations == self.revocations && self.checked.elapsed() < RECHECK {
+            return None;
+        }
+        self.revocations = revocations;
+        self.checked = std::time::Instant::now();
+        let standing = match s.inline(|| access::check(s.store(), &self.signed_in.token, now)) {
+            Ok(standing) => standing,
+            // The store failed: end the stream, as a failed read does.
+            Err(e) => return Some(ApiError::from(e).body),
+        };
+        page::standing_grant(standing).err().map(|e| e.body)
+    }
 }
 
 impl Follow {
     /// Subscribed before anything is read from the store, so that every
     /// event stored after the read comes through the fan-out.
-    fn new(s: &Shared, game: String, next: u64, many: bool) -> Result<Follow, ApiError> {
+    fn new(s: &Shared, game: String, next: u64, many: bool, watch: Option<SignedIn>) -> Result<Follow, ApiError> {
         let (counted, live) = s.subscribe(&game)?;
+        let watch = watch.map(|w| Watch::new(s, w));
         Ok(Follow {
             s: s.clone(),
             game,
@@ -523,6 +569,8 @@ impl Follow {
             live,
             closing: s.closing(),
             many,
+            watch,
+            ended: false,
             _counted: counted,
         })
     }
@@ -530,10 +578,31 @@ impl Follow {
     /// The next frame to send, waiting for its event to be stored; None
     /// ends the stream (shutdown, or the store failed).
     async fn next_frame(&mut self) -> Option<Bytes> {
+        if self.ended {
+            return None;
+        }
         loop {
             if let Some(frame) = self.buf.pop_front() {
                 if frame.seq < self.next {
                     continue;
+                }
+                if let Some(error) = self.watch.as_mut().and_then(|w| w.stopped(&self.s)) {
+                    // A page's cookie that stopped working counts as no
+                    // token: a public game is still read.
+                    let cookie = self.watch.as_ref().is_some_and(|w| matches!(w.signed_in.grant, Grant::Cookie(_)));
+                    let public = cookie
+                        && self.s.inline(|| access::read_access(self.s.store(), &self.game)).ok()
+                            == Some(access::ReadAccess::Public);
+                    if public {
+                        self.watch = None;
+                    } else {
+                        self.ended = true;
+                        let mut error = error;
+                        if self.many {
+                            error["error"]["game"] = json!(self.game);
+                        }
+                        return Some(Bytes::from(format!("event: error\ndata: {error}\n\n")));
+                    }
                 }
                 self.next = frame.seq + 1;
                 return Some(if self.many { frame.many } else { frame.one });
@@ -609,7 +678,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let id = |frame: Bytes| String::from_utf8(frame.to_vec()).unwrap().lines().next().unwrap().to_string();
         runtime.block_on(async {
-            let mut follow = Follow::new(&s, "g".into(), 0, false).unwrap();
+            let mut follow = Follow::new(&s, "g".into(), 0, false, None).unwrap();
             assert_eq!(id(follow.next_frame().await.unwrap()), "id: 0");
             // Three times what the fan-out keeps, appended while the
             // subscriber reads nothing.

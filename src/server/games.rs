@@ -225,6 +225,7 @@ pub async fn revoke(
     let now = Utc::now();
     let store = s.store();
     let listed = blocking(move || access::revoke(store, &id, now)).await??;
+    s.revoked();
     Ok(Json(json!(listed)))
 }
 

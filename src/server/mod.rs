@@ -36,7 +36,7 @@ pub mod views;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -78,6 +78,18 @@ pub struct Server {
     pub streams: Streams,
     /// Live streams reading the store at once (to catch up).
     pub catching_up: Semaphore,
+    /// Bumped by every revoke through this server: a live stream checks its
+    /// token again at its next event (`events::Watch`).
+    revocations: AtomicU64,
+}
+
+/// The token a request was let in with, for a live stream to check again
+/// (`events::Watch`): a revoke or an expiry ends the stream.
+#[derive(Clone)]
+pub struct SignedIn {
+    pub grant: Grant,
+    pub token: String,
+    pub expires: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The caps on live subscriptions (`limits`; tests and benchmarks set their own).
@@ -150,6 +162,7 @@ impl Server {
             subscribers: AtomicUsize::new(0),
             streams,
             catching_up: Semaphore::new(MAX_CATCHING_UP),
+            revocations: AtomicU64::new(0),
         });
         // Appends through other servers on the same database (none for sled).
         let weak = Arc::downgrade(&server);
@@ -283,29 +296,52 @@ impl Server {
     /// (a request log writes the route's pattern, never the query string,
     /// the Authorization header or the Cookie header).
     pub fn caller(&self, headers: &HeaderMap, query_token: Option<&str>) -> Result<Option<Grant>, ApiError> {
+        Ok(self.signed_in(headers, query_token)?.map(|s| s.grant))
+    }
+
+    /// The caller (as `caller`), with the token it was let in with.
+    pub fn signed_in(&self, headers: &HeaderMap, query_token: Option<&str>) -> Result<Option<SignedIn>, ApiError> {
         let header = headers.get(axum::http::header::AUTHORIZATION);
         let token = match header {
             Some(v) => {
                 let v = v.to_str().map_err(|_| ApiError::unauthorized("the Authorization header is not text"))?;
-                let t = v
-                    .strip_prefix("Bearer ")
-                    .ok_or_else(|| ApiError::unauthorized("the Authorization header must be \"Bearer TOKEN\""))?;
-                Some(t.trim())
+                Some(
+                    bearer(v)
+                        .ok_or_else(|| ApiError::unauthorized("the Authorization header must be \"Bearer TOKEN\""))?,
+                )
             }
             None => query_token,
         };
         // The clock is read here, at the edge: `access` is given the time.
         let now = chrono::Utc::now();
         if let Some(token) = token {
-            return page::standing_grant(self.inline(|| access::check(self.store, token, now))?).map(Some);
+            let standing = self.inline(|| access::check(self.store, token, now))?;
+            let expires = match &standing {
+                access::Standing::Valid(_, expires) => *expires,
+                _ => None,
+            };
+            let grant = page::standing_grant(standing)?;
+            return Ok(Some(SignedIn { grant, token: token.to_string(), expires }));
         }
         match page::cookie_token(headers) {
             Some(token) => match self.inline(|| access::check(self.store, token, now))? {
-                access::Standing::Valid(grant, _) => Ok(Some(Grant::Cookie(Box::new(grant)))),
+                access::Standing::Valid(grant, expires) => {
+                    Ok(Some(SignedIn { grant: Grant::Cookie(Box::new(grant)), token: token.to_string(), expires }))
+                }
                 _ => Ok(None),
             },
             None => Ok(None),
         }
+    }
+
+    /// A token was revoked through this server (live streams check theirs).
+    pub fn revoked(&self) {
+        self.revocations.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many revokes this server has made.
+    pub fn revocations(&self) -> u64 {
+        self.revocations.load(Ordering::SeqCst)
     }
 
     /// Only the organiser.
@@ -329,6 +365,19 @@ impl Server {
     /// The caller may read `game` (see `may_read`).
     pub fn reader(&self, headers: &HeaderMap, query: &HashMap<String, String>, game: &str) -> Result<(), ApiError> {
         self.may_read(&self.reading(headers, query)?, game)
+    }
+
+    /// The caller may read `game` (see `may_read`); the token it was let
+    /// in with, for a live stream to check again.
+    pub fn stream_reader(
+        &self,
+        headers: &HeaderMap,
+        query: &HashMap<String, String>,
+        game: &str,
+    ) -> Result<Option<SignedIn>, ApiError> {
+        let signed_in = self.signed_in(headers, query.get("access_token").map(String::as_str))?;
+        self.may_read(&signed_in.as_ref().map(|s| s.grant.clone()), game)?;
+        Ok(signed_in)
     }
 
     /// Anyone for a public game; the organiser and the game's seats and
@@ -360,6 +409,13 @@ impl Server {
             false => read(),
         }
     }
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header. The scheme's name
+/// is case-insensitive (RFC 7235 section 2.1): `bearer` and `BEARER` too.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
 /// Runs a blocking store operation off the async threads.

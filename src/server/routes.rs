@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::response::IntoResponse;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, post, put};
 use axum::{Extension, Router, middleware};
 use serde_json::{Map, Value, json};
@@ -224,7 +225,7 @@ pub const ROUTES: &[Route] = &[
         body: Some(Body::Media("application/jsonl")),
         ok: (201, "{game, events, head}"),
         errors: ORGANISER_ERRORS,
-        handler: || post(games::import).layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
+        handler: || post(games::import),
     },
     Route {
         method: "post",
@@ -521,7 +522,11 @@ pub fn router(server: Shared) -> Router {
     observe::watch_store(server.store, &metrics);
     let mut router = Router::new();
     for route in ROUTES {
-        router = router.route(route.path, (route.handler)());
+        let limit = body_limit(route);
+        let handler = (route.handler)()
+            .layer(DefaultBodyLimit::max(limit))
+            .layer(middleware::from_fn(move |req, next| declared_length(limit, req, next)));
+        router = router.route(route.path, handler);
     }
     router
         .fallback(|| async { ApiError::not_found().into_response() })
@@ -536,6 +541,39 @@ pub fn router(server: Shared) -> Router {
         .layer(Extension(metrics))
         .with_state(server)
 }
+
+/// The most bytes a route's request body may hold: an import's is an
+/// export (JSON Lines), every other a JSON body.
+fn body_limit(route: &Route) -> usize {
+    match route.body {
+        Some(Body::Media("application/jsonl")) => MAX_IMPORT_BYTES,
+        _ => MAX_REQUEST_BYTES,
+    }
+}
+
+/// A body whose declared `Content-Length` is over the route's limit is
+/// answered 413 at once (else it is read up to the limit, or waited for
+/// until the body timeout if the client sends none of it), and the
+/// connection closed. Until then what arrives of the body is read and
+/// dropped for at most `LINGER`: a client still sending it when the
+/// connection closes would get a reset, not the answer (nginx's lingering
+/// close does the same).
+async fn declared_length(limit: usize, req: axum::extract::Request, next: middleware::Next) -> Response {
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        let mut body = req.into_body().into_data_stream();
+        tokio::spawn(tokio::time::timeout(LINGER, async move {
+            while let Some(Ok(_)) = futures_util::StreamExt::next(&mut body).await {}
+        }));
+        let mut answer = ApiError::too_large(limit).into_response();
+        answer.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        return answer;
+    }
+    next.run(req).await
+}
+
+/// How long a refused body is read and dropped before its connection closes.
+const LINGER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The OpenAPI 3.1 document, from the route table and the request types.
 pub fn openapi() -> Value {
