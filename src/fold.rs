@@ -191,9 +191,6 @@ impl Folder {
                 .map_err(|e| illegal(header_violation(format!("not a valid header: {e}"))))?;
             return Ok(Next { table: Table::open(&header).map_err(illegal)?, rewound: None });
         };
-        // A ruling's or a note's refusal in the seats' names too, as the
-        // rulesets' are (naming twice leaves a named seat as it is).
-        let illegal = |violation: Violation| illegal(table.named(violation));
         let kind = event.action_type();
         if !matches!(kind, Some(ActionType::Ruling | ActionType::Note)) {
             return Ok(Next {
@@ -201,6 +198,10 @@ impl Folder {
                 rewound: None,
             });
         }
+        // A ruling's or a note's refusal in the seats' names too, as the
+        // rulesets' are (`Table::apply` names its own; naming twice would
+        // name a seat whose name holds its id again).
+        let illegal = |violation: Violation| illegal(table.named(violation));
         let view = table.view();
         let adjudication: Adjudication = serde_json::from_value(event.action.clone()).map_err(|e| {
             illegal(Violation::new(

@@ -366,7 +366,7 @@ async fn a_decision_and_a_penalty_from_the_page_land_in_the_record() {
     fill(&c, &format!("{composer} input[data-field=\"reason\"]"), "floor judge arrives").await;
     click(&c, "#judge-record").await;
     let said = notice(&c, "refused").await;
-    assert!(said.starts_with("refused: p1 is already a seat or judge\nrule: "), "{said}");
+    assert!(said.starts_with("refused: Ann (p1) is already a seat or judge\nrule: "), "{said}");
     assert!(said.ends_with("nothing was stored"), "{said}");
     assert_eq!(s.stored("w").len(), 8);
     fill(&c, &format!("{composer} input[data-field=\"judge\"]"), "Eve").await;
