@@ -47,10 +47,7 @@ struct Stored(Vec<Hash>);
 
 impl HashReader for Stored {
     fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, tlog_tiles::Error> {
-        indexes
-            .iter()
-            .map(|&i| self.0.get(i as usize).copied().ok_or(tlog_tiles::Error::IndexesNotInTree))
-            .collect()
+        indexes.iter().map(|&i| self.0.get(i as usize).copied().ok_or(tlog_tiles::Error::IndexesNotInTree)).collect()
     }
 }
 
@@ -246,7 +243,8 @@ fn every_root_and_proof_checks_with_tlog_tiles_and_tampered_ones_do_not() {
         let order = build(&d, lengths);
         let n = order.len() as u64;
         let games = (0..lengths.len()).map(|i| format!("g{i}"));
-        let exports: std::collections::BTreeMap<String, Vec<String>> = games.map(|g| (g.clone(), export(&d, &g))).collect();
+        let exports: std::collections::BTreeMap<String, Vec<String>> =
+            games.map(|g| (g.clone(), export(&d, &g))).collect();
         let leaves: Vec<&str> = order.iter().map(|(g, s)| exports[g][*s as usize].as_str()).collect();
         let (stored, roots) = Stored::of(&leaves);
 
@@ -295,6 +293,11 @@ fn every_root_and_proof_checks_with_tlog_tiles_and_tampered_ones_do_not() {
                         assert!(check_tree(&t, size, root, m, h).is_err(), "{what}: accepted with {why}");
                         refused += 1;
                     }
+                }
+                if size == n && from == size {
+                    assert!(path.is_empty(), "{what}: equal trees need no path");
+                    assert!(check_tree(&vec![root], size, root, from, root).is_err(), "{what}: accepted a path");
+                    refused += 1;
                 }
             }
         }
@@ -389,7 +392,8 @@ fn a_bundle_from_prove_checks_with_the_oracles_alone_and_a_changed_one_does_not(
 
     // The whole tree, from the exports: g's 21, then h's 6, then g's 10.
     let h = export(&a, "h");
-    let all: Vec<&str> = lines[..21].iter().copied().chain(h.iter().map(String::as_str)).chain(lines[21..].iter().copied()).collect();
+    let all: Vec<&str> =
+        lines[..21].iter().copied().chain(h.iter().map(String::as_str)).chain(lines[21..].iter().copied()).collect();
     let (_, roots) = Stored::of(&all);
     assert_eq!((roots[21], roots[37]), (*kept.hash(), *signed.hash()), "the signed roots are tlog_tiles' roots");
 
