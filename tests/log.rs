@@ -3,7 +3,8 @@
 //! (tests/log/rfc6962.py), signed checkpoints by Python's `cryptography`
 //! (tests/log/note.py), a store damaged on disk, a rewritten history against
 //! a checkpoint a player kept, the log over HTTP, and bad proof requests
-//! that change nothing.
+//! that change nothing. tests/oracle.rs checks roots, proofs and checkpoints
+//! again in-process, with the crates `tlog_tiles` and `signed_note`.
 
 mod common;
 
