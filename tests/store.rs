@@ -338,3 +338,53 @@ fn a_retry_of_an_append_not_yet_durable_waits_for_its_sync() {
     let first = r.acknowledge(stored, store.wait_durable(ticket)).map_err(|(_, e)| e).unwrap();
     assert_eq!(first[0].event, again[0].event);
 }
+
+/// A sled `db` swapped for another store's: the open says what it found (the
+/// database is not the one the checkpoints were signed for, and which event
+/// differs), not that checkpoints were removed; and checkpoints removed
+/// from the file are said as that.
+#[test]
+fn a_swapped_sled_db_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+    let new = |d: &std::path::Path, game: &str| {
+        let out = arbiter(d, &["new", game, "--ruleset", "doomtrooper", "--seat", "p1=A", "--seat", "p2=B"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(arbiter(d, &["checkpoint"]).status.success());
+    };
+    new(&a, "g");
+    new(&b, "g");
+    new(&b, "h");
+    std::fs::create_dir_all(&c).unwrap();
+    for f in std::fs::read_dir(&b).unwrap() {
+        let f = f.unwrap();
+        if f.file_type().unwrap().is_file() {
+            std::fs::copy(f.path(), c.join(f.file_name())).unwrap();
+        }
+    }
+    // b's sled files into a: a's checkpoints, b's database.
+    for f in std::fs::read_dir(&a).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with("snap.") {
+            std::fs::remove_file(a.join(name)).unwrap();
+        }
+    }
+    for f in std::fs::read_dir(&b).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        if name == "db" || name == "conf" || name.starts_with("snap.") {
+            std::fs::copy(b.join(&name), a.join(&name)).unwrap();
+        }
+    }
+    let out = arbiter(&a, &["head", "g"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is not the one") && stderr.contains("g seq 0 has hash"), "{stderr}");
+    assert!(!stderr.contains("checkpoints were removed"), "{stderr}");
+    // c: b with its newest checkpoint removed from the file.
+    let kept = std::fs::read_to_string(c.join("checkpoints")).unwrap();
+    std::fs::write(c.join("checkpoints"), format!("{}\n", kept.lines().next().unwrap())).unwrap();
+    let out = arbiter(&c, &["head", "g"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("checkpoints were removed"), "{stderr}");
+}

@@ -414,10 +414,7 @@ pub fn check(store: &dyn Store) -> Result<(), OpenError> {
     if let Some(n) = signed
         && n > checkpoint.size
     {
-        return Err(lost(format!(
-            "{place} ends at checkpoint {}, but this store signed checkpoint {n}: checkpoints were removed",
-            checkpoint.size
-        )));
+        return Err(lost(more_signed_than_kept(store, &records, &place, checkpoint.size, n)));
     }
     // What each game held at the newest checkpoint.
     let mut heads: BTreeMap<&str, &(u64, String)> = BTreeMap::new();
@@ -465,6 +462,41 @@ pub fn check(store: &dyn Store) -> Result<(), OpenError> {
         )));
     }
     Ok(())
+}
+
+/// The store's own record says it signed checkpoint `n`, past the newest
+/// one kept in `place` (`size`): either checkpoints were removed from
+/// `place`, or the store's database is not the one they were signed for (a
+/// swapped sled `db`, another store's or a copy from another time). Which:
+/// whether it holds each game's event at the newest checkpoint with the
+/// hash signed there.
+fn more_signed_than_kept(store: &dyn Store, records: &[Record], place: &str, size: u64, n: u64) -> String {
+    let mut heads: BTreeMap<&str, &(u64, String)> = BTreeMap::new();
+    for r in records {
+        for (game, head) in &r.heads {
+            heads.insert(game, head);
+        }
+    }
+    let mut differ = Vec::new();
+    for (game, (seq, hash)) in heads {
+        match store.get(game, *seq) {
+            Ok(Some(e)) if e.hash == *hash => {}
+            Ok(Some(e)) => differ.push(format!("{game} seq {seq} has hash {}, not the signed {hash}", e.hash)),
+            Ok(None) => differ.push(format!("it has no {game} seq {seq}")),
+            Err(e) => differ.push(format!("{game} seq {seq} cannot be read ({e})")),
+        }
+    }
+    let held = store.log_size().map_or_else(|e| format!("cannot be read ({e})"), |s| format!("holds {s} events"));
+    if differ.is_empty() {
+        format!(
+            "{place} ends at checkpoint {size}, but the store's database records that it signed checkpoint {n} (its log {held}), and it holds every event checkpoint {size} signed: checkpoints were removed from {place}; put back the file from a backup"
+        )
+    } else {
+        format!(
+            "the store's database is not the one {place} was signed for: it records that it signed checkpoint {n} (its log {held}), but {place} ends at checkpoint {size}, and {}; the database was replaced (another store's, or a copy from another time): restore the store from a backup, or from exports and bundles",
+            differ.join(", ")
+        )
+    }
 }
 
 /// What `verify_log` found.

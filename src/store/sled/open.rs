@@ -157,7 +157,7 @@ fn set_aside_snapshot(dir: &Path) -> std::io::Result<Option<SetAside>> {
 /// sled refused the store at `dir` as damaged: which file, what arbiter
 /// knows of what it held without sled (the checkpoints and the journal,
 /// read from their own files), and what to do.
-fn sled_damaged(dir: &Path, at: Option<sled::DiskPtr>, set_aside: &[SetAside]) -> String {
+pub(super) fn sled_damaged(dir: &Path, at: Option<sled::DiskPtr>, set_aside: &[SetAside]) -> String {
     let file = match at {
         Some(at) => format!("{} (sled's log, at {at:?})", dir.join("db").display()),
         None if set_aside.is_empty() => format!("{} or its snapshot", dir.join("db").display()),
