@@ -206,7 +206,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         Command::New(a) => new::run(target()?, a, &out),
         Command::Append(a) => append::run(target()?, a, &out),
-        Command::Games => read::games(target()?, &out),
+        Command::Games => {
+            let target = target()?;
+            checkpoint::sign_tail(&cli, target);
+            read::games(target, &out)
+        }
         Command::Log(a) => read::log(target()?, a, &out),
         Command::State(a) => read::state(target()?, a, &out),
         Command::Head(a) => read::head(target()?, a, &out),
@@ -217,7 +221,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let waits = cli.server.is_some() || !matches!(cli.location()?, Location::Dir(_));
             record::run(target()?, a, waits, &out)
         }
-        Command::Verify(a) => verify::run(target()?, a, &out),
+        Command::Verify(a) => {
+            let target = target()?;
+            checkpoint::sign_tail(&cli, target);
+            verify::run(target, a, &out)
+        }
         Command::Copy(a) => copy::run(&cli, a, &out),
         Command::Export(a) => transfer::export(target()?, a, &out),
         Command::Import(a) => transfer::import(target()?, a, &out),

@@ -499,6 +499,49 @@ fn more_signed_than_kept(store: &dyn Store, records: &[Record], place: &str, siz
     }
 }
 
+/// Events of a game stored after the newest checkpoint: acknowledged (an
+/// append is acknowledged once durable, and signed after), in no signed
+/// checkpoint yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unsigned {
+    pub game: String,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Each of `games` whose head is past what the checkpoints kept with the
+/// store signed of it (none signed: from event 0). Cost: one read of the
+/// checkpoints and one head per game.
+pub fn unsigned(store: &dyn Store, games: &[String]) -> Result<Vec<Unsigned>, ReadError> {
+    let records = store.checkpoints().map_err(|e| ReadError::Io(e.to_string()))?;
+    let mut signed: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &records {
+        for (game, (seq, _)) in &r.heads {
+            signed.insert(game, *seq);
+        }
+    }
+    let mut out = Vec::new();
+    for game in games {
+        let Some(head) = store.head(game)? else { continue };
+        let from = signed.get(game.as_str()).map_or(0, |s| s + 1);
+        if head.seq >= from {
+            out.push(Unsigned { game: game.clone(), from, to: head.seq });
+        }
+    }
+    Ok(out)
+}
+
+/// Signs a checkpoint if the log holds events past the newest one (a writer
+/// that died between an acknowledgement and its checkpoint leaves such a
+/// tail); nothing when it does not. Whether one was signed.
+pub fn sign_tail(store: &dyn Store, signer: &NoteSigner) -> Result<bool, SignError> {
+    let newest = store.checkpoints()?.pop().map(|r| r.checkpoint()).transpose()?;
+    if store.log_size()? <= newest.map_or(0, |c| c.size) {
+        return Ok(false);
+    }
+    sign(store, signer).map(|s| s.new)
+}
+
 /// What `verify_log` found.
 #[derive(Debug, Clone, Serialize)]
 pub struct LogVerified {

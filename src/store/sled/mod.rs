@@ -478,6 +478,10 @@ impl Store for SledStore {
         Some(&self.dir)
     }
 
+    fn is_a_copy(&self) -> bool {
+        self.copy.is_some()
+    }
+
     fn name(&self) -> String {
         let dir = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
         dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
