@@ -66,6 +66,15 @@ impl Record<'_> {
             }
             Record::File(_) | Record::Bytes(_) => {
                 let hashes: Vec<String> = self.events_from(0).map(|e| e.map(|e| e.hash)).collect::<Result<_, _>>()?;
+                // Every record starts with its event 0: a file with none
+                // is not an export (an empty file, or the wrong one).
+                if hashes.is_empty() {
+                    let what = match self {
+                        Record::File(f) => format!("{} holds no events", f.path.display()),
+                        _ => "the export holds no events".to_string(),
+                    };
+                    return Err(RecordError::Input(format!("{what}: an export starts with its game's event 0")));
+                }
                 Ok((hashes.len() as u64, Some(hashes)))
             }
         }

@@ -801,3 +801,65 @@ fn a_rulings_refusal_names_the_seats_as_the_rulesets_refusals_do() {
     assert!(stderr(&out).contains("may act now: Alice (p1), Bob (p2)"), "{}", stderr(&out));
     assert_eq!(head(d, "g"), before);
 }
+
+/// Small things: a check that cannot run is an error (exit 2,
+/// saying why), a check that fails is exit 1, and a refused export leaves
+/// no file.
+#[test]
+fn diff_of_two_empty_files_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.jsonl"), "").unwrap();
+    std::fs::write(d.join("b.jsonl"), "").unwrap();
+    let a = d.join("a.jsonl").display().to_string();
+    let b = d.join("b.jsonl").display().to_string();
+    let out = arbiter(&d.join("data"), &["diff", &a, &b]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds no events"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn export_of_a_missing_game_writes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d, "g");
+    let file = d.join("out.jsonl");
+    let out = arbiter(d, &["export", "nosuch", "-o", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!file.exists(), "a refused export left a file behind");
+    let left: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().ends_with(".partial")), "{left:?}");
+    let out = arbiter(d, &["export", "g", "-o", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn verify_file_of_a_missing_file_says_no_such_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nosuch.jsonl");
+    let out = arbiter(&dir.path().join("data"), &["verify-file", missing.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no such file"), "{stderr}");
+    assert!(!stderr.contains("failed verification"), "{stderr}");
+}
+
+#[test]
+fn verify_bundle_kept_without_a_consistency_proof_is_a_failed_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    new_game(d, "g");
+    let bundle = d.join("g.bundle");
+    assert!(arbiter(d, &["prove", "g", "-o", bundle.to_str().unwrap()]).status.success());
+    let out = arbiter(d, &["checkpoint"]);
+    assert!(out.status.success());
+    let kept = d.join("kept.note");
+    std::fs::write(&kept, &out.stdout).unwrap();
+    let out = arbiter(d, &["verify-bundle", bundle.to_str().unwrap(), "--kept", kept.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("FAILED") && stdout.contains("no consistency proof"), "{stdout}");
+}

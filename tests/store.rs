@@ -338,3 +338,105 @@ fn a_retry_of_an_append_not_yet_durable_waits_for_its_sync() {
     let first = r.acknowledge(stored, store.wait_durable(ticket)).map_err(|(_, e)| e).unwrap();
     assert_eq!(first[0].event, again[0].event);
 }
+
+/// A sled `db` swapped for another store's: the open says what it found (the
+/// database is not the one the checkpoints were signed for, and which event
+/// differs), not that checkpoints were removed; and checkpoints removed
+/// from the file are said as that.
+#[test]
+fn a_swapped_sled_db_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+    let new = |d: &std::path::Path, game: &str| {
+        let out = arbiter(d, &["new", game, "--ruleset", "doomtrooper", "--seat", "p1=A", "--seat", "p2=B"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(arbiter(d, &["checkpoint"]).status.success());
+    };
+    new(&a, "g");
+    new(&b, "g");
+    new(&b, "h");
+    std::fs::create_dir_all(&c).unwrap();
+    for f in std::fs::read_dir(&b).unwrap() {
+        let f = f.unwrap();
+        if f.file_type().unwrap().is_file() {
+            std::fs::copy(f.path(), c.join(f.file_name())).unwrap();
+        }
+    }
+    // b's sled files into a: a's checkpoints, b's database.
+    for f in std::fs::read_dir(&a).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with("snap.") {
+            std::fs::remove_file(a.join(name)).unwrap();
+        }
+    }
+    for f in std::fs::read_dir(&b).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        if name == "db" || name == "conf" || name.starts_with("snap.") {
+            std::fs::copy(b.join(&name), a.join(&name)).unwrap();
+        }
+    }
+    let out = arbiter(&a, &["head", "g"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is not the one") && stderr.contains("g seq 0 has hash"), "{stderr}");
+    assert!(!stderr.contains("checkpoints were removed"), "{stderr}");
+    // c: b with its newest checkpoint removed from the file.
+    let kept = std::fs::read_to_string(c.join("checkpoints")).unwrap();
+    std::fs::write(c.join("checkpoints"), format!("{}\n", kept.lines().next().unwrap())).unwrap();
+    let out = arbiter(&c, &["head", "g"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("checkpoints were removed"), "{stderr}");
+}
+
+/// A writer that dies between an acknowledgement and its checkpoint leaves
+/// events in no signed checkpoint. `verify` names them while they are so;
+/// `games` and `verify` sign a checkpoint of them first.
+#[test]
+fn an_acknowledged_tail_in_no_checkpoint_is_named_and_then_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    {
+        // The library appends without signing: as a writer killed before it signed.
+        let store = arbiter::store::SledStore::open(d).unwrap();
+        create(&store, "g", &header(), "organiser", None).unwrap();
+        let mut r = Recorder::load(&store, "g").unwrap();
+        r.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap();
+        store.close();
+    }
+    // No checkpoint can be signed (a key that cannot be read): verify says
+    // which events are in none.
+    let no_key = d.join("nowhere").join("log.key");
+    let out = arbiter(d, &["verify", "g", "--log-key", no_key.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("events 0..1 of g are not yet in a signed checkpoint"), "{stdout}");
+    let out = arbiter(d, &["--json", "verify", "g", "--log-key", no_key.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["unsigned"], json!({"from": 0, "to": 1}));
+    // `games` signs it.
+    let out = arbiter(d, &["games"]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("signed a checkpoint"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(d.join("checkpoints")).unwrap().lines().count(), 1);
+    let out = arbiter(d, &["verify", "--all"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!stdout.contains("not yet in a signed checkpoint"), "{stdout}");
+    assert!(stdout.contains("its root at 2 is the one checkpoint 2 signed"), "{stdout}");
+    // Another writer's tail: `verify` signs it before it verifies.
+    {
+        let store = arbiter::store::SledStore::open(d).unwrap();
+        let mut r = Recorder::load(&store, "g").unwrap();
+        r.append(&sub("p1", tactic("Fight")), Some(2)).unwrap();
+        store.close();
+    }
+    let out = arbiter(d, &["verify", "--all"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("signed a checkpoint"));
+    assert!(stdout.contains("its root at 3 is the one checkpoint 3 signed"), "{stdout}");
+}

@@ -2,6 +2,10 @@
 # Verifies an arbiter export (JSON Lines) with jq and b3sum only: every
 # event's hash is BLAKE3 of its canonical JSON without "hash", every seq
 # follows the one before it, and every prev is the hash of the event before.
+# The log's leaves are the export's exact bytes, so each line must be its
+# event's canonical JSON exactly (what `jq -cS .` makes of it: no spaces, no
+# CR, keys sorted), lines ended by a newline (the last may lack it, as
+# `verify-file` allows).
 # This checks the record's integrity, not the game's rules: for those, run
 # `arbiter verify-file FILE`.
 #
@@ -18,7 +22,9 @@ expect=0
 n=0
 while IFS= read -r line || [ -n "$line" ]; do
   n=$((n + 1))
-  seq=$(jq -r '.seq' <<<"$line" 2>/dev/null) || { echo "line $n: not JSON" >&2; exit 1; }
+  canon=$(jq -cS . <<<"$line" 2>/dev/null) || { echo "line $n: not JSON" >&2; exit 1; }
+  [ "$line" = "$canon" ] || { echo "line $n: not the exact bytes of an export (each line is one event's canonical JSON, as jq -cS writes it)" >&2; exit 1; }
+  seq=$(jq -r '.seq' <<<"$line")
   stated=$(jq -r '.hash' <<<"$line")
   actual=$(jq -cS 'del(.hash)' <<<"$line" | tr -d '\n' | b3sum --no-names)
   [ "$seq" = "$expect" ] || { echo "seq $expect: line $n has seq $seq (missing, repeated or reordered events)" >&2; exit 1; }

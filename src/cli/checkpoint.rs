@@ -44,6 +44,28 @@ pub fn run(cli: &Cli, target: &Target, a: &Args, out: &Output) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
+/// `games` and `verify` (and a server, at its first tick) sign a checkpoint
+/// of the events a writer acknowledged and died before signing: an append
+/// is acknowledged once durable and signed after, since signing before
+/// would add a signature and a checkpoint's sync to every append's wait.
+/// Not on a copy of a store that cannot be written (nothing made there
+/// lasts); a failure is said, and `verify` then names the unsigned events.
+pub fn sign_tail(cli: &Cli, target: &super::Target) {
+    let super::Target::Local(store) = target else { return };
+    if store.is_a_copy() {
+        return;
+    }
+    let signed = signer(cli, store.as_ref())
+        .and_then(|s| checkpoints::sign_tail(store.as_ref(), &s).map_err(|e| rec(RecordError::Io(e.to_string()))));
+    match signed {
+        Ok(true) => eprintln!(
+            "note: signed a checkpoint of the events stored after the newest one (a writer stopped before it signed them)"
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!("warning: no checkpoint was signed of the events stored after the newest one: {e:#}"),
+    }
+}
+
 /// The organiser's signing key of a local store (made on first use).
 pub fn signer(cli: &Cli, store: &dyn arbiter::store::Store) -> anyhow::Result<arbiter::tlog::NoteSigner> {
     checkpoints::signer(store, cli.log_key.as_deref(), cli.origin.as_deref())

@@ -210,7 +210,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         Command::New(a) => new::run(target()?, a, &out),
         Command::Append(a) => append::run(target()?, a, &out),
-        Command::Games => read::games(target()?, &out),
+        Command::Games => {
+            let target = target()?;
+            checkpoint::sign_tail(&cli, target);
+            read::games(target, &out)
+        }
         Command::Log(a) => read::log(target()?, a, &out),
         Command::State(a) => read::state(target()?, a, &out),
         Command::Head(a) => read::head(target()?, a, &out),
@@ -221,7 +225,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let waits = cli.server.is_some() || !matches!(cli.location()?, Location::Dir(_));
             record::run(target()?, a, waits, &out)
         }
-        Command::Verify(a) => verify::run(target()?, a, &out),
+        Command::Verify(a) => {
+            let target = target()?;
+            checkpoint::sign_tail(&cli, target);
+            verify::run(target, a, &out)
+        }
         Command::Copy(a) => copy::run(&cli, a, &out),
         Command::Export(a) => transfer::export(target()?, a, &out),
         Command::Import(a) => transfer::import(target()?, a, &out),
@@ -453,6 +461,7 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
     let opened = match reading {
         true => SledStore::open_for_reading(dir).map(|(store, copied)| {
+            say_set_aside(&store);
             if let Some(c) = copied {
                 eprintln!(
                     "note: the store at {} cannot be written ({}); reading a copy in {}",
@@ -463,7 +472,10 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
             }
             Box::new(store) as Box<dyn Store>
         }),
-        false => SledStore::open(dir).map(|s| Box::new(s) as Box<dyn Store>),
+        false => SledStore::open(dir).map(|s| {
+            say_set_aside(&s);
+            Box::new(s) as Box<dyn Store>
+        }),
     };
     opened.map_err(|e| {
         if !existed {
@@ -486,6 +498,18 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
         };
         rec(RecordError::Io(why))
     })
+}
+
+/// Says on stderr which of sled's snapshots the open set aside: sled's
+/// cache, rebuilt from `db`, but a change an operator should hear of.
+fn say_set_aside(store: &SledStore) {
+    for s in store.set_aside() {
+        eprintln!(
+            "note: sled refused its snapshot {} (cut short by a crash, or damaged); it was set aside as {}, sled recovered from its log alone, and the store was checked against its journal and checkpoints",
+            s.file.display(),
+            s.to.display()
+        );
+    }
 }
 
 /// The rulesets, each with the document it follows: `--ruleset`'s possible

@@ -46,17 +46,57 @@ pub struct VerifyFileArgs {
 }
 
 pub fn export(target: &Target, a: &ExportArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let mut sink: Box<dyn Write> = match &a.output {
-        Some(path) => {
-            Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?))
+    // A file is written whole or not at all: into a file beside it, renamed
+    // over it at the end, so a missing game or a broken event leaves
+    // nothing behind (nor half an export).
+    let partial = a.output.as_ref().map(|path| {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        path.with_file_name(format!(".{name}.{}.partial", std::process::id()))
+    });
+    let written = write_export(target, a, partial.as_ref());
+    let count = match (written, &partial, &a.output) {
+        (Ok(count), Some(partial), Some(path)) => {
+            std::fs::rename(partial, path).with_context(|| format!("cannot write {}", path.display()))?;
+            count
         }
-        None => Box::new(BufWriter::new(std::io::stdout().lock())),
+        (Ok(count), _, _) => count,
+        (Err(e), partial, _) => {
+            if let Some(partial) = partial {
+                let _ = std::fs::remove_file(partial);
+            }
+            return Err(e);
+        }
+    };
+    if let Some(path) = &a.output {
+        out.emit(serde_json::json!({"game": a.game, "events": count, "file": path}), || {
+            format!("exported {count} events of {} to {}", a.game, path.display())
+        });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The export of `a.game` into `partial` (else stdout), once the game is
+/// found: how many events.
+fn write_export(target: &Target, a: &ExportArgs, partial: Option<&PathBuf>) -> anyhow::Result<u64> {
+    let sink = |first: Option<&[u8]>| -> anyhow::Result<Box<dyn Write>> {
+        let mut sink: Box<dyn Write> = match partial {
+            Some(path) => Box::new(BufWriter::new(
+                File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+            )),
+            None => Box::new(BufWriter::new(std::io::stdout().lock())),
+        };
+        if let Some(bytes) = first {
+            sink.write_all(bytes)?;
+        }
+        Ok(sink)
     };
     let mut count = 0u64;
-    match target {
+    let mut sink = match target {
         Target::Local(store) => {
-            let len = store.head(&a.game).ok().flatten().map(|h| h.seq + 1);
-            let bar = progress::bar(len, "exporting");
+            let head = store.head(&a.game).map_err(|e| rec(e.into()))?;
+            let head = head.ok_or_else(|| rec(RecordError::NoSuchGame(a.game.clone())))?;
+            let bar = progress::bar(Some(head.seq + 1), "exporting");
+            let mut sink = sink(None)?;
             for event in store.read(&a.game, 0).map_err(|e| rec(e.into()))? {
                 let event = event.map_err(|e| rec(e.into()))?;
                 sink.write_all(&canonical_bytes(&event))?;
@@ -65,6 +105,7 @@ pub fn export(target: &Target, a: &ExportArgs, out: &Output) -> anyhow::Result<E
                 bar.inc(1);
             }
             bar.finish_and_clear();
+            sink
         }
         Target::Remote(c) => {
             // Written only once every line is checked (strict JSON, hash, chain).
@@ -77,16 +118,11 @@ pub fn export(target: &Target, a: &ExportArgs, out: &Output) -> anyhow::Result<E
                 prev = Some(event.link());
                 count += 1;
             }
-            sink.write_all(&bytes)?;
+            sink(Some(&bytes))?
         }
-    }
+    };
     sink.flush()?;
-    if let Some(path) = &a.output {
-        out.emit(serde_json::json!({"game": a.game, "events": count, "file": path}), || {
-            format!("exported {count} events of {} to {}", a.game, path.display())
-        });
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(count)
 }
 
 fn open(path: &PathBuf) -> anyhow::Result<BufReader<File>> {
@@ -125,6 +161,15 @@ pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<E
 }
 
 pub fn verify_file(a: &VerifyFileArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    // A file that cannot be read was not checked: an error (exit 2), not a
+    // failed verification.
+    if let Err(e) = File::open(&a.file) {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => format!("no such file: {}", a.file.display()),
+            _ => format!("cannot read {}: {e}", a.file.display()),
+        };
+        return Err(rec(RecordError::Io(why)));
+    }
     let (verified, _) = verify(&ExportFile { path: a.file.clone() }, a.head.as_deref())
         .map_err(|e: RecordError| rec(e).context(format!("{} failed verification", a.file.display())))?;
     out.emit(serde_json::json!({"file": a.file, "ok": true, "events": verified.events, "head": verified.head}), || {

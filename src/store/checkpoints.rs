@@ -414,10 +414,7 @@ pub fn check(store: &dyn Store) -> Result<(), OpenError> {
     if let Some(n) = signed
         && n > checkpoint.size
     {
-        return Err(lost(format!(
-            "{place} ends at checkpoint {}, but this store signed checkpoint {n}: checkpoints were removed",
-            checkpoint.size
-        )));
+        return Err(lost(more_signed_than_kept(store, &records, &place, checkpoint.size, n)));
     }
     // What each game held at the newest checkpoint.
     let mut heads: BTreeMap<&str, &(u64, String)> = BTreeMap::new();
@@ -465,6 +462,84 @@ pub fn check(store: &dyn Store) -> Result<(), OpenError> {
         )));
     }
     Ok(())
+}
+
+/// The store's own record says it signed checkpoint `n`, past the newest
+/// one kept in `place` (`size`): either checkpoints were removed from
+/// `place`, or the store's database is not the one they were signed for (a
+/// swapped sled `db`, another store's or a copy from another time). Which:
+/// whether it holds each game's event at the newest checkpoint with the
+/// hash signed there.
+fn more_signed_than_kept(store: &dyn Store, records: &[Record], place: &str, size: u64, n: u64) -> String {
+    let mut heads: BTreeMap<&str, &(u64, String)> = BTreeMap::new();
+    for r in records {
+        for (game, head) in &r.heads {
+            heads.insert(game, head);
+        }
+    }
+    let mut differ = Vec::new();
+    for (game, (seq, hash)) in heads {
+        match store.get(game, *seq) {
+            Ok(Some(e)) if e.hash == *hash => {}
+            Ok(Some(e)) => differ.push(format!("{game} seq {seq} has hash {}, not the signed {hash}", e.hash)),
+            Ok(None) => differ.push(format!("it has no {game} seq {seq}")),
+            Err(e) => differ.push(format!("{game} seq {seq} cannot be read ({e})")),
+        }
+    }
+    let held = store.log_size().map_or_else(|e| format!("cannot be read ({e})"), |s| format!("holds {s} events"));
+    if differ.is_empty() {
+        format!(
+            "{place} ends at checkpoint {size}, but the store's database records that it signed checkpoint {n} (its log {held}), and it holds every event checkpoint {size} signed: checkpoints were removed from {place}; put back the file from a backup"
+        )
+    } else {
+        format!(
+            "the store's database is not the one {place} was signed for: it records that it signed checkpoint {n} (its log {held}), but {place} ends at checkpoint {size}, and {}; the database was replaced (another store's, or a copy from another time): restore the store from a backup, or from exports and bundles",
+            differ.join(", ")
+        )
+    }
+}
+
+/// Events of a game stored after the newest checkpoint: acknowledged (an
+/// append is acknowledged once durable, and signed after), in no signed
+/// checkpoint yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unsigned {
+    pub game: String,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Each of `games` whose head is past what the checkpoints kept with the
+/// store signed of it (none signed: from event 0). Cost: one read of the
+/// checkpoints and one head per game.
+pub fn unsigned(store: &dyn Store, games: &[String]) -> Result<Vec<Unsigned>, ReadError> {
+    let records = store.checkpoints().map_err(|e| ReadError::Io(e.to_string()))?;
+    let mut signed: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &records {
+        for (game, (seq, _)) in &r.heads {
+            signed.insert(game, *seq);
+        }
+    }
+    let mut out = Vec::new();
+    for game in games {
+        let Some(head) = store.head(game)? else { continue };
+        let from = signed.get(game.as_str()).map_or(0, |s| s + 1);
+        if head.seq >= from {
+            out.push(Unsigned { game: game.clone(), from, to: head.seq });
+        }
+    }
+    Ok(out)
+}
+
+/// Signs a checkpoint if the log holds events past the newest one (a writer
+/// that died between an acknowledgement and its checkpoint leaves such a
+/// tail); nothing when it does not. Whether one was signed.
+pub fn sign_tail(store: &dyn Store, signer: &NoteSigner) -> Result<bool, SignError> {
+    let newest = store.checkpoints()?.pop().map(|r| r.checkpoint()).transpose()?;
+    if store.log_size()? <= newest.map_or(0, |c| c.size) {
+        return Ok(false);
+    }
+    sign(store, signer).map(|s| s.new)
 }
 
 /// What `verify_log` found.

@@ -268,6 +268,13 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// Whether this is a copy of the store opened for a verb that only
+    /// reads (`SledStore::open_for_reading`): nothing written to it lasts,
+    /// so nothing (a checkpoint, a key) is made in it.
+    fn is_a_copy(&self) -> bool {
+        false
+    }
+
     /// Why the store stopped storing, once a write failed in a way that
     /// leaves what it holds unknown (sled's failed sync); None while it works.
     fn failed(&self) -> Option<String> {

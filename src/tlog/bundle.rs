@@ -141,9 +141,11 @@ pub fn check(
     let kept_note = kept;
     let kept = match (kept, &bundle.kept) {
         (None, _) => None,
+        // What the player asked the bundle to prove, it does not: a failed
+        // check, as a proof that does not hold.
         (Some(_), None) => {
-            return Err(BundleError::Input(
-                "--kept given, but the bundle has no consistency proof (make it with `prove --kept`)".into(),
+            return Err(failed(
+                "--kept given, but the bundle has no consistency proof from it (make one with `prove --kept`)".into(),
             ));
         }
         (Some(note), Some(proof)) => Some(check_kept(&key, note, proof, &checkpoint)?),

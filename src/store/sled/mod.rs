@@ -72,7 +72,7 @@ use super::{AppendError, Durable, Events, Head, ReadError, Store, StoredEvents, 
 use crate::event::{Chain, Event, Link, Parsed};
 use crate::tlog::merkle::Hash;
 
-pub use self::open::Copied;
+pub use self::open::{Copied, SetAside};
 
 const TREE_PREFIX: &str = "game/";
 
@@ -185,6 +185,9 @@ pub struct SledStore {
     /// Why the log's right edge could not be loaded at open (a subtree it
     /// is computed from is missing or damaged): every insert is refused.
     edge_broken: Option<String>,
+    /// sled's snapshots this open set aside (`open::set_aside_snapshot`),
+    /// for the caller to say so.
+    set_aside: Vec<open::SetAside>,
     /// The copy this store was opened on (`open_for_reading`), removed
     /// when the store is dropped: this field is last, so sled is closed first.
     copy: Option<dir::Copy>,
@@ -473,6 +476,10 @@ impl Store for SledStore {
 
     fn home(&self) -> Option<&Path> {
         Some(&self.dir)
+    }
+
+    fn is_a_copy(&self) -> bool {
+        self.copy.is_some()
     }
 
     fn name(&self) -> String {

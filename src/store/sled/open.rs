@@ -100,6 +100,100 @@ pub(super) fn write_error(shown: &str, e: &sled::Error) -> OpenError {
     }
 }
 
+/// How many snapshots one open sets aside before it gives up: sled keeps
+/// one, and a crash may leave one `.generating` beside it.
+const MOST_SET_ASIDE: usize = 4;
+
+/// Where an open puts the sled snapshots it sets aside, inside the store's
+/// directory (sled reads only files named `snap.*` in the directory itself).
+pub const SET_ASIDE_DIR: &str = "set-aside";
+
+/// A sled snapshot that an open set aside because sled refused the store
+/// with it (a snapshot a crash cut short, or a changed byte).
+#[derive(Debug, Clone)]
+pub struct SetAside {
+    pub file: PathBuf,
+    pub to: PathBuf,
+}
+
+/// The snapshot sled reads, as it picks it (pagecache/snapshot.rs,
+/// `read_snapshot`): of the files named `snap.*` in `dir` but
+/// `*.in___motion`, the greatest name.
+fn newest_snapshot(dir: &Path) -> std::io::Result<Option<PathBuf>> {
+    let mut newest: Option<String> = None;
+    for entry in std::fs::read_dir(dir)? {
+        let Ok(name) = entry?.file_name().into_string() else { continue };
+        if name.starts_with("snap.") && !name.ends_with(".in___motion") && newest.as_ref().is_none_or(|n| name > *n) {
+            newest = Some(name);
+        }
+    }
+    Ok(newest.map(|n| dir.join(n)))
+}
+
+/// Moves the snapshot sled reads into `SET_ASIDE_DIR`, under a name no
+/// earlier one has; none: there is no snapshot to blame.
+fn set_aside_snapshot(dir: &Path) -> std::io::Result<Option<SetAside>> {
+    let Some(file) = newest_snapshot(dir)? else { return Ok(None) };
+    let into = dir.join(SET_ASIDE_DIR);
+    std::fs::create_dir_all(&into)?;
+    let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mut to = into.join(format!("{name}.{secs}"));
+    let mut n = 1;
+    while to.exists() {
+        to = into.join(format!("{name}.{secs}-{n}"));
+        n += 1;
+    }
+    std::fs::rename(&file, &to)?;
+    // The rename must last: else a crash brings the snapshot back.
+    for d in [dir, into.as_path()] {
+        if let Ok(d) = File::open(d) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(Some(SetAside { file, to }))
+}
+
+/// sled refused the store at `dir` as damaged: which file, what arbiter
+/// knows of what it held without sled (the checkpoints and the journal,
+/// read from their own files), and what to do.
+pub(super) fn sled_damaged(dir: &Path, at: Option<sled::DiskPtr>, set_aside: &[SetAside]) -> String {
+    let file = match at {
+        Some(at) => format!("{} (sled's log, at {at:?})", dir.join("db").display()),
+        None if set_aside.is_empty() => format!("{} or its snapshot", dir.join("db").display()),
+        None => format!(
+            "{} (without its snapshots, set aside in {})",
+            dir.join("db").display(),
+            dir.join(SET_ASIDE_DIR).display()
+        ),
+    };
+    let signed = match crate::store::checkpoints::read(dir) {
+        Ok(records) => match records.last().map(|r| r.checkpoint()) {
+            None => "it signed no checkpoint".to_string(),
+            Some(Ok(c)) => {
+                let games: std::collections::BTreeMap<&str, u64> =
+                    records.iter().flat_map(|r| r.heads.iter().map(|(g, (seq, _))| (g.as_str(), *seq))).collect();
+                let games: Vec<String> = games.iter().map(|(g, seq)| format!("{g} to seq {seq}")).collect();
+                format!("its newest checkpoint signed {} events of the log ({})", c.size, games.join(", "))
+            }
+            Some(Err(e)) => format!("its newest checkpoint cannot be read ({e})"),
+        },
+        Err(e) => format!("its checkpoints cannot be read ({e})"),
+    };
+    let journaled = match journal::read_files(dir) {
+        Ok(files) => {
+            let events: usize =
+                [&files.older, &files.newer].iter().flat_map(|r| r.records.iter()).map(|(_, e)| e.len()).sum();
+            format!("its journal holds {events} events acknowledged since sled's last sync")
+        }
+        Err(e) => format!("its journal cannot be read ({e})"),
+    };
+    format!(
+        "the store at {} is damaged: sled cannot read {file}: {signed}; {journaled}. Restore the store from a backup, or make a new one from exports (`arbiter import`) or bundles, and check it against the checkpoints you kept",
+        dir.display()
+    )
+}
+
 impl SledStore {
     /// Opens (or creates) the store at `dir` and checks it against its
     /// newest checkpoint.
@@ -119,28 +213,53 @@ impl SledStore {
         // One arbiter process opens the store at a time, so that what the
         // undo finds new or grown was written by this open.
         let opening = Opening::begin(dir);
-        let before = opening.as_ref().and_then(|_| Before::note(dir));
-        let opened = open_sled(dir);
-        let db = match opened {
-            Ok(db) => db,
-            Err(e) => {
-                if let Some(before) = &before {
-                    before.undo(dir);
-                }
-                drop(opening);
-                // sled takes an exclusive lock on `db` and reports another holder only
-                // in words; another process holding it is a state to explain, not an
-                // I/O failure, so ask the lock itself.
-                return Err(if held_by_another_process(&dir.join("db")) {
-                    OpenError::InUse { dir: shown }
-                } else if let sled::Error::Io(io) = &e
-                    && dir::is_unwritable(io)
-                {
-                    OpenError::Unwritable { dir: shown, why: io.to_string() }
-                } else {
-                    OpenError::Io { dir: shown, why: e.to_string() }
-                });
+        let mut set_aside = Vec::new();
+        let db = loop {
+            let before = opening.as_ref().and_then(|_| Before::note(dir));
+            let e = match open_sled(dir) {
+                Ok(db) => break db,
+                Err(e) => e,
+            };
+            if let Some(before) = &before {
+                before.undo(dir);
             }
+            // A snapshot sled refuses is its cache of where pages lie in
+            // `db`, not data: set aside (never removed), sled recovers from
+            // `db` alone, and the checks below still compare what it
+            // recovered with the journal and the checkpoints.
+            if let sled::Error::Corruption { at: None, .. } = e
+                && set_aside.len() < MOST_SET_ASIDE
+            {
+                match set_aside_snapshot(dir) {
+                    Ok(Some(s)) => {
+                        set_aside.push(s);
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(why) => {
+                        drop(opening);
+                        return Err(OpenError::Io {
+                            dir: shown,
+                            why: format!("sled refuses its snapshot, which cannot be set aside: {why}"),
+                        });
+                    }
+                }
+            }
+            drop(opening);
+            // sled takes an exclusive lock on `db` and reports another holder only
+            // in words; another process holding it is a state to explain, not an
+            // I/O failure, so ask the lock itself.
+            return Err(if held_by_another_process(&dir.join("db")) {
+                OpenError::InUse { dir: shown }
+            } else if let sled::Error::Io(io) = &e
+                && dir::is_unwritable(io)
+            {
+                OpenError::Unwritable { dir: shown, why: io.to_string() }
+            } else if let sled::Error::Corruption { at, .. } = &e {
+                OpenError::Lost(sled_damaged(dir, *at, &set_aside))
+            } else {
+                OpenError::Io { dir: shown, why: e.to_string() }
+            });
         };
         // sled holds its lock on `db` now: no one else opens the store.
         drop(opening);
@@ -224,6 +343,7 @@ impl SledStore {
             unsynced: Box::default(),
             trees: Box::default(),
             edge_broken: None,
+            set_aside,
             copy: None,
         };
         let unwritable = |store: &SledStore, why: String| match store.failure() {
@@ -279,6 +399,12 @@ impl SledStore {
                 .map_err(|e| OpenError::Io { dir: shown.clone(), why: format!("cannot empty its journal: {e}") })?;
         }
         Ok(store)
+    }
+
+    /// The sled snapshots this open set aside (sled refused the store with
+    /// them), for the caller to say so.
+    pub fn set_aside(&self) -> &[SetAside] {
+        &self.set_aside
     }
 
     /// Opens the store at `dir` for a verb that only reads. A store that

@@ -1130,3 +1130,28 @@ fn a_log_of_a_newer_layout_is_refused() {
     };
     assert!(why.contains("newer arbiter"), "{why}");
 }
+
+/// sled's refusal of a store's files is said with the file, what arbiter
+/// knows without sled (the newest checkpoint and its games, the journal),
+/// and what to do; not as sled's "Read corrupted data at file offset None".
+#[test]
+fn sleds_corruption_is_said_with_what_the_checkpoints_and_the_journal_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    let (e0, b0) = sealed(None);
+    store.append("g", &e0, &b0).unwrap();
+    let signer = crate::store::checkpoints::signer(&store, None, Some("test.example/log")).unwrap();
+    crate::store::checkpoints::sign(&store, &signer).unwrap();
+    let (e1, b1) = sealed(Some(&e0.link()));
+    store.append("g", &e1, &b1).unwrap();
+    // Dropped without its close: the journal keeps what sled lacks.
+    std::mem::forget(store);
+    let why = sled_damaged(dir.path(), None, &[]);
+    assert!(why.contains(&format!("{}", dir.path().join("db").display())), "{why}");
+    assert!(why.contains("newest checkpoint signed 1 events of the log (g to seq 0)"), "{why}");
+    // Both events, or the second alone: the checkpoint's setting may have
+    // made sled sync the first.
+    assert!(why.contains("journal holds 2 events") || why.contains("journal holds 1 events"), "{why}");
+    assert!(why.contains("Restore the store from a backup") && why.contains("exports"), "{why}");
+    assert!(!why.contains("offset None"), "{why}");
+}
