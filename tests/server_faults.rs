@@ -189,6 +189,14 @@ fn a_client_that_sends_half_a_head_is_dropped_after_the_header_timeout() {
     assert!(began.elapsed() < GENEROUS);
     // The server still serves others.
     assert_eq!(server.call("GET", "/api/games", None, None).0, 200);
+    // The cut is counted by its reason.
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let metrics = agent.get(format!("{}/metrics", server.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    assert_eq!(
+        common::server::metric(&metrics, "arbiter_connections_cut_total{reason=\"head_timeout\"}"),
+        1.0,
+        "{metrics}"
+    );
 }
 
 #[test]

@@ -78,6 +78,9 @@ pub struct Server {
     pub streams: Streams,
     /// Live streams reading the store at once (to catch up).
     pub catching_up: Semaphore,
+    /// What `/metrics` shows, fed by the router's middleware, the store's
+    /// syncs and the connection loop (its cuts).
+    pub metrics: Arc<observe::Metrics>,
 }
 
 /// The caps on live subscriptions (`limits`; tests and benchmarks set their own).
@@ -140,6 +143,8 @@ impl Server {
     pub fn with_limits(store: Box<dyn Store>, signer: NoteSigner, pending: usize, streams: Streams) -> Shared {
         let keeper = log::Keeper::new(signer);
         let store: &'static dyn Store = Box::leak(store);
+        let metrics = Arc::new(observe::Metrics::new(routes::ROUTES.iter().map(|r| r.path).collect()));
+        observe::watch_store(store, &metrics);
         let server = Arc::new(Server {
             store,
             slots: Mutex::new(HashMap::new()),
@@ -150,6 +155,7 @@ impl Server {
             subscribers: AtomicUsize::new(0),
             streams,
             catching_up: Semaphore::new(MAX_CATCHING_UP),
+            metrics,
         });
         // Appends through other servers on the same database (none for sled).
         let weak = Arc::downgrade(&server);
@@ -461,8 +467,11 @@ pub async fn serve_with(
             Ok(permit) => {
                 connection::unacked_write_timeout(&stream, Duration::from_secs(UNACKED_WRITE_SECONDS));
                 let conn = connection::serve(stream, app.clone(), limits.clone(), stopping.clone());
+                let metrics = server.metrics.clone();
                 connections.spawn(async move {
-                    conn.await;
+                    if let Some(reason) = conn.await {
+                        metrics.cut(reason, 1);
+                    }
                     drop(permit);
                 });
             }
@@ -480,6 +489,7 @@ pub async fn serve_with(
         // Cut: a handler dropped here was not answered.
         stopped.cut = connections.len();
         connections.shutdown().await;
+        server.metrics.cut("shutdown_deadline", stopped.cut as u64);
     }
     // An append under way (a task of its own, `events::run`) still
     // finishes, stored durably or not at all, before the last checkpoint

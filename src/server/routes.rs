@@ -2,8 +2,6 @@
 //! document says of it, so the router and `/openapi.json` cannot drift
 //! apart (and `schemas/openapi.json` is checked against it by a test).
 
-use std::sync::Arc;
-
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, delete, get, post, put};
@@ -517,8 +515,7 @@ pub const ROUTES: &[Route] = &[
 ];
 
 pub fn router(server: Shared) -> Router {
-    let metrics = Arc::new(observe::Metrics::new(ROUTES.iter().map(|r| r.path).collect()));
-    observe::watch_store(server.store, &metrics);
+    let metrics = server.metrics.clone();
     let mut router = Router::new();
     for route in ROUTES {
         router = router.route(route.path, (route.handler)());
