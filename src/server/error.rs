@@ -100,9 +100,24 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         // The request log and the metrics read the code from here, not the body.
         let refusal = Refusal::of(&self.body);
+        let retry = retry_after(refusal.code);
         let mut response = (self.status, Json(self.body)).into_response();
         response.extensions_mut().insert(refusal);
+        if let Some(seconds) = retry {
+            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static(seconds));
+        }
         response
+    }
+}
+
+/// Retry-After, in seconds, of the 503s a client should retry: a cap
+/// frees in a moment; a drain or a database that does not answer takes
+/// longer (a restart, a failover).
+fn retry_after(code: &str) -> Option<&'static str> {
+    match code {
+        "busy" => Some("1"),
+        "shutting_down" | "store_unavailable" => Some("5"),
+        _ => None,
     }
 }
 

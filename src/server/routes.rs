@@ -526,6 +526,7 @@ pub fn router(server: Shared) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .layer(middleware::map_response(page::no_referrer))
+        .layer(middleware::from_fn_with_state(server.clone(), super::draining))
         // Every error in the JSON body, also those axum answers in plain
         // text; inside the request log, which then logs the final code.
         .layer(middleware::map_response(error::json_errors))
