@@ -315,3 +315,56 @@ fn a_missing_log_key_file_is_refused_once_the_log_is_signed() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("already signed: give the key that signs it"));
     assert!(!key.exists(), "no new key was made");
 }
+
+/// A database that cannot be reached (its connections ended and new ones
+/// refused, as while it restarts): appends and reads answer 503
+/// `store_unavailable` with Retry-After, never 500 with the pool's wording,
+/// and `/health` says so; once it is back, both work again with nothing
+/// stored meanwhile.
+#[test]
+fn a_database_that_cannot_be_reached_is_503_store_unavailable_until_it_is_back() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    let db = TestDatabase::new();
+    let s = Served::start_on_database(&db.url);
+    s.doomtrooper("g", "public");
+    let p1 = s.token("g", "seat", "p1");
+    let name = psql(&db.url, "SELECT current_database()").trim().to_string();
+    let admin = common::backend::cluster_url();
+    psql(&admin, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false"));
+    psql(&admin, &format!("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}'"));
+
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let body = serde_json::json!({"actor": "p1", "action": combat("p2", "A", "D"), "expect_seq": 1});
+    let mut resp = agent
+        .post(format!("{}/api/games/g/events", s.url))
+        .header("Authorization", &format!("Bearer {p1}"))
+        .send_json(&body)
+        .unwrap();
+    let retry = resp.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
+    let answer: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(
+        (resp.status().as_u16(), answer["error"]["code"].as_str()),
+        (503, Some("store_unavailable")),
+        "{answer}"
+    );
+    assert_eq!(retry.as_deref(), Some("5"));
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("the store is unavailable: "), "{message}");
+    let (status, health) = s.get("/health", None);
+    assert_eq!((status, health["error"]["code"].as_str()), (503, Some("store_unavailable")), "{health}");
+    let (status, page) = s.get("/api/games/g/events?from=0", None);
+    assert_eq!((status, page["error"]["code"].as_str()), (503, Some("store_unavailable")), "{page}");
+
+    psql(&admin, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"));
+    // Connections the pool held before the cut are found dead as they are
+    // used: /health answers 200 again within a few requests.
+    let began = std::time::Instant::now();
+    while s.get("/health", None).0 != 200 {
+        assert!(began.elapsed() < std::time::Duration::from_secs(30), "/health did not come back");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(s.head("g")["seq"], 0, "nothing was stored while the database was away");
+    assert_eq!(s.append("g", &p1, "p1", combat("p2", "A", "D"), 1).0, 201);
+}

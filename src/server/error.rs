@@ -22,6 +22,11 @@ pub const CODES: &[(&str, u16, &str)] = &[
     ("exists", 409, "a game of that name already exists"),
     ("broken", 422, "a record (an import, or a stored game) fails verification"),
     ("io", 500, "the store failed; nothing was acknowledged"),
+    (
+        "store_unavailable",
+        503,
+        "the store (a database) cannot be reached now; nothing was acknowledged: retry after Retry-After (an append at the same expected seq is safe)",
+    ),
     ("lost", 500, "the store holds less than (or other than) a signed checkpoint says it held"),
     ("unauthorized", 401, "no token, or a token this server did not issue"),
     ("forbidden", 403, "the token's role may not do this"),

@@ -353,8 +353,10 @@ pub async fn metrics(State(s): State<Shared>, Extension(metrics): Extension<Arc<
 }
 
 /// `GET /health`: 200 while the store answers reads and its last sync
-/// succeeded; 503 (`unhealthy`) once a write failed (the store then stores
-/// nothing more until the server is started again), or while shutting down.
+/// succeeded; 503 `unhealthy` once a write failed (the store then stores
+/// nothing more until the server is started again), 503
+/// `store_unavailable` while the database cannot be reached (it answers
+/// 200 again once it can), 503 `shutting_down` while draining.
 pub async fn health(State(s): State<Shared>) -> Result<Json<Value>, ApiError> {
     if s.is_closing() {
         return Err(ApiError::shutting_down());
@@ -367,7 +369,11 @@ pub async fn health(State(s): State<Shared>) -> Result<Json<Value>, ApiError> {
     let store = s.store;
     // A read that reaches sled, so a store that no longer answers shows here.
     let read = blocking(move || Ok::<_, crate::store::ReadError>((store.games()?.len(), store.log_size()?))).await?;
-    let (games, events) = read.map_err(|e| ApiError::unhealthy(format!("the store does not answer reads: {e}")))?;
+    let (games, events) = read.map_err(|e| match e {
+        // A database down: its own code, as appends then answer.
+        e @ crate::store::ReadError::Unavailable(_) => ApiError::from(crate::record::RecordError::from(e)),
+        e => ApiError::unhealthy(format!("the store does not answer reads: {e}")),
+    })?;
     Ok(Json(json!({
         "status": "ok",
         "store": "open",

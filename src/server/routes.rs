@@ -651,7 +651,9 @@ fn operation(route: &Route) -> Value {
         ok["content"] = json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}});
     }
     responses.insert(route.ok.0.to_string(), ok);
-    for code in route.errors {
+    // Wherever the store may fail, it may also be unreachable (a database).
+    let unreachable = route.errors.contains(&"io").then_some(&"store_unavailable");
+    for code in route.errors.iter().chain(unreachable) {
         let (_, status, meaning) = CODES.iter().find(|(c, _, _)| c == code).expect("a known code");
         let entry = responses.entry(status.to_string()).or_insert_with(|| {
             json!({"description": "", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})

@@ -46,6 +46,12 @@ pub enum AppendError {
     Invalid(#[from] EventError),
     #[error("store I/O error: {0}")]
     Io(String),
+    /// The store cannot be reached (a database down, restarting, or
+    /// refusing connections): nothing was stored, or, where the message
+    /// says so, the outcome is unknown and a retry at the same expected
+    /// seq is safe. Worth retrying later, unlike `Io`.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// Why a store did not open. A store that holds less than its last
@@ -86,6 +92,9 @@ pub enum ReadError {
     Log(String),
     #[error("store I/O error: {0}")]
     Io(String),
+    /// The store cannot be reached (see `AppendError::Unavailable`).
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// Opens the store at `location`: a PostgreSQL URL (`postgres://...`), or

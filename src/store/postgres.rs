@@ -169,12 +169,51 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
-fn io(e: impl std::error::Error) -> ReadError {
-    ReadError::Io(said(&e))
+fn io(e: impl std::error::Error + 'static) -> ReadError {
+    match unreachable(&e) {
+        true => ReadError::Unavailable(said(&e)),
+        false => ReadError::Io(said(&e)),
+    }
 }
 
-fn append_io(e: impl std::error::Error) -> AppendError {
-    AppendError::Io(said(&e))
+fn append_io(e: impl std::error::Error + 'static) -> AppendError {
+    match unreachable(&e) {
+        true => AppendError::Unavailable(said(&e)),
+        false => AppendError::Io(said(&e)),
+    }
+}
+
+/// Whether `e` says the database cannot be reached now, rather than that
+/// it refused or failed a statement: the pool could not give a connection
+/// (none made in time, the server refusing them, the database gone), the
+/// connection is closed, or the server is shutting down or starting up.
+/// Such a failure is `Unavailable`: the server answers 503 with
+/// Retry-After, and `/health` says so.
+fn unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::error::Error;
+    let mut cause: Option<&(dyn Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(ReadError::Unavailable(_)) = c.downcast_ref::<ReadError>() {
+            return true;
+        }
+        if c.downcast_ref::<deadpool_postgres::PoolError>().is_some() {
+            return true;
+        }
+        if let Some(pg) = c.downcast_ref::<tokio_postgres::Error>() {
+            let down = [
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+                SqlState::CANNOT_CONNECT_NOW,
+                SqlState::CONNECTION_EXCEPTION,
+                SqlState::CONNECTION_FAILURE,
+                SqlState::SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION,
+                SqlState::TOO_MANY_CONNECTIONS,
+            ];
+            return pg.is_closed() || pg.code().is_some_and(|code| down.contains(code));
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// An error in words, with what caused it: tokio-postgres says only "db
@@ -419,7 +458,7 @@ impl PostgresStore {
                 // The database refused it: nothing was stored.
                 Err(e) if e.as_db_error().is_some() => Err(append_io(e)),
                 // No answer (the connection dropped): it may have committed.
-                Err(e) => Err(AppendError::Io(format!(
+                Err(e) => Err(AppendError::Unavailable(format!(
                     "the database did not confirm the commit ({}): the events may or may not be stored; \
                      read the head (a retry at the same expected seq is safe)",
                     said(&e)
