@@ -409,3 +409,41 @@ fn a_role_that_may_not_create_tables_is_told_what_to_grant() {
     drop(db);
     psql(&admin, &format!("DROP ROLE {role}"));
 }
+
+/// `verify --all` reads the log in batches on PostgreSQL (one query a
+/// batch, not four round trips a leaf): each batch holds what the leaf's
+/// own reads give, from any start, and stops where the log ends.
+#[test]
+fn the_log_read_in_batches_is_what_each_leaf_reads_alone() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    let db = TestDatabase::new();
+    let s = Served::start_on_database(&db.url);
+    for game in ["g", "h"] {
+        s.doomtrooper(game, "public");
+        let (p1, p2) = (s.token(game, "seat", "p1"), s.token(game, "seat", "p2"));
+        start_combat(&s, game, &p1);
+        for seq in 3..=12 {
+            let (actor, action) = war(seq);
+            let token = if actor == "p1" { &p1 } else { &p2 };
+            assert_eq!(s.append(game, token, actor, action, seq).0, 201);
+        }
+    }
+    let store = PostgresStore::open(&db.url).unwrap();
+    let size = store.log_size().unwrap();
+    assert_eq!(size, 26);
+    for from in [0, 1, 13, 25] {
+        let batch = store.log_leaves(from, 100).unwrap();
+        assert_eq!(batch.len() as u64, size - from, "to the log's end from {from}");
+        for (leaf, index) in batch.iter().zip(from..) {
+            let (game, seq) = store.log_leaf(index).unwrap().unwrap();
+            assert_eq!((&leaf.game, leaf.seq), (&game, seq));
+            assert_eq!(leaf.event, store.get(&game, seq).unwrap(), "leaf {index}");
+            assert_eq!(leaf.stored, store.log_node(0, index).unwrap());
+            assert_eq!(leaf.position, store.log_position(&game, seq).unwrap());
+        }
+    }
+    assert_eq!(store.log_leaves(3, 2).unwrap().len(), 2);
+    assert!(arbiter::store::checkpoints::verify_log(&store).is_ok());
+}
