@@ -351,7 +351,10 @@ fn a_database_that_cannot_be_reached_is_503_store_unavailable_until_it_is_back()
     );
     assert_eq!(retry.as_deref(), Some("5"));
     let message = answer["error"]["message"].as_str().unwrap();
+    // In the database's words (or the connection's), once, not the pool's.
     assert!(message.starts_with("the store is unavailable: "), "{message}");
+    assert_eq!(message.matches("unavailable").count(), 1, "{message}");
+    assert!(!message.contains("Error occurred while creating a new object"), "{message}");
     let (status, health) = s.get("/health", None);
     assert_eq!((status, health["error"]["code"].as_str()), (503, Some("store_unavailable")), "{health}");
     let (status, page) = s.get("/api/games/g/events?from=0", None);

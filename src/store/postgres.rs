@@ -171,15 +171,26 @@ pub fn shown_url(url: &str) -> String {
 
 fn io(e: impl std::error::Error + 'static) -> ReadError {
     match unreachable(&e) {
-        true => ReadError::Unavailable(said(&e)),
+        true => ReadError::Unavailable(why_unreachable(&e)),
         false => ReadError::Io(said(&e)),
     }
 }
 
 fn append_io(e: impl std::error::Error + 'static) -> AppendError {
     match unreachable(&e) {
-        true => AppendError::Unavailable(said(&e)),
+        true => AppendError::Unavailable(why_unreachable(&e)),
         false => AppendError::Io(said(&e)),
+    }
+}
+
+/// Why the database cannot be reached, in its own words or the network's
+/// ("database \"x\" is not currently accepting connections", "Connection
+/// refused"), not the pool's wrapping; said once where a read's
+/// `Unavailable` is passed on.
+fn why_unreachable(e: &(dyn std::error::Error + 'static)) -> String {
+    match e.downcast_ref::<ReadError>() {
+        Some(ReadError::Unavailable(why)) => why.clone(),
+        _ => why_not_connected(e),
     }
 }
 
