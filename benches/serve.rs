@@ -24,7 +24,8 @@
 //! over its time, and the last column gives each turn's ratio alone.
 //! Arguments: appends per table; `library` or `api`, and `tables=N` (1
 //! and 64 by default; any N), run only those rows (to profile one of them);
-//! `subscribers` only the rows with subscribers; `turns=K`.
+//! `subscribers` only the rows with subscribers; `turns=K`. With
+//! `verify-all --store URL`: `verify --all` on sled beside PostgreSQL.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -639,6 +640,79 @@ fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize) {
     }
 }
 
+/// `tools/bench-serve verify-all --store postgres://...`: `verify --all`
+/// (every game, then the log against its newest checkpoint, as the CLI
+/// runs it) of one store of 32 games of 1,000 events, on sled and on
+/// PostgreSQL in turns, and on PostgreSQL with the log read a leaf at a
+/// time (four round trips a leaf, as before it was read in batches).
+fn verify_all_side_by_side(admin: &str, sample: &Sample) {
+    const GAMES: usize = 32;
+    const PER_GAME: usize = 1_000;
+    let (_dir, sled) = new_store(sample, GAMES);
+    std::thread::scope(|s| {
+        for t in 0..GAMES {
+            let sled = &sled;
+            s.spawn(move || {
+                let mut recorder = Recorder::load(sled, &format!("t{t}")).unwrap();
+                for i in 0..PER_GAME - 1 {
+                    recorder.append(&sample.action(i), None).unwrap();
+                }
+            });
+        }
+    });
+    arbiter::store::checkpoints::signer(&sled, None, None).unwrap();
+    let db = Scratch::new(admin, "arbiter_bench_verify");
+    let pg = arbiter::store::PostgresStore::open(&db.url).unwrap();
+    let copied = arbiter::copy::copy(&sled, &pg, None, |_| {}).unwrap();
+    println!(
+        "verify --all of {} games, {} events, in 3 turns (wall and this process's CPU)",
+        copied.games, copied.size
+    );
+    println!("{:<48} {:>10} {:>10} {:>12}", "store", "wall s", "cpu s", "x sled wall");
+    let time = |f: &dyn Fn()| {
+        let (start, cpu) = (Instant::now(), cpu_time());
+        f();
+        (start.elapsed(), cpu_time() - cpu)
+    };
+    let all = |store: &dyn Store| {
+        for game in store.games().unwrap() {
+            arbiter::ops::verify_game(store, &game, None).unwrap();
+        }
+        arbiter::store::checkpoints::verify_log(store).unwrap();
+    };
+    // The log as it was read before batches: each leaf, its event, its
+    // stored hash and its position, one call (a round trip on PostgreSQL) each.
+    let per_leaf = |store: &dyn Store| {
+        for game in store.games().unwrap() {
+            arbiter::ops::verify_game(store, &game, None).unwrap();
+        }
+        for index in 0..store.log_size().unwrap() {
+            let (game, seq) = store.log_leaf(index).unwrap().unwrap();
+            store.get(&game, seq).unwrap().unwrap();
+            store.log_node(0, index).unwrap();
+            store.log_position(&game, seq).unwrap();
+        }
+    };
+    let mut sums = [(Duration::ZERO, Duration::ZERO); 2];
+    for _ in 0..3 {
+        for (i, took) in [time(&|| all(&sled)), time(&|| all(&pg))].into_iter().enumerate() {
+            sums[i].0 += took.0;
+            sums[i].1 += took.1;
+        }
+    }
+    let sums = sums.map(|(wall, cpu)| (wall.as_secs_f64() / 3.0, cpu.as_secs_f64() / 3.0));
+    // The slow path once: it takes minutes.
+    let (wall, cpu) = time(&|| per_leaf(&pg));
+    let rows = [
+        ("sled", sums[0]),
+        ("PostgreSQL (the log in batches)", sums[1]),
+        ("PostgreSQL (the log a leaf at a time; 1 turn)", (wall.as_secs_f64(), cpu.as_secs_f64())),
+    ];
+    for (label, (wall, cpu)) in rows {
+        println!("{label:<48} {wall:>10.2} {cpu:>10.2} {:>11.2}x", wall / sums[0].0);
+    }
+}
+
 fn main() {
     // As `arbiter` does (src/main.rs): no transparent huge pages for this
     // process, or each of mimalloc's arenas is zeroed 2 MiB at a time.
@@ -665,6 +739,9 @@ fn main() {
     };
     println!("durable appends, {per_table} per table (Doomtrooper sample, rules checked on each)");
     if let Some(admin) = args.iter().position(|a| a == "--store").and_then(|i| args.get(i + 1)) {
+        if args.iter().any(|a| a == "verify-all") {
+            return verify_all_side_by_side(admin, &sample);
+        }
         return on_postgres(admin, &sample, per_table, bytes);
     }
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");

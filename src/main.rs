@@ -56,7 +56,9 @@ fn exit_code(err: &anyhow::Error) -> u8 {
         return 1;
     }
     match err.downcast_ref::<RecordError>() {
-        Some(RecordError::NoSuchGame(_) | RecordError::Io(_) | RecordError::Input(_)) => 2,
+        Some(RecordError::NoSuchGame(_) | RecordError::Io(_) | RecordError::Unavailable(_) | RecordError::Input(_)) => {
+            2
+        }
         Some(_) => 1,
         None => 2,
     }

@@ -158,6 +158,10 @@ fn each_request_is_one_log_line_without_tokens_and_the_metrics_count_what_happen
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 
+    // Reading pages of the append route is no append.
+    for _ in 0..3 {
+        assert_eq!(s.json("GET", &format!("/api/games/g/events?access_token={p2}"), None, None).0, 200);
+    }
     let events = "/api/games/{game}/events";
     assert_eq!(s.metric(&format!("arbiter_appends_total{{route=\"{events}\",outcome=\"stored\"}}")), 2.0);
     assert_eq!(s.metric(&format!("arbiter_appends_total{{route=\"{events}\",outcome=\"retry\"}}")), 1.0);

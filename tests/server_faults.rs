@@ -236,6 +236,14 @@ fn a_client_that_sends_half_a_head_is_dropped_after_the_header_timeout() {
     assert!(began.elapsed() < GENEROUS);
     // The server still serves others.
     assert_eq!(server.call("GET", "/api/games", None, None).0, 200);
+    // The cut is counted by its reason.
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let metrics = agent.get(format!("{}/metrics", server.url)).call().unwrap().body_mut().read_to_string().unwrap();
+    assert_eq!(
+        common::server::metric(&metrics, "arbiter_connections_cut_total{reason=\"head_timeout\"}"),
+        1.0,
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -317,6 +325,46 @@ fn shutdown_cuts_clients_still_connected_at_the_deadline() {
     assert!(!answer.contains("201"), "nothing was acknowledged: {answer}");
     until_closed(&mut half_head);
     until_closed(&mut live);
+}
+
+#[test]
+fn a_draining_server_answers_health_on_new_connections_and_refuses_the_rest_with_retry_after() {
+    let mut server =
+        Local::start(Connections { shutdown_deadline: Duration::from_secs(2), ..limits() }, Streams::default());
+    let p1 = create(&server.url, &server.organiser, "g");
+    // An append in flight holds the drain open until the deadline.
+    let mut half_body = server.connect();
+    in_flight_with_half_a_body(&mut half_body, &p1);
+    let _ = server.stop.take().unwrap().send(());
+    let began = Instant::now();
+    // Each probe on a connection of its own, as a load balancer's. (One
+    // accepted in the instant the drain begins may be closed unanswered.)
+    let probe = |path: &str| {
+        let mut c = server.connect();
+        c.write_all(format!("GET {path} HTTP/1.1\r\nHost: arbiter\r\n\r\n").as_bytes()).unwrap();
+        until_closed(&mut c)
+    };
+    let health = loop {
+        let answer = probe("/health");
+        if answer.starts_with("HTTP/1.1 503") {
+            break answer;
+        }
+        assert!(began.elapsed() < GENEROUS, "/health still {answer}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(body_of(&health)["error"]["code"], "shutting_down", "{health}");
+    assert_eq!(body_of(&probe("/health"))["error"]["code"], "shutting_down", "and again");
+    // Anything else, on a new connection: 503 with Retry-After, then closed.
+    let answer = probe("/api/games");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 5"), "{answer}");
+    assert_eq!(body_of(&answer)["error"]["code"], "shutting_down", "{answer}");
+    let done = server.done.take().unwrap();
+    while !done.is_finished() {
+        assert!(began.elapsed() < GENEROUS, "the drain did not end at its deadline");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(done.join().unwrap().unwrap().cut >= 1, "the append whose body never came was cut");
 }
 
 /// Starts an append and sends half its body, returning once the server is

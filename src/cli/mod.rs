@@ -448,6 +448,8 @@ fn open_store(location: &Location, reading: bool) -> anyhow::Result<Box<dyn Stor
         Location::Database(_) => {
             return arbiter::store::open(location).map_err(|e| match e {
                 OpenError::Lost(why) => rec(RecordError::Lost(why)),
+                // The database answered: the message says what to grant.
+                e @ OpenError::Unwritable { .. } => rec(RecordError::Io(e.to_string())),
                 e => rec(RecordError::Io(format!("{e}; check that the database is up and the URL is right"))),
             });
         }

@@ -55,6 +55,9 @@ pub enum RecordError {
     Lost(String),
     #[error("{0}")]
     Io(String),
+    /// The store cannot be reached now (a database down); retry later.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl RecordError {
@@ -70,6 +73,7 @@ impl RecordError {
             RecordError::Broken { .. } => "broken",
             RecordError::Lost(_) => "lost",
             RecordError::Io(_) => "io",
+            RecordError::Unavailable(_) => "store_unavailable",
         }
     }
 
@@ -91,7 +95,7 @@ impl RecordError {
                 body["seq"] = (*seq).into();
                 body["why"] = why.clone().into();
             }
-            RecordError::Input(_) | RecordError::Io(_) | RecordError::Lost(_) => {}
+            RecordError::Input(_) | RecordError::Io(_) | RecordError::Unavailable(_) | RecordError::Lost(_) => {}
         }
         serde_json::json!({ "error": body })
     }
@@ -111,6 +115,7 @@ impl RecordError {
             "exists" => RecordError::Exists(text("game")?),
             "broken" => RecordError::Broken { seq: num("seq")?, why: text("why")? },
             "io" => RecordError::Io(message),
+            "store_unavailable" => RecordError::Unavailable(message),
             "lost" => RecordError::Lost(message),
             _ => return None,
         })
@@ -123,6 +128,7 @@ impl From<ReadError> for RecordError {
             ReadError::NoSuchGame(g) => RecordError::NoSuchGame(g),
             ReadError::Corrupt { seq, why } => RecordError::Broken { seq, why: why.to_string() },
             ReadError::Io(m) => RecordError::Io(m),
+            e @ ReadError::Unavailable(_) => RecordError::Unavailable(e.to_string()),
             e @ ReadError::Log(_) => RecordError::Io(e.to_string()),
         }
     }
@@ -136,6 +142,7 @@ impl From<AppendError> for RecordError {
             AppendError::NoSuchGame(g) => RecordError::NoSuchGame(g),
             AppendError::Invalid(why) => RecordError::Input(why.to_string()),
             AppendError::Io(m) => RecordError::Io(m),
+            e @ AppendError::Unavailable(_) => RecordError::Unavailable(e.to_string()),
         }
     }
 }

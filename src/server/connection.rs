@@ -25,7 +25,15 @@ use super::Connections;
 
 /// Serves one connection until the client closes it, a timeout closes it,
 /// or the server stops (a graceful close: the request in flight finishes).
-pub async fn serve(stream: TcpStream, app: axum::Router, limits: Connections, mut stopping: watch::Receiver<bool>) {
+/// Returns why the server cut it, if it did for a reason that is counted
+/// (`observe::CUT_REASONS`): "head_timeout" (a request's head did not
+/// arrive in time).
+pub async fn serve(
+    stream: TcpStream,
+    app: axum::Router,
+    limits: Connections,
+    mut stopping: watch::Receiver<bool>,
+) -> Option<&'static str> {
     let activity = Arc::new(Activity::default());
     let io = TokioIo::new(Watched { inner: stream, activity: activity.clone() });
     let body_timeout = limits.body_timeout;
@@ -57,9 +65,11 @@ pub async fn serve(stream: TcpStream, app: axum::Router, limits: Connections, mu
     }
     loop {
         tokio::select! {
-            _ = conn.as_mut() => return,
+            ended = conn.as_mut() => {
+                return ended.err().filter(hyper::Error::is_timeout).map(|_| "head_timeout");
+            }
             // Nothing in flight: nothing is lost by dropping it.
-            _ = &mut idle => return,
+            _ = &mut idle => return None,
             changed = stopping.changed(), if !closing => {
                 closing = true;
                 if changed.is_ok() {

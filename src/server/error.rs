@@ -22,6 +22,11 @@ pub const CODES: &[(&str, u16, &str)] = &[
     ("exists", 409, "a game of that name already exists"),
     ("broken", 422, "a record (an import, or a stored game) fails verification"),
     ("io", 500, "the store failed; nothing was acknowledged"),
+    (
+        "store_unavailable",
+        503,
+        "the store (a database) cannot be reached now; nothing was acknowledged: retry after Retry-After (an append at the same expected seq is safe)",
+    ),
     ("lost", 500, "the store holds less than (or other than) a signed checkpoint says it held"),
     ("unauthorized", 401, "no token, or a token this server did not issue"),
     ("forbidden", 403, "the token's role may not do this"),
@@ -100,9 +105,24 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         // The request log and the metrics read the code from here, not the body.
         let refusal = Refusal::of(&self.body);
+        let retry = retry_after(refusal.code);
         let mut response = (self.status, Json(self.body)).into_response();
         response.extensions_mut().insert(refusal);
+        if let Some(seconds) = retry {
+            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static(seconds));
+        }
         response
+    }
+}
+
+/// Retry-After, in seconds, of the 503s a client should retry: a cap
+/// frees in a moment; a drain or a database that does not answer takes
+/// longer (a restart, a failover).
+fn retry_after(code: &str) -> Option<&'static str> {
+    match code {
+        "busy" => Some("1"),
+        "shutting_down" | "store_unavailable" => Some("5"),
+        _ => None,
     }
 }
 

@@ -81,6 +81,9 @@ pub struct Server {
     /// Bumped by every revoke through this server: a live stream checks its
     /// token again at its next event (`events::Watch`).
     revocations: AtomicU64,
+    /// What `/metrics` shows, fed by the router's middleware, the store's
+    /// syncs and the connection loop (its cuts).
+    pub metrics: Arc<observe::Metrics>,
 }
 
 /// The token a request was let in with, for a live stream to check again
@@ -152,6 +155,8 @@ impl Server {
     pub fn with_limits(store: Box<dyn Store>, signer: NoteSigner, pending: usize, streams: Streams) -> Shared {
         let keeper = log::Keeper::new(signer);
         let store: &'static dyn Store = Box::leak(store);
+        let metrics = Arc::new(observe::Metrics::new(routes::ROUTES.iter().map(|r| r.path).collect()));
+        observe::watch_store(store, &metrics);
         let server = Arc::new(Server {
             store,
             slots: Mutex::new(HashMap::new()),
@@ -163,6 +168,7 @@ impl Server {
             streams,
             catching_up: Semaphore::new(MAX_CATCHING_UP),
             revocations: AtomicU64::new(0),
+            metrics,
         });
         // Appends through other servers on the same database (none for sled).
         let weak = Arc::downgrade(&server);
@@ -517,25 +523,52 @@ pub async fn serve_with(
             Ok(permit) => {
                 connection::unacked_write_timeout(&stream, Duration::from_secs(UNACKED_WRITE_SECONDS));
                 let conn = connection::serve(stream, app.clone(), limits.clone(), stopping.clone());
+                let metrics = server.metrics.clone();
                 connections.spawn(async move {
-                    conn.await;
+                    if let Some(reason) = conn.await {
+                        metrics.cut(reason, 1);
+                    }
                     drop(permit);
                 });
             }
             Err(_) => connection::refuse(stream, &refusing),
         }
     }
-    drop(listener);
     server.closing.send_replace(true);
     stop.send_replace(true);
-    let drained =
-        tokio::time::timeout(limits.shutdown_deadline, async { while connections.join_next().await.is_some() {} })
-            .await;
+    // The drain: connections still accepted, so that a load balancer's
+    // fresh probe of /health reads `shutting_down` (not a refused
+    // connection, which looks like a crash); every other request on them is
+    // 503 `shutting_down` (`draining`). They are not told to stop (that
+    // would close them before their request is read): `draining` closes
+    // each after its one answer.
+    let (_not_stopping, drain_only) = watch::channel(false);
+    let deadline = tokio::time::Instant::now() + limits.shutdown_deadline;
+    let drained = loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => break false,
+            ended = connections.join_next() => if ended.is_none() { break true },
+            accepted = listener.accept() => if let Ok((stream, _)) = accepted {
+                match open.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        let conn = connection::serve(stream, app.clone(), limits.clone(), drain_only.clone());
+                        connections.spawn(async move {
+                            conn.await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => connection::refuse(stream, &refusing),
+                }
+            },
+        }
+    };
+    drop(listener);
     let mut stopped = Stopped::default();
-    if drained.is_err() {
+    if !drained {
         // Cut: a handler dropped here was not answered.
         stopped.cut = connections.len();
         connections.shutdown().await;
+        server.metrics.cut("shutdown_deadline", stopped.cut as u64);
     }
     // An append under way (a task of its own, `events::run`) still
     // finishes, stored durably or not at all, before the last checkpoint
@@ -557,6 +590,28 @@ pub async fn serve_with(
         Ok((Err(e), _)) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
         Err(e) => Err(std::io::Error::other(format!("the last checkpoint was not signed: {e}"))),
     }
+}
+
+/// The middleware of every route: while the server drains, only `/health`
+/// is answered (it says `shutting_down`); any other request is 503
+/// `shutting_down` with Retry-After, and every answer closes its
+/// connection.
+pub async fn draining(
+    axum::extract::State(server): axum::extract::State<Shared>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if !server.is_closing() {
+        return next.run(request).await;
+    }
+    let mut response = match request.uri().path() {
+        "/health" => next.run(request).await,
+        _ => ApiError::shutting_down().into_response(),
+    };
+    let close = axum::http::HeaderValue::from_static("close");
+    response.headers_mut().insert(axum::http::header::CONNECTION, close);
+    response
 }
 
 /// Signs a checkpoint every `CHECKPOINT_EVERY` while the log grows.

@@ -6,7 +6,16 @@
 //! pattern (`/api/games/{game}/events`: never the URI, whose query may hold
 //! `access_token=`), the game, the status and the latency; never a header
 //! (so never an Authorization or Cookie header) and never a query string.
-//! An answer of 500 or more is logged as an error with its message.
+//! An answer of 500 or more is logged as an error with its message. A
+//! refusal by policy (a cap reached: `busy`, `too_many_streams`; a drain:
+//! `shutting_down`) is the server working as meant, and a client could
+//! fill the log with them: it is logged at WARN, one line per code per
+//! `LOGGED_EVERY` saying how many were refused since the last (`Throttle`).
+//! A database that does not answer (`store_unavailable`) is an error, but
+//! every table's request would say it: it is throttled the same way. A
+//! connection cut because its request's head did not arrive in time (a
+//! slowloris) is counted in `arbiter_connections_cut_total{reason}` and
+//! logged the same way.
 //!
 //! The metrics live beside the router (`Metrics`, one per router), fed by
 //! the request middleware (`record`), by the store's group commit
@@ -14,12 +23,13 @@
 //! durable; the store knows nothing of Prometheus), and read from the
 //! server at each scrape (games folded in memory).
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -63,8 +73,9 @@ pub fn init_log() {
 /// Every figure `/metrics` shows, registered once.
 pub struct Metrics {
     registry: Registry,
-    /// Append requests acknowledged, by route and by what the answer was:
-    /// `stored` (201) or `retry` (200, a retry of what was already stored).
+    /// Append requests (POSTs to an append route) acknowledged, by route
+    /// and by what the answer was: `stored` (201) or `retry` (200, a retry
+    /// of what was already stored). A GET of the same route reads a page.
     appends: Family<[(&'static str, &'static str); 2], Counter>,
     /// Error answers by their code (`error::CODES`), conflicts apart.
     refusals: Family<[(&'static str, &'static str); 1], Counter>,
@@ -74,6 +85,8 @@ pub struct Metrics {
     sync_seconds: Histogram,
     /// Events each sync made durable: the group's size.
     sync_events: Histogram,
+    /// Connections the server cut, by why (`CUT_REASONS`).
+    cuts: Family<[(&'static str, &'static str); 1], Counter>,
     /// Live streams (Server-Sent Events) open now.
     subscribers: Gauge,
     /// Games folded at their head in the server's memory, set at each scrape.
@@ -82,6 +95,49 @@ pub struct Metrics {
     /// (any other: `UNMATCHED`). Given by the router, so that this hook
     /// does not read the route table.
     routes: Vec<&'static str>,
+    /// When each refusal by policy and each cut was last logged.
+    throttle: Throttle,
+}
+
+/// Why the server cuts a connection (`arbiter_connections_cut_total`'s
+/// `reason`): its request's head did not arrive within the header timeout
+/// (a slowloris, or a client stalled), or it was still open at the
+/// shutdown's deadline.
+pub const CUT_REASONS: &[&str] = &["head_timeout", "shutdown_deadline"];
+
+/// How often a refusal by policy (or a cut) of one kind is logged at most.
+pub const LOGGED_EVERY: Duration = Duration::from_secs(10);
+
+/// Codes refused by policy: a cap reached or a drain, not a fault.
+const BY_POLICY: &[&str] = &["busy", "too_many_streams", "shutting_down"];
+
+/// When each kind of line (a code, a cut's reason) was last logged, and
+/// how many of its kind came since.
+#[derive(Default)]
+struct Throttle(Mutex<HashMap<&'static str, (Instant, u64)>>);
+
+impl Throttle {
+    /// Notes one `kind` at `now`. Some(n) when a line is due (the first, or
+    /// the first after `LOGGED_EVERY` since the last line): n of this kind
+    /// since the last line, this one included.
+    fn note(&self, kind: &'static str, now: Instant) -> Option<u64> {
+        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match seen.get_mut(kind) {
+            Some((last, since)) if now.saturating_duration_since(*last) < LOGGED_EVERY => {
+                *since += 1;
+                None
+            }
+            Some((last, since)) => {
+                let n = *since + 1;
+                (*last, *since) = (now, 0);
+                Some(n)
+            }
+            None => {
+                seen.insert(kind, (now, 0));
+                Some(1)
+            }
+        }
+    }
 }
 
 impl Metrics {
@@ -107,11 +163,46 @@ impl Metrics {
         // 0 (a sync of settings alone), then 1 to 4,096 events.
         let sync_events = Histogram::new(std::iter::once(0.0).chain(exponential_buckets(1.0, 2.0, 13)));
         registry.register("sync_events", "Events made durable by each group-commit sync", sync_events.clone());
+        let cuts = Family::default();
+        registry.register(
+            "connections_cut",
+            "Connections cut by the server, by reason (head_timeout: the request's head did not arrive in time; shutdown_deadline)",
+            cuts.clone(),
+        );
         let subscribers = Gauge::default();
         registry.register("subscribers", "Live streams (Server-Sent Events) open now", subscribers.clone());
         let open_games = Gauge::default();
         registry.register("open_games", "Games folded at their head in the server's memory", open_games.clone());
-        Metrics { registry, appends, refusals, conflicts, sync_seconds, sync_events, subscribers, open_games, routes }
+        Metrics {
+            registry,
+            appends,
+            refusals,
+            conflicts,
+            sync_seconds,
+            sync_events,
+            cuts,
+            subscribers,
+            open_games,
+            routes,
+            throttle: Throttle::default(),
+        }
+    }
+
+    /// `n` connections cut for `reason` (one of `CUT_REASONS`): counted,
+    /// and logged at WARN at most once per `LOGGED_EVERY`.
+    pub fn cut(&self, reason: &'static str, n: u64) {
+        self.cuts.get_or_create(&[("reason", reason)]).inc_by(n);
+        for _ in 0..n {
+            if let Some(cut) = self.throttle.note(reason, Instant::now()) {
+                let every_s = LOGGED_EVERY.as_secs();
+                tracing::warn!(
+                    reason,
+                    cut,
+                    every_s,
+                    "connections cut (one line per reason every every_s seconds; cut: since the last)"
+                );
+            }
+        }
     }
 
     /// One group-commit sync, as the store reports it.
@@ -128,7 +219,7 @@ impl Metrics {
     }
 
     /// Counts one answer.
-    fn answered(&self, route: &'static str, status: StatusCode, refusal: Option<&Refusal>) {
+    fn answered(&self, route: &'static str, method: &Method, status: StatusCode, refusal: Option<&Refusal>) {
         if let Some(r) = refusal {
             if r.code == "conflict" {
                 self.conflicts.inc();
@@ -139,7 +230,7 @@ impl Metrics {
             // An answer axum made without the error body (none is expected).
             self.refusals.get_or_create(&[("code", "other")]).inc();
         }
-        if status.is_success() && APPEND_ROUTES.contains(&route) {
+        if status.is_success() && method == Method::POST && APPEND_ROUTES.contains(&route) {
             let outcome = if status == StatusCode::CREATED { "stored" } else { "retry" };
             self.appends.get_or_create(&[("route", route), ("outcome", outcome)]).inc();
         }
@@ -170,12 +261,23 @@ pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next:
     let refusal = response.extensions().get::<Refusal>().cloned();
     // The table's own pattern, as a static label (a route outside the table, none).
     let known = route.as_deref().and_then(|r| metrics.routes.iter().find(|t| **t == r)).copied();
-    metrics.answered(known.unwrap_or(UNMATCHED), status, refusal.as_ref());
+    metrics.answered(known.unwrap_or(UNMATCHED), &method, status, refusal.as_ref());
     // Absent fields (no game, no error code) are left out of the line.
     let route = route.as_deref().unwrap_or(UNMATCHED);
     let game = (!game.is_empty()).then_some(game.as_str());
     let code = refusal.as_ref().map(|r| r.code);
-    if status.is_server_error() {
+    let every_s = LOGGED_EVERY.as_secs();
+    if let Some(r) = refusal.as_ref().filter(|r| BY_POLICY.contains(&r.code)) {
+        if let Some(refused) = metrics.throttle.note(r.code, Instant::now()) {
+            tracing::warn!(%method, route, game, status = status.as_u16(), code, error = r.message.as_str(), refused, every_s,
+                "refused by policy (one line per code every every_s seconds; refused: since the last)");
+        }
+    } else if let Some(r) = refusal.as_ref().filter(|r| r.code == "store_unavailable") {
+        if let Some(refused) = metrics.throttle.note(r.code, Instant::now()) {
+            tracing::error!(%method, route, game, status = status.as_u16(), code, error = r.message.as_str(), refused, every_s,
+                "the store does not answer (one line every every_s seconds; refused: since the last)");
+        }
+    } else if status.is_server_error() {
         // (`error`, not `message`: that name is the line's own text.)
         let error = refusal.as_ref().map(|r| r.message.as_str());
         tracing::error!(%method, route, game, status = status.as_u16(), latency_us, code, error, "request failed");
@@ -257,8 +359,10 @@ pub async fn metrics(State(s): State<Shared>, Extension(metrics): Extension<Arc<
 }
 
 /// `GET /health`: 200 while the store answers reads and its last sync
-/// succeeded; 503 (`unhealthy`) once a write failed (the store then stores
-/// nothing more until the server is started again), or while shutting down.
+/// succeeded; 503 `unhealthy` once a write failed (the store then stores
+/// nothing more until the server is started again), 503
+/// `store_unavailable` while the database cannot be reached (it answers
+/// 200 again once it can), 503 `shutting_down` while draining.
 pub async fn health(State(s): State<Shared>) -> Result<Json<Value>, ApiError> {
     if s.is_closing() {
         return Err(ApiError::shutting_down());
@@ -271,7 +375,11 @@ pub async fn health(State(s): State<Shared>) -> Result<Json<Value>, ApiError> {
     let store = s.store;
     // A read that reaches sled, so a store that no longer answers shows here.
     let read = blocking(move || Ok::<_, crate::store::ReadError>((store.games()?.len(), store.log_size()?))).await?;
-    let (games, events) = read.map_err(|e| ApiError::unhealthy(format!("the store does not answer reads: {e}")))?;
+    let (games, events) = read.map_err(|e| match e {
+        // A database down: its own code, as appends then answer.
+        e @ crate::store::ReadError::Unavailable(_) => ApiError::from(crate::record::RecordError::from(e)),
+        e => ApiError::unhealthy(format!("the store does not answer reads: {e}")),
+    })?;
     Ok(Json(json!({
         "status": "ok",
         "store": "open",
@@ -362,5 +470,49 @@ mod tests {
         }
         assert!(!log.contains("sekrit"), "{log}");
         assert!(metrics.encode().contains("arbiter_refusals_total{code=\"internal\"} 1"), "{}", metrics.encode());
+    }
+
+    #[tokio::test]
+    async fn refusals_by_policy_are_a_warning_once_per_interval_and_cuts_are_logged() {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _log = tracing::subscriber::set_default(subscriber);
+        let metrics = Arc::new(Metrics::new(Vec::new()));
+        let app: Router = Router::new()
+            .route("/api/games/{game}/stream", get(|| async { ApiError::too_many_streams("the most it may have") }))
+            .layer(axum::middleware::from_fn_with_state(metrics.clone(), record));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        for _ in 0..5 {
+            assert_eq!(get_status(addr, "/api/games/g/stream").await, "HTTP/1.1 503 Service Unavailable");
+        }
+        metrics.cut("head_timeout", 3);
+        let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        assert!(!log.contains("ERROR"), "{log}");
+        let refused: Vec<&str> = log.lines().filter(|l| l.contains("refused by policy")).collect();
+        assert_eq!(refused.len(), 1, "{log}");
+        for field in ["WARN", "code=\"too_many_streams\"", "refused=1", "every_s=10", "status=503"] {
+            assert!(refused[0].contains(field), "{field} in {}", refused[0]);
+        }
+        let cut: Vec<&str> = log.lines().filter(|l| l.contains("connections cut")).collect();
+        assert_eq!(cut.len(), 1, "{log}");
+        assert!(cut[0].contains("WARN") && cut[0].contains("reason=\"head_timeout\"") && cut[0].contains("cut=1"));
+        let text = metrics.encode();
+        assert!(text.contains("arbiter_refusals_total{code=\"too_many_streams\"} 5"), "{text}");
+        assert!(text.contains("arbiter_connections_cut_total{reason=\"head_timeout\"} 3"), "{text}");
+    }
+
+    #[test]
+    fn the_throttle_says_how_many_came_since_its_last_line() {
+        let throttle = Throttle::default();
+        let t0 = Instant::now();
+        assert_eq!(throttle.note("busy", t0), Some(1));
+        assert_eq!(throttle.note("busy", t0 + Duration::from_secs(1)), None);
+        assert_eq!(throttle.note("too_many_streams", t0 + Duration::from_secs(1)), Some(1), "each code its own");
+        assert_eq!(throttle.note("busy", t0 + Duration::from_secs(9)), None);
+        assert_eq!(throttle.note("busy", t0 + LOGGED_EVERY), Some(3));
+        assert_eq!(throttle.note("busy", t0 + LOGGED_EVERY + Duration::from_secs(1)), None);
     }
 }

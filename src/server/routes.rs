@@ -2,8 +2,6 @@
 //! document says of it, so the router and `/openapi.json` cannot drift
 //! apart (and `schemas/openapi.json` is checked against it by a test).
 
-use std::sync::Arc;
-
 use axum::extract::DefaultBodyLimit;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -518,8 +516,7 @@ pub const ROUTES: &[Route] = &[
 ];
 
 pub fn router(server: Shared) -> Router {
-    let metrics = Arc::new(observe::Metrics::new(ROUTES.iter().map(|r| r.path).collect()));
-    observe::watch_store(server.store, &metrics);
+    let metrics = server.metrics.clone();
     let mut router = Router::new();
     for route in ROUTES {
         let limit = body_limit(route);
@@ -534,6 +531,7 @@ pub fn router(server: Shared) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed().into_response() })
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .layer(middleware::map_response(page::no_referrer))
+        .layer(middleware::from_fn_with_state(server.clone(), super::draining))
         // Every error in the JSON body, also those axum answers in plain
         // text; inside the request log, which then logs the final code.
         .layer(middleware::map_response(error::json_errors))
@@ -691,7 +689,9 @@ fn operation(route: &Route) -> Value {
         ok["content"] = json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}});
     }
     responses.insert(route.ok.0.to_string(), ok);
-    for code in route.errors {
+    // Wherever the store may fail, it may also be unreachable (a database).
+    let unreachable = route.errors.contains(&"io").then_some(&"store_unavailable");
+    for code in route.errors.iter().chain(unreachable) {
         let (_, status, meaning) = CODES.iter().find(|(c, _, _)| c == code).expect("a known code");
         let entry = responses.entry(status.to_string()).or_insert_with(|| {
             json!({"description": "", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})

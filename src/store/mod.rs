@@ -46,6 +46,27 @@ pub enum AppendError {
     Invalid(#[from] EventError),
     #[error("store I/O error: {0}")]
     Io(String),
+    /// The store cannot be reached (a database down, restarting, or
+    /// refusing connections): nothing was stored, or, where the message
+    /// says so, the outcome is unknown and a retry at the same expected
+    /// seq is safe. Worth retrying later, unlike `Io`.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// One leaf of the log as the store holds it (`Store::log_leaves`).
+#[derive(Debug, Clone)]
+pub struct LeafRead {
+    /// The event the leaf names.
+    pub game: String,
+    pub seq: u64,
+    /// That event, read and checked as `Store::get` does (its hash, its
+    /// link to the event before it); None if the store does not hold it.
+    pub event: Option<Event>,
+    /// The leaf's hash as the store keeps it (`log_node(0, index)`).
+    pub stored: Hash,
+    /// Where the store says (game, seq) is in the log (`log_position`).
+    pub position: Option<u64>,
 }
 
 /// Why a store did not open. A store that holds less than its last
@@ -86,6 +107,9 @@ pub enum ReadError {
     Log(String),
     #[error("store I/O error: {0}")]
     Io(String),
+    /// The store cannot be reached (see `AppendError::Unavailable`).
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// Opens the store at `location`: a PostgreSQL URL (`postgres://...`), or
@@ -202,6 +226,23 @@ pub trait Store: Send + Sync {
     /// How many events the verifiable log holds (every game's, in the
     /// order they were stored; see `crate::tlog`).
     fn log_size(&self) -> Result<u64, ReadError>;
+
+    /// Leaves `from..from + count` of the log, in order, each with what
+    /// `checkpoints::verify_log` checks of it; fewer where the log ends (or
+    /// has no leaf at the next index). The default asks for each leaf on
+    /// its own (four reads, memory reads on sled); a database answers a
+    /// whole batch in one round trip.
+    fn log_leaves(&self, from: u64, count: u64) -> Result<Vec<LeafRead>, ReadError> {
+        let mut leaves = Vec::new();
+        for index in from..from.saturating_add(count) {
+            let Some((game, seq)) = self.log_leaf(index)? else { break };
+            let event = self.get(&game, seq)?;
+            let stored = self.log_node(0, index)?;
+            let position = self.log_position(&game, seq)?;
+            leaves.push(LeafRead { game, seq, event, stored, position });
+        }
+        Ok(leaves)
+    }
 
     /// The hash of the complete subtree (level, index) of the log: leaves
     /// `[index << level, (index + 1) << level)`; level 0 is a leaf hash.

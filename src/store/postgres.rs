@@ -169,12 +169,62 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
-fn io(e: impl std::error::Error) -> ReadError {
-    ReadError::Io(said(&e))
+fn io(e: impl std::error::Error + 'static) -> ReadError {
+    match unreachable(&e) {
+        true => ReadError::Unavailable(why_unreachable(&e)),
+        false => ReadError::Io(said(&e)),
+    }
 }
 
-fn append_io(e: impl std::error::Error) -> AppendError {
-    AppendError::Io(said(&e))
+fn append_io(e: impl std::error::Error + 'static) -> AppendError {
+    match unreachable(&e) {
+        true => AppendError::Unavailable(why_unreachable(&e)),
+        false => AppendError::Io(said(&e)),
+    }
+}
+
+/// Why the database cannot be reached, in its own words or the network's
+/// ("database \"x\" is not currently accepting connections", "Connection
+/// refused"), not the pool's wrapping; said once where a read's
+/// `Unavailable` is passed on.
+fn why_unreachable(e: &(dyn std::error::Error + 'static)) -> String {
+    match e.downcast_ref::<ReadError>() {
+        Some(ReadError::Unavailable(why)) => why.clone(),
+        _ => why_not_connected(e),
+    }
+}
+
+/// Whether `e` says the database cannot be reached now, rather than that
+/// it refused or failed a statement: the pool could not give a connection
+/// (none made in time, the server refusing them, the database gone), the
+/// connection is closed, or the server is shutting down or starting up.
+/// Such a failure is `Unavailable`: the server answers 503 with
+/// Retry-After, and `/health` says so.
+fn unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::error::Error;
+    let mut cause: Option<&(dyn Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(ReadError::Unavailable(_)) = c.downcast_ref::<ReadError>() {
+            return true;
+        }
+        if c.downcast_ref::<deadpool_postgres::PoolError>().is_some() {
+            return true;
+        }
+        if let Some(pg) = c.downcast_ref::<tokio_postgres::Error>() {
+            let down = [
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+                SqlState::CANNOT_CONNECT_NOW,
+                SqlState::CONNECTION_EXCEPTION,
+                SqlState::CONNECTION_FAILURE,
+                SqlState::SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION,
+                SqlState::TOO_MANY_CONNECTIONS,
+            ];
+            return pg.is_closed() || pg.code().is_some_and(|code| down.contains(code));
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// An error in words, with what caused it: tokio-postgres says only "db
@@ -277,7 +327,11 @@ impl PostgresStore {
             watcher: Mutex::new(None),
             config,
         };
-        store.run(migrate(store.pool.clone())).map_err(|e| failed(e.to_string()))?;
+        store.run(migrate(store.pool.clone())).map_err(|e| match e {
+            // The database answers: it is the role's rights, not the URL.
+            e @ MigrateError::MayNotCreate { .. } => OpenError::Unwritable { dir: shown.clone(), why: e.to_string() },
+            e => failed(e.to_string()),
+        })?;
         let sequencing =
             sequencer(store.pool.clone(), store.frontier.clone(), store.wake_sequencer.clone(), store.notify.clone());
         store.runtime.as_ref().expect("just made").spawn(sequencing);
@@ -419,7 +473,7 @@ impl PostgresStore {
                 // The database refused it: nothing was stored.
                 Err(e) if e.as_db_error().is_some() => Err(append_io(e)),
                 // No answer (the connection dropped): it may have committed.
-                Err(e) => Err(AppendError::Io(format!(
+                Err(e) => Err(AppendError::Unavailable(format!(
                     "the database did not confirm the commit ({}): the events may or may not be stored; \
                      read the head (a retry at the same expected seq is safe)",
                     said(&e)
@@ -624,6 +678,15 @@ enum MigrateError {
     Newer { at: i32, known: i32 },
     #[error("migration {version} ({name}) failed: {why}")]
     Failed { version: i32, name: String, why: String },
+    /// PostgreSQL 15 and later no longer let every role create tables in
+    /// schema `public`: a database made by a superuser for another role
+    /// refuses that role's first open.
+    #[error(
+        "the role {role} may not create tables in schema {schema} of {db}: {why}. Make the role the database's \
+         owner (`createdb -O {role} {db}` for a new one; `ALTER DATABASE {db} OWNER TO {role}` for this one), or \
+         `GRANT CREATE ON SCHEMA {schema} TO {role}`"
+    )]
+    MayNotCreate { role: String, schema: String, db: String, why: String },
 }
 
 /// Applies every migration the database has not had, each in its own
@@ -635,13 +698,26 @@ async fn migrate(pool: Pool) -> Result<(), MigrateError> {
     let e = |e: tokio_postgres::Error| MigrateError::Database(said(&e));
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(e)?;
     let migrated = async {
-        client
+        let made = client
             .batch_execute(
                 "CREATE TABLE IF NOT EXISTS arbiter_migrations (\
                  version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
             )
-            .await
-            .map_err(e)?;
+            .await;
+        if let Err(err) = made {
+            if err.code() != Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
+                return Err(e(err));
+            }
+            let row = client
+                .query_one(
+                    "SELECT current_user::text, coalesce(current_schema(), 'public'), current_database()::text",
+                    &[],
+                )
+                .await
+                .map_err(e)?;
+            let why = err.as_db_error().map_or_else(|| said(&err), |d| d.message().to_string());
+            return Err(MigrateError::MayNotCreate { role: row.get(0), schema: row.get(1), db: row.get(2), why });
+        }
         let row = client.query_one("SELECT coalesce(max(version), 0) FROM arbiter_migrations", &[]).await.map_err(e)?;
         let at: i32 = row.get(0);
         let known = MIGRATIONS.last().map_or(0, |m| m.0);
@@ -1040,6 +1116,58 @@ impl Store for PostgresStore {
             Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1))))
         })?;
         row.map(|(game, seq)| Ok((game, unsigned(seq, "a seq")?))).transpose()
+    }
+
+    /// One query for the whole batch (a round trip a leaf made `verify
+    /// --all` wait on the network five times longer than it computed). Each
+    /// leaf's event comes with the one before it, checked as `get` checks
+    /// it. A leaf's stored hash is its event's (a database keeps no leaf
+    /// hashes: `node_of`), and (game, seq) is unique among the leaves, so
+    /// its position is the row's own.
+    fn log_leaves(&self, from: u64, count: u64) -> Result<Vec<super::LeafRead>, ReadError> {
+        let end = from.saturating_add(count);
+        let rows = self.with_client(move |c| async move {
+            let batch = prepared(
+                &c,
+                "SELECT l.position, l.game, l.seq, e.bytes, p.bytes FROM log_leaves l \
+                 LEFT JOIN events e ON e.game = l.game AND e.seq = l.seq \
+                 LEFT JOIN events p ON p.game = l.game AND p.seq = l.seq - 1 \
+                 WHERE l.position >= $1 AND l.position < $2 ORDER BY l.position",
+            )
+            .await?;
+            c.query(&batch, &[&big(from), &big(end)]).await.map_err(io)
+        })?;
+        let mut leaves = Vec::with_capacity(rows.len());
+        for (row, index) in rows.iter().zip(from..end) {
+            // A gap: the caller finds no leaf at `index`.
+            if unsigned(row.get(0), "a position")? != index {
+                break;
+            }
+            let (game, seq) = (row.get::<_, String>(1), unsigned(row.get(2), "a seq")?);
+            let (bytes, before) = (row.get::<_, Option<&[u8]>>(3), row.get::<_, Option<&[u8]>>(4));
+            let Some(bytes) = bytes else {
+                leaves.push(super::LeafRead { game, seq, event: None, stored: [0; 32], position: Some(index) });
+                continue;
+            };
+            let Parsed { event, at: time, .. } = decode_parsed(seq, bytes)?;
+            let prev = match (seq, before) {
+                (0, _) => None,
+                (_, Some(b)) => Some(decode_parsed(seq - 1, b)?.event.link()),
+                (_, None) => {
+                    let why = crate::event::EventError::Seq { expected: seq - 1, found: seq };
+                    return Err(ReadError::Corrupt { seq, why });
+                }
+            };
+            Chain::after(prev).push(&event, time).map_err(|why| ReadError::Corrupt { seq, why })?;
+            leaves.push(super::LeafRead {
+                game,
+                seq,
+                event: Some(event),
+                stored: leaf_hash(bytes),
+                position: Some(index),
+            });
+        }
+        Ok(leaves)
     }
 
     fn log_position(&self, game: &str, seq: u64) -> Result<Option<u64>, ReadError> {
