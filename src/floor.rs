@@ -163,7 +163,7 @@ pub fn summary(store: &dyn Store, game: &str, now: DateTime<Utc>) -> Result<Summ
             seq: last.seq,
             at: last.at,
             actor: last.actor,
-            action: crate::rules::words::words((last.seq > 0).then_some(&table), &last.action),
+            action: crate::rules::words::words((last.seq > 0).then_some(table), &last.action),
         },
         now: format_time(now),
     })

@@ -13,10 +13,9 @@ mod common;
 
 use std::path::Path;
 
-use arbiter::event::{Header, OpenTag, Seat};
 use arbiter::proof;
-use arbiter::record::{Recorder, Submission, create};
-use arbiter::store::{SledStore, Store};
+use arbiter::store::Store;
+use common::logs::{build, step, steps};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -109,69 +108,6 @@ fn checkpoint(data: &Path) -> Value {
 
 fn export(data: &Path, game: &str) -> Vec<String> {
     ok(data, &["export", game]).lines().map(str::to_string).collect()
-}
-
-/// The actor and action of event `seq` (>= 1): p1's combat, then a
-/// counter war (each seat counters the card before it).
-fn step(seq: u64) -> (&'static str, Value) {
-    match seq {
-        1 => ("p1", combat("p2", "A", "D")),
-        2 => ("p1", tactic("Fight")),
-        s => (if s % 2 == 1 { "p2" } else { "p1" }, counter("Cancel", s - 1)),
-    }
-}
-
-/// Events `seqs` as `arbiter append GAME -` reads them.
-fn steps(seqs: std::ops::RangeInclusive<u64>) -> String {
-    seqs.map(|seq| {
-        let (actor, action) = step(seq);
-        format!("{}\n", json!({"actor": actor, "action": action}))
-    })
-    .collect()
-}
-
-/// Records games g0, g1, ... of `lengths` events at `dir` with the
-/// library, one event of each game in turn (so that the log interleaves
-/// them); returns the log's leaves as (game, seq), in the order stored.
-fn build(dir: &Path, lengths: &[u64]) -> Vec<(String, u64)> {
-    let store = SledStore::open(dir).unwrap();
-    let mut recorders: Vec<Option<Recorder>> = lengths.iter().map(|_| None).collect();
-    let mut order = Vec::new();
-    for seq in 0..lengths.iter().copied().max().unwrap_or(0) {
-        for (i, &length) in lengths.iter().enumerate() {
-            if seq >= length {
-                continue;
-            }
-            let name = format!("g{i}");
-            if seq == 0 {
-                // Each game its own table, so that no two event 0s are the same bytes.
-                let header = Header {
-                    kind: OpenTag::Open,
-                    ruleset: "doomtrooper".into(),
-                    ruleset_version: 1,
-                    seats: vec![
-                        Seat { id: "p1".into(), name: "Ann".into() },
-                        Seat { id: "p2".into(), name: "Ben".into() },
-                    ],
-                    judges: vec!["Dana".into()],
-                    tournament: None,
-                    round: None,
-                    table: Some(i as u64 + 1),
-                    options: Default::default(),
-                };
-                create(&store, &name, &header, "organiser", None).unwrap();
-                recorders[i] = Some(Recorder::load(&store, &name).unwrap());
-            } else {
-                let (actor, action) = step(seq);
-                let sub = Submission { actor: actor.into(), action, at: None };
-                recorders[i].as_mut().unwrap().append(&sub, Some(seq)).unwrap();
-            }
-            order.push((name, seq));
-        }
-    }
-    drop(recorders);
-    store.close();
-    order
 }
 
 // Tampering: every way a proof may be changed that must fail.

@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod browser;
+pub mod logs;
 pub mod server;
 
 use std::path::{Path, PathBuf};
