@@ -20,7 +20,7 @@ use arbiter::record::RecordError;
 use arbiter::store::Store;
 use arbiter::tlog::merkle;
 use arbiter::tlog::note::{NoteVerifier, b64, open_checkpoint, unb64};
-use common::logs::{build, step, steps};
+use common::logs::{build, checkpoint, export, ok, ok_stdin, step, steps, text};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -100,35 +100,6 @@ fn note_py(key: &str, notes: &[String]) -> (i32, Vec<String>) {
 }
 
 // Games and stores.
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs a verb that must succeed; its stdout.
-#[track_caller]
-fn ok(data: &Path, args: &[&str]) -> String {
-    let out = arbiter(data, args);
-    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-#[track_caller]
-fn ok_stdin(data: &Path, args: &[&str], stdin: &str) -> String {
-    let out = arbiter_stdin(data, args, stdin);
-    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A game's exported lines.
-fn export(data: &Path, game: &str) -> Vec<String> {
-    ok(data, &["export", game]).lines().map(str::to_string).collect()
-}
-
-/// `arbiter --json checkpoint`: {origin, size, root, checkpoint, key, new}.
-fn checkpoint(data: &Path) -> Value {
-    serde_json::from_str(&ok(data, &["--json", "checkpoint"])).unwrap()
-}
 
 /// A base64 hash with one bit changed.
 fn flip(hash: &Value) -> Value {

@@ -11,11 +11,9 @@
 
 mod common;
 
-use std::path::Path;
-
 use arbiter::proof;
 use arbiter::store::Store;
-use common::logs::{build, step, steps};
+use common::logs::{build, checkpoint, export, ok, ok_stdin, step, steps, text};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -81,34 +79,6 @@ fn flipped(h: Hash) -> Hash {
 }
 
 // Stores, built by arbiter.
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs a verb that must succeed; its stdout.
-#[track_caller]
-fn ok(data: &Path, args: &[&str]) -> String {
-    let out = arbiter(data, args);
-    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-#[track_caller]
-fn ok_stdin(data: &Path, args: &[&str], stdin: &str) -> String {
-    let out = arbiter_stdin(data, args, stdin);
-    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// `arbiter --json checkpoint`: {origin, size, root, checkpoint, key, new}.
-fn checkpoint(data: &Path) -> Value {
-    serde_json::from_str(&ok(data, &["--json", "checkpoint"])).unwrap()
-}
-
-fn export(data: &Path, game: &str) -> Vec<String> {
-    ok(data, &["export", game]).lines().map(str::to_string).collect()
-}
 
 // Tampering: every way a proof may be changed that must fail.
 

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use super::{arbiter, arbiter_stdin};
+
 use arbiter::event::{Header, OpenTag, Seat};
 use arbiter::record::{Recorder, Submission, create};
 use arbiter::store::SledStore;
@@ -76,4 +78,33 @@ pub fn build(dir: &Path, lengths: &[u64]) -> Vec<(String, u64)> {
     drop(recorders);
     store.close();
     order
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs a verb that must succeed; its stdout.
+#[track_caller]
+pub fn ok(data: &Path, args: &[&str]) -> String {
+    let out = arbiter(data, args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[track_caller]
+pub fn ok_stdin(data: &Path, args: &[&str], stdin: &str) -> String {
+    let out = arbiter_stdin(data, args, stdin);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A game's exported lines.
+pub fn export(data: &Path, game: &str) -> Vec<String> {
+    ok(data, &["export", game]).lines().map(str::to_string).collect()
+}
+
+/// `arbiter --json checkpoint`: {origin, size, root, checkpoint, key, new}.
+pub fn checkpoint(data: &Path) -> Value {
+    serde_json::from_str(&ok(data, &["--json", "checkpoint"])).unwrap()
 }
