@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::check_name;
+use crate::event::{Header, check_name};
 use crate::kernel::{Choice, Entry, EntryKind, Move, Pick};
 
 /// A note whose text starts with these words calls a judge to the table
@@ -199,17 +199,17 @@ pub struct PenaltyRecord {
 /// judge's move of the ruleset is offered as a `decide` too; every seat and
 /// judge may note an earlier event. A ruling names the event it concerns
 /// (`{"seq", "hash"}`, entered: the recorder fills the hash in from the seq).
-pub fn moves(table: &crate::rules::Table, next_seq: u64, moves: &mut Vec<Move>) {
+/// `awaiting_ruling`: whether the game waits for a judge's ruling now.
+pub fn moves(header: &Header, awaiting_ruling: bool, next_seq: u64, moves: &mut Vec<Move>) {
     use serde_json::json;
-    let header = &table.header;
     // Event 0 is always there: the moves follow some event.
     let last = i64::try_from(next_seq.max(1)).unwrap_or(i64::MAX) - 1;
     let concerns = |label: &str, max: i64| Entry::number("concerns", EntryKind::Event, label, Some(0), Some(max));
     let reason = || Entry::new("reason", EntryKind::Text, "the reason");
     let rule = || Entry::new("rule", EntryKind::Text, "the rule cited").optional();
-    let decisions: Vec<Move> = match table.view().awaiting_ruling {
-        Some(_) => moves.iter().filter(|m| header.is_judge(&m.seat)).map(decide).collect(),
-        None => vec![],
+    let decisions: Vec<Move> = match awaiting_ruling {
+        true => moves.iter().filter(|m| header.is_judge(&m.seat)).map(decide).collect(),
+        false => vec![],
     };
     moves.extend(decisions.into_iter().map(|m| m.entering(concerns("the event the decision answers", last))));
     for judge in &header.judges {

@@ -16,7 +16,6 @@
 //! Folding from a snapshot gives the same state as folding from seq 0
 //! (`verify --snapshots` checks each one that way).
 
-use std::cell::Cell;
 use std::convert::Infallible;
 
 use serde::{Deserialize, Serialize};
@@ -343,20 +342,6 @@ pub fn fold_all<S: Source + ?Sized>(source: &S) -> Result<Folder, FoldError<S::E
 /// Deal turn's end), so that no state is read with a field defaulted.
 pub const SNAPSHOT_FORMAT: u64 = 2;
 
-thread_local! {
-    /// Set while a snapshot is being written: the rulesets' own bookkeeping
-    /// (an index into a step table, a step to resume at) is serialised too.
-    /// Nothing a reducer does reads it.
-    static WHOLE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// For `#[serde(skip_serializing_if)]` on a ruleset's own bookkeeping: left
-/// out of every state shown (`state`, deltas, diffs), kept in a snapshot so
-/// that folding on from one gives the same states as folding from seq 0.
-pub fn outside_snapshot<T>(_: &T) -> bool {
-    !WHOLE.with(Cell::get)
-}
-
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
     format: u64,
@@ -414,10 +399,7 @@ impl Folder {
             adjudication: &self.adjudication,
             table,
         };
-        WHOLE.with(|w| w.set(true));
-        let body = serde_json::to_vec(&out);
-        WHOLE.with(|w| w.set(false));
-        let body = body.expect("a state serialises");
+        let body = crate::json::to_vec_whole(&out).expect("a state serialises");
         let mut bytes = Vec::with_capacity(CHECKSUM_BYTES + body.len());
         bytes.extend_from_slice(blake3::hash(&body).as_bytes());
         bytes.extend_from_slice(&body);

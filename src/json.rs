@@ -574,6 +574,35 @@ fn check_within(value: &Value, depth: usize) -> Result<(), String> {
     }
 }
 
+thread_local! {
+    /// Set while a snapshot is being written (`to_vec_whole`): the
+    /// rulesets' own bookkeeping (an index into a step table, a step to
+    /// resume at) is serialised too. Nothing a reducer does reads it.
+    static WHOLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// For `#[serde(skip_serializing_if)]` on a ruleset's own bookkeeping: left
+/// out of every state shown (`state`, deltas, diffs), kept in a snapshot so
+/// that folding on from one gives the same states as folding from seq 0.
+pub fn outside_snapshot<T>(_: &T) -> bool {
+    !WHOLE.with(std::cell::Cell::get)
+}
+
+/// `value` as JSON with the fields `outside_snapshot` marks (a snapshot's
+/// bytes, see `fold::Folder::snapshot`).
+pub fn to_vec_whole<T: serde::Serialize>(value: &T) -> serde_json::Result<Vec<u8>> {
+    /// Clears the flag however serialising ends (a panic included).
+    struct Whole;
+    impl Drop for Whole {
+        fn drop(&mut self) {
+            WHOLE.with(|w| w.set(false));
+        }
+    }
+    WHOLE.with(|w| w.set(true));
+    let _whole = Whole;
+    serde_json::to_vec(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,7 +197,7 @@ fn wtactics_candidate(sim: &Sim, pick: u8, n: u8) -> (String, Value) {
             ("Dana".into(), json!({"type": "resolve", "what": "unblocked", "influence_lost": n as i64 % 4}))
         }
         // A player's record with an effect played: the other player confirms, or a judge records.
-        Phase::Confirm { by, damage, influence_lost } if pick.is_multiple_of(2) => (
+        Phase::Confirm { damage, influence_lost, .. } if pick.is_multiple_of(2) => (
             "Dana".into(),
             json!({"type": "resolve", "what": "undefended", "damage": damage, "influence_lost": influence_lost}),
         ),

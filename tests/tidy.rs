@@ -128,3 +128,110 @@ fn comments_say_what_and_why_not_which_issue_they_came_from() {
     }
     assert!(found.is_empty(), "comments that name an issue or a note:\n{}", found.join("\n"));
 }
+
+/// The modules `text` names as `<prefix>NAME` (e.g. `crate::store`), in
+/// code, with the line of the first mention of each.
+fn mentions(text: &str, prefix: &str, names: &[String]) -> Vec<(String, usize)> {
+    let mut found: Vec<(String, usize)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = code(line);
+        for (at, _) in line.match_indices(prefix) {
+            let rest = &line[at + prefix.len()..];
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if names.contains(&name) && !found.iter().any(|(f, _)| *f == name) {
+                found.push((name, n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// A cycle in `edges` (module -> modules it uses, with where), as the
+/// modules in order and the places that make each step; None if none.
+fn cycle(edges: &std::collections::BTreeMap<String, Vec<(String, String)>>) -> Option<Vec<String>> {
+    fn walk(
+        at: &str,
+        edges: &std::collections::BTreeMap<String, Vec<(String, String)>>,
+        path: &mut Vec<(String, String)>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|(m, _)| m == at) {
+            let mut c: Vec<String> = path[i..].iter().map(|(m, why)| format!("{m} ({why})")).collect();
+            c.push(at.to_string());
+            return Some(c);
+        }
+        if !done.insert(at.to_string()) {
+            return None;
+        }
+        for (to, why) in edges.get(at).into_iter().flatten() {
+            path.push((at.to_string(), why.clone()));
+            if let Some(c) = walk(to, edges, path, done) {
+                return Some(c);
+            }
+            path.pop();
+        }
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    edges.keys().find_map(|m| walk(m, edges, &mut Vec::new(), &mut done))
+}
+
+/// The module a file belongs to, one level below `within` (a path relative
+/// to src/, "" for the crate): `store/sled/open.rs` is `store` in the crate
+/// and `sled` within `store`. None for `within`'s own root file.
+fn child_of(rel: &Path, within: &Path) -> Option<String> {
+    let rest = rel.strip_prefix(within).ok()?;
+    let first = rest.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (!matches!(name, "mod" | "lib" | "main")).then(|| name.to_string())
+}
+
+/// No import circles, as layers should be: among the crate's top-level
+/// modules (`crate::record` used by `store` while `store` is used by
+/// `record`), and among the modules of each directory module (`server/`'s
+/// `error`, `observe` and `routes`). A circle means one of the modules is
+/// in the wrong place; the binary's `cli/` sits on top and is left out.
+#[test]
+fn no_import_circles_between_modules() {
+    let root = src();
+    let files = sources(&root);
+    let rel = |p: &Path| p.strip_prefix(&root).unwrap().to_path_buf();
+    let mut scopes: Vec<PathBuf> = vec![PathBuf::new()];
+    scopes.extend(files.iter().filter_map(|(p, _)| {
+        let r = rel(p);
+        (r.file_name()? == "mod.rs" && !r.starts_with("cli")).then(|| r.parent().unwrap().to_path_buf())
+    }));
+    let mut circles = Vec::new();
+    for scope in &scopes {
+        let mut names: Vec<String> =
+            files.iter().filter_map(|(p, _)| child_of(&rel(p), scope)).filter(|n| n != "cli").collect();
+        names.sort();
+        names.dedup();
+        let crate_path = match scope.as_os_str().is_empty() {
+            true => "crate::".to_string(),
+            false => format!("crate::{}::", scope.display().to_string().replace('/', "::")),
+        };
+        let mut edges: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+        for (path, text) in &files {
+            let r = rel(path);
+            let Some(from) = child_of(&r, scope).filter(|n| names.contains(n)) else { continue };
+            let mut used = mentions(text, &crate_path, &names);
+            // A file directly in the scope (not in a module of its own
+            // below it) names its siblings as `super::`.
+            let direct = r.parent() == Some(scope.as_path())
+                || (r.file_name().is_some_and(|f| f == "mod.rs") && r.parent().and_then(Path::parent) == Some(scope));
+            if direct && !scope.as_os_str().is_empty() {
+                used.extend(mentions(text, "super::", &names));
+            }
+            for (to, line) in used {
+                if to != from {
+                    edges.entry(from.clone()).or_default().push((to, format!("{}:{line}", r.display())));
+                }
+            }
+        }
+        if let Some(c) = cycle(&edges) {
+            circles.push(format!("in src/{}: {}", scope.display(), c.join(" -> ")));
+        }
+    }
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}

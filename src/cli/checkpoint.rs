@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arbiter::proof;
+use arbiter::proof::bundle::{self, Bundle, BundleError};
 use arbiter::record::RecordError;
 use arbiter::store::checkpoints;
-use arbiter::tlog::bundle::{self, Bundle, BundleError};
 use arbiter::tlog::note::b64;
 use serde_json::{Value, json};
 

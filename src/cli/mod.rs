@@ -271,49 +271,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     };
     // Every event a local verb stored is covered by a signed checkpoint
-    // before the verb returns, even when the verb failed part way (a store
-    // must never lose silently what it acknowledged). After a failed write
-    // (a full disk), sled holds in memory more than is durable: the store
-    // is closed and opened again, and what it holds then is signed.
+    // before the verb returns (`checkpoints::sign_after_write`).
     let mut opened = opened;
-    if cli.command.writes() {
-        let failed = match opened.get() {
-            Some(Target::Local(store)) if store.failed().is_some() => store.home().map(Path::to_path_buf),
-            _ => None,
-        };
-        let reopened = failed.map(|dir| {
-            if let Some(Target::Local(store)) = opened.take() {
-                store.close();
-            }
-            SledStore::open(&dir).map(|s| Box::new(s) as Box<dyn Store>)
-        });
-        let store = match (&reopened, opened.get()) {
-            (Some(Ok(store)), _) | (None, Some(Target::Local(store))) => Some(Ok(store.as_ref())),
-            (Some(Err(e)), _) => Some(Err(format!(
-                "no checkpoint was signed: the store could not be opened again to sign what is durable: {e}"
-            ))),
-            (None, _) => None,
-        };
-        if let Some(store) = store {
-            let kept = store.as_ref().ok().and_then(|s| s.checkpoints().ok()).map(|r| r.len());
-            let signed = store.and_then(|store| {
-                let signer = checkpoint::signer(&cli, store).map_err(|e| format!("no checkpoint was signed: {e:#}"))?;
-                checkpoints::sign(store, &signer).map_err(|e| {
-                    // `sign` fails with its checkpoint kept only when the
-                    // store cannot record it; it says so itself.
-                    match store.checkpoints().ok().map(|r| r.len()) > kept {
-                        true => e.to_string(),
-                        false => format!("no checkpoint was signed: {e}"),
-                    }
-                })
-            });
-            if let Err(why) = signed {
-                match code {
-                    // The verb's own failure is the error; this one is said beside it.
-                    Err(_) => eprintln!("warning: {why}"),
-                    Ok(_) => return Err(rec(RecordError::Io(format!("the events are stored, but {why}")))),
-                }
-            }
+    if cli.command.writes()
+        && let Some(Target::Local(store)) = opened.take()
+        && let Err(why) = checkpoints::sign_after_write(store, cli.log_key.as_deref(), cli.origin.as_deref())
+    {
+        match code {
+            // The verb's own failure is the error; this one is said beside it.
+            Err(_) => eprintln!("warning: {why}"),
+            Ok(_) => return Err(rec(RecordError::Io(format!("the events are stored, but {why}")))),
         }
     }
     code

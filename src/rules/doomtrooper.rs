@@ -676,7 +676,7 @@ pub struct Combat {
     pub order: Order,
     pub part: Part,
     /// Index into the part's step table.
-    #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
+    #[serde(default, skip_serializing_if = "crate::json::outside_snapshot")]
     at: usize,
     pub step: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -711,7 +711,7 @@ pub struct Combat {
     pub ended_by: Option<u64>,
     /// The announcement step a combat-ending card interrupted (step 24 or
     /// 26): where the combat resumes if the card is countered.
-    #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
+    #[serde(default, skip_serializing_if = "crate::json::outside_snapshot")]
     resume: Option<usize>,
     /// The award being made at 45/47: (seq of the award, points).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -285,7 +285,7 @@ impl Table {
     /// and notes). See [`crate::kernel::moves`].
     pub fn moves(&self, next_seq: u64) -> Vec<Move> {
         let mut moves = self.combat_moves();
-        crate::adjudication::moves(self, next_seq, &mut moves);
+        crate::adjudication::moves(&self.header, self.view().awaiting_ruling.is_some(), next_seq, &mut moves);
         moves
     }
 

@@ -313,7 +313,7 @@ pub struct Breakdown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reverses: Option<u64>,
     /// Index into STEPS.
-    #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
+    #[serde(default, skip_serializing_if = "crate::json::outside_snapshot")]
     at: usize,
     pub step: String,
     pub priority: String,
@@ -335,7 +335,7 @@ pub struct Breakdown {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub awaiting_ruling: Option<Uneven>,
     /// Requirements met at 2b/2c (kept until 2d is decided).
-    #[serde(default, skip_serializing_if = "crate::fold::outside_snapshot")]
+    #[serde(default, skip_serializing_if = "crate::json::outside_snapshot")]
     requirements_met: bool,
     /// 2d: each of 2a-2c that was not satisfied, in words ("the Follow-up
     /// condition is not met"), when the sequence ended there.

@@ -16,6 +16,7 @@ use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::service::Service;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use socket2::SockRef;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{Semaphore, watch};
@@ -119,30 +120,16 @@ pub fn refuse(stream: TcpStream, refusing: &Arc<Semaphore>) {
     });
 }
 
-/// Says the answer is complete (FIN) while still reading.
+/// Says the answer is complete (FIN) while still reading. Best effort: a
+/// socket already gone has nothing left to say.
 fn shutdown_write(stream: &TcpStream) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid socket descriptor.
-    unsafe {
-        libc::shutdown(stream.as_raw_fd(), libc::SHUT_WR);
-    }
+    let _ = SockRef::from(stream).shutdown(std::net::Shutdown::Write);
 }
 
 /// TCP_USER_TIMEOUT: the kernel drops a connection whose sent bytes stay
 /// unacknowledged this long (a client gone without a word). Best effort.
 pub fn unacked_write_timeout(stream: &TcpStream, after: Duration) {
-    use std::os::fd::AsRawFd;
-    let ms = libc::c_uint::try_from(after.as_millis()).unwrap_or(libc::c_uint::MAX);
-    // SAFETY: a valid socket descriptor and a c_uint option value of the right size.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_USER_TIMEOUT,
-            (&ms as *const libc::c_uint).cast(),
-            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
-        );
-    }
+    let _ = SockRef::from(stream).set_tcp_user_timeout(Some(after));
 }
 
 /// What a connection is doing, for its idle timeout.

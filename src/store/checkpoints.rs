@@ -531,6 +531,46 @@ pub fn unsigned(store: &dyn Store, games: &[String]) -> Result<Vec<Unsigned>, Re
     Ok(out)
 }
 
+/// Why no checkpoint covers what a verb just stored (`sign_after_write`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotSigned {
+    #[error("no checkpoint was signed: the store could not be opened again to sign what is durable: {0}")]
+    Reopen(OpenError),
+    #[error("no checkpoint was signed: {0}")]
+    Key(KeyError),
+    #[error("no checkpoint was signed: {0}")]
+    Sign(SignError),
+    /// The checkpoint was kept but could not be recorded: `sign` says so.
+    #[error("{0}")]
+    Unrecorded(SignError),
+}
+
+/// Signs a checkpoint of everything a local verb stored, before the verb
+/// returns, even when the verb failed part way: a store must never lose
+/// silently what it acknowledged. After a failed write (a full disk), sled
+/// holds in memory more than is durable, so the store is closed and opened
+/// again, and what it holds then is signed. `key` and `origin` are as for
+/// `signer`.
+pub fn sign_after_write(store: Box<dyn Store>, key: Option<&Path>, origin: Option<&str>) -> Result<(), NotSigned> {
+    let store = match (store.failed(), store.home().map(Path::to_path_buf)) {
+        (Some(_), Some(dir)) => {
+            store.close();
+            Box::new(super::SledStore::open(&dir).map_err(NotSigned::Reopen)?) as Box<dyn Store>
+        }
+        _ => store,
+    };
+    let kept = store.checkpoints().ok().map(|r| r.len());
+    let signer = signer(store.as_ref(), key, origin).map_err(NotSigned::Key)?;
+    sign(store.as_ref(), &signer).map(|_| ()).map_err(|e| {
+        // `sign` fails with its checkpoint kept only when the store cannot
+        // record it; it says so itself.
+        match store.checkpoints().ok().map(|r| r.len()) > kept {
+            true => NotSigned::Unrecorded(e),
+            false => NotSigned::Sign(e),
+        }
+    })
+}
+
 /// Signs a checkpoint if the log holds events past the newest one (a writer
 /// that died between an acknowledgement and its checkpoint leaves such a
 /// tail); nothing when it does not. Whether one was signed.

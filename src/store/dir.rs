@@ -60,10 +60,8 @@
 //! report. Arbiter writes nothing more in that case (see `SledStore::open`).
 
 use std::collections::BTreeMap;
-use std::ffi::c_int;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,13 +75,28 @@ pub fn is_unwritable(e: &io::Error) -> bool {
     )
 }
 
-/// `flock(how)` on `path`, opened read-only here (so it works on read-only
+/// How `lock` takes a file's lock (std's, which is `flock` on Linux, the
+/// lock sled itself takes on `db`).
+#[derive(Clone, Copy)]
+enum Take {
+    /// Exclusive, waiting for whoever holds it.
+    Wait,
+    /// Exclusive, only if no one holds it.
+    Now,
+    /// Shared, only if no one holds it exclusively.
+    Shared,
+}
+
+/// A lock on `path`, opened read-only here (so it works on read-only
 /// media); the lock lasts as long as the returned file. None when the file
 /// cannot be opened or the lock cannot be taken.
-fn lock(path: &Path, how: c_int) -> Option<File> {
+fn lock(path: &Path, how: Take) -> Option<File> {
     let file = File::open(path).ok()?;
-    // SAFETY: flock on a descriptor owned by `file` for as long as it lives.
-    let taken = unsafe { libc::flock(file.as_raw_fd(), how) } == 0;
+    let taken = match how {
+        Take::Wait => file.lock().is_ok(),
+        Take::Now => file.try_lock().is_ok(),
+        Take::Shared => file.try_lock_shared().is_ok(),
+    };
     taken.then_some(file)
 }
 
@@ -98,7 +111,7 @@ impl Opening {
     /// Waits for other arbiter processes opening the same store. None when
     /// the directory cannot be locked: then a failed open undoes nothing.
     pub fn begin(dir: &Path) -> Option<Opening> {
-        lock(dir, libc::LOCK_EX).map(Opening)
+        lock(dir, Take::Wait).map(Opening)
     }
 }
 
@@ -140,7 +153,7 @@ impl Before {
         let db = dir.join("db");
         // Held while listing: no one writes the store meanwhile.
         let _free = match db.exists() {
-            true => Some(lock(&db, libc::LOCK_EX | libc::LOCK_NB)?),
+            true => Some(lock(&db, Take::Now)?),
             false => None,
         };
         list(dir).ok().map(|entries| Before { entries })
@@ -152,7 +165,7 @@ impl Before {
         let db = dir.join("db");
         // If anyone has the store open now, what changed may be theirs.
         let _free = match db.exists() {
-            true => match lock(&db, libc::LOCK_EX | libc::LOCK_NB) {
+            true => match lock(&db, Take::Now) {
                 Some(f) => Some(f),
                 None => return Vec::new(),
             },
@@ -260,8 +273,7 @@ pub enum CopyError {
 /// store is open, so no one writes the store while it is copied.
 pub fn copy(dir: &Path, parent: &Path) -> Result<Copy, CopyError> {
     let db = dir.join("db");
-    let _shared =
-        lock(&db, libc::LOCK_SH | libc::LOCK_NB).ok_or_else(|| CopyError::Locked { db: db.display().to_string() })?;
+    let _shared = lock(&db, Take::Shared).ok_or_else(|| CopyError::Locked { db: db.display().to_string() })?;
     remove_stale_copies(parent);
     let copy = new_dir(parent).map_err(|why| CopyError::MakeDir { parent: parent.display().to_string(), why })?;
     let shown = |p: &Path, why: io::Error| CopyError::Copy {
@@ -312,7 +324,7 @@ fn new_dir(parent: &Path) -> io::Result<Copy> {
         let path = parent.join(format!("{COPY_PREFIX}{}-{n}", std::process::id()));
         match fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => {
-                let in_use = File::create(path.join(IN_USE)).ok().and_then(|_| lock(&path.join(IN_USE), libc::LOCK_EX));
+                let in_use = File::create(path.join(IN_USE)).ok().and_then(|_| lock(&path.join(IN_USE), Take::Wait));
                 return Ok(Copy { path, _in_use: in_use });
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -340,7 +352,7 @@ fn remove_stale_copies(parent: &Path) {
         // (A copy without the file was made by an older arbiter, or is not
         // made yet: its process is gone, though.)
         let in_use = entry.path().join(IN_USE);
-        let free = !in_use.exists() || lock(&in_use, libc::LOCK_EX | libc::LOCK_NB).is_some();
+        let free = !in_use.exists() || lock(&in_use, Take::Now).is_some();
         if gone && pid > 0 && free {
             let _ = fs::remove_dir_all(entry.path());
         }
@@ -426,7 +438,7 @@ mod tests {
         assert!(before.undo(d).is_empty());
         assert!(d.join("snap.0000000000000388.generating").exists() && d.join("other").exists());
         // Someone opens the store and writes: the undo stays away.
-        let held = lock(&d.join("db"), libc::LOCK_EX | libc::LOCK_NB).unwrap();
+        let held = lock(&d.join("db"), Take::Now).unwrap();
         assert!(Before::note(d).is_none(), "no note of a store in use");
         fs::OpenOptions::new().write(true).open(d.join("db")).unwrap().set_len(4096).unwrap();
         assert!(before.undo(d).is_empty());

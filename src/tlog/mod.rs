@@ -9,10 +9,6 @@
 //!
 //! - [`merkle`]: the tree (hashes, roots, proofs, checks); pure.
 //! - [`note`]: signed notes, keys, checkpoints and witness cosignatures; pure.
-//! - [`bundle`]: the offline proof a player or an auditor keeps (`arbiter
-//!   prove`, `arbiter verify-bundle`): an export, an inclusion proof of the
-//!   game's event, the signed checkpoint and the log's public key.
-//!
 //! - [`witness`]: a witness that cosigns a checkpoint only if it extends the
 //!   last one it cosigned (c2sp.org/tlog-witness); pure.
 //!
@@ -22,8 +18,10 @@
 //! tree binds the order of all games' events together under one signature.
 //! The store keeps, beside each event, its position in the tree
 //! (`Store::log_position`) and each complete subtree's hash (`Store::log_node`).
+//!
+//! Nothing here reads a store or a record: the offline bundle, which checks
+//! an export, is `crate::proof::bundle`.
 
-pub mod bundle;
 pub mod merkle;
 pub mod note;
 pub mod witness;

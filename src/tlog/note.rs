@@ -337,6 +337,17 @@ pub fn unb64(text: &str) -> Option<Vec<u8>> {
     B64.decode(text).ok()
 }
 
+/// Hashes as a proof carries them in JSON: base64, in order.
+pub fn hashes(path: &[Hash]) -> Vec<String> {
+    path.iter().map(|h| b64(h)).collect()
+}
+
+/// The hashes of a proof read back from JSON; None if one is not base64 of
+/// 32 bytes.
+pub fn unhashes(path: &[String]) -> Option<Vec<Hash>> {
+    path.iter().map(|h| unb64(h).and_then(|v| v.try_into().ok())).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,9 +18,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::bundle::{hashes, unhashes};
 use super::merkle::{Hash, verify_consistency};
-use super::note::{Checkpoint, Cosigner, NoteVerifier, b64, open_checkpoint, unb64};
+use super::note::{Checkpoint, Cosigner, NoteVerifier, b64, hashes, open_checkpoint, unb64, unhashes};
 
 /// What the witness last cosigned for each log (by origin).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

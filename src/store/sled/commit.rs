@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar};
 use std::time::Instant;
 
 use super::keys::STORED_LEVEL;
-use super::write_back::{GameChunks, UNSYNCED_LIMIT, Unsynced};
+use super::write_back::{Behind, GameChunks, UNSYNCED_LIMIT, Unsynced};
 use super::{Failure, SledStore};
 use crate::event::Event;
 use crate::store::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
@@ -104,18 +104,6 @@ pub(super) struct Round<'s> {
     pub(super) covers: Written,
     pub(super) records: Vec<u8>,
     pub(super) sled_sync: bool,
-}
-
-/// The sync of sled's that a rotation of the journal leaves to run behind
-/// its round (`SledStore::write_back_behind`): the rotation it lets go of.
-/// Dropped without running, the journal's older file stays until the
-/// next sync of sled's in a round (the next rotation's fallback, a large
-/// batch, the store's close), and an open after a crash replays it:
-/// nothing is lost.
-#[must_use]
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Behind {
-    pub(super) rotation: u64,
 }
 
 /// The journal's record of an insert of `events` to `game`, or none for a

@@ -51,15 +51,12 @@ pub(super) fn open_sled(dir: &Path) -> sled::Result<sled::Db> {
 }
 
 /// Whether another process holds the exclusive lock sled takes on `db`
-/// (flock). Asked only when this process's sled does not hold it (after
+/// (flock, as std's `File::try_lock` on Linux). Asked only when this process's sled does not hold it (after
 /// sled failed to open, or was closed); the probe's own lock, if it gets
 /// one, ends when the file closes.
 pub(super) fn held_by_another_process(db: &Path) -> bool {
-    use std::os::fd::AsRawFd;
     let Ok(file) = File::open(db) else { return false };
-    // SAFETY: flock on a descriptor this function owns for its whole call.
-    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    locked != 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
 /// A store not new and not of layout 4: what its log says of its layout

@@ -6,7 +6,6 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::commit::*;
 use super::keys::*;
 use super::open::*;
 use super::write_back::*;

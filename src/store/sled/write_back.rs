@@ -13,13 +13,24 @@ use std::time::Duration;
 
 use sled::Transactional;
 
-use super::commit::Behind;
 use super::keys::node_key;
 use super::{Failure, SledStore};
 use crate::event::Link;
 use crate::store::chunk;
 use crate::store::journal::Journal;
 use crate::tlog::merkle::{Frontier, Hash};
+
+/// The sync of sled's that a rotation of the journal leaves to run behind
+/// its round (`SledStore::write_back_behind`): the rotation it lets go of.
+/// Dropped without running, the journal's older file stays until the
+/// next sync of sled's in a round (the next rotation's fallback, a large
+/// batch, the store's close), and an open after a crash replays it:
+/// nothing is lost.
+#[must_use]
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Behind {
+    pub(super) rotation: u64,
+}
 
 /// What was inserted since sled's last sync wrote it into sled
 /// (`SledStore::write_back`), kept in memory, where reads find it first;

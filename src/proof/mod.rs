@@ -1,14 +1,17 @@
 //! Proofs from a store's log (see `crate::tlog`): the answers of `GET
 //! /api/proof/inclusion`, `GET /api/proof/consistency` and `arbiter prove`,
-//! shared by the CLI and the server like `ops`.
+//! shared by the CLI and the server like `ops`; and the offline bundle a
+//! player keeps and anyone checks with no store ([`bundle`]).
+
+pub mod bundle;
 
 use serde_json::{Value, json};
 
+use self::bundle::{Bundle, Kept};
 use crate::record::{RecordError, canonical_bytes};
 use crate::store::{LogNodes, ReadError, Store};
-use crate::tlog::bundle::{self, Bundle, Kept, hashes};
 use crate::tlog::merkle::{self, ProofError};
-use crate::tlog::note::{NoteVerifier, b64, open_checkpoint};
+use crate::tlog::note::{NoteVerifier, b64, hashes, open_checkpoint};
 
 fn input(e: ProofError) -> RecordError {
     RecordError::Input(e.to_string())

@@ -28,9 +28,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::merkle::{Hash, leaf_hash, verify_consistency, verify_inclusion};
-use super::note::{Checkpoint, NoteVerifier, b64, open_checkpoint, unb64};
 use crate::record::{ExportBytes, RecordError, verify};
+use crate::tlog::merkle::{leaf_hash, verify_consistency, verify_inclusion};
+use crate::tlog::note::{Checkpoint, NoteVerifier, b64, open_checkpoint, unhashes};
 
 pub const FORMAT: &str = "arbiter-bundle/1";
 
@@ -82,14 +82,6 @@ pub enum BundleError {
     Input(String),
     #[error("{0}")]
     Failed(String),
-}
-
-pub fn hashes(path: &[Hash]) -> Vec<String> {
-    path.iter().map(|h| b64(h)).collect()
-}
-
-pub fn unhashes(path: &[String]) -> Option<Vec<Hash>> {
-    path.iter().map(|h| unb64(h).and_then(|v| v.try_into().ok())).collect()
 }
 
 /// Checks a bundle. `log_key`: the key the organiser published (else the
