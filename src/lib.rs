@@ -15,10 +15,10 @@
 //! - [`fold`]: events in order to the state at each seq, with rulings' hash checks and rewinds.
 //! - [`store`]: the `Store` trait and its backends, sled (the embedded default) and PostgreSQL: durable, conditional appends.
 //! - [`copy`]: a whole store into another (any backend to any other), in log order, checked on both sides.
-//! - [`tlog`]: the verifiable log: one Merkle tree (RFC 6962) over every stored event, signed checkpoints (C2SP signed notes), proofs and bundles.
+//! - [`tlog`]: the verifiable log: one Merkle tree (RFC 6962) over every stored event, signed checkpoints (C2SP signed notes), the proofs and the witness; pure.
 //! - [`record`]: the append path (check against the rules, then store) and whole-record checks (verify, import, export).
 //! - [`schema`]: JSON Schema of the envelope and every payload, generated from the Rust types.
-//! - [`proof`]: inclusion and consistency proofs and offline bundles from a store's log.
+//! - [`proof`]: inclusion and consistency proofs and offline bundles from a store's log, and a bundle's check.
 //! - [`ops`]: the answers the CLI and the server share (the JSON each verb shows).
 //! - [`access`]: tokens and roles (organiser, seat, judge) and per-game read access.
 //! - [`sign_in`]: the link that signs a seat or a judge in at the table page, its QR code, the printed sheet.
@@ -37,7 +37,7 @@ pub mod compare;
 pub mod copy;
 pub mod delta;
 pub mod event;
-pub mod floor;
+mod floor;
 pub mod fold;
 pub mod json;
 pub mod kernel;

@@ -102,7 +102,7 @@ fn the_served_api_answers_as_its_openapi_document_says() {
 
     // Every operation of the document was tested, but the one that serves
     // the document (schemathesis leaves out the schema's own location).
-    let operations = arbiter::server::routes::ROUTES.len() - 1;
+    let operations = arbiter::server::ROUTES.len() - 1;
     assert!(
         report.contains(&format!("Selected: {operations}/{operations}"))
             && report.contains(&format!("Tested: {operations}\n")),

@@ -539,7 +539,7 @@ fn the_pages_cookie_reads_appends_only_from_a_page_and_a_bad_one_counts_as_no_to
 
     // The pages read through the cookie: no token in any URL their modules
     // build, and they sign in through the one module that posts it.
-    for (name, _, _) in arbiter::server::page::ASSETS {
+    for (name, _, _) in arbiter::server::ASSETS {
         let (status, _, text) = raw("GET", &u(&format!("/assets/{name}")), None, None, None);
         assert_eq!(status, 200, "{name}");
         let text = text.as_str().unwrap();

@@ -89,7 +89,7 @@ fn known_games() -> Option<Vec<String>> {
         return Some(names.as_array()?.iter().filter_map(|v| v.as_str().map(String::from)).collect());
     }
     let location = match (flag("store"), matches.get_one::<PathBuf>("data")) {
-        (Some(url), None) if arbiter::store::postgres::is_url(&url) => Location::named(&url),
+        (Some(url), None) if arbiter::store::is_postgres_url(&url) => Location::named(&url),
         (None, dir) => Location::Dir(dir.cloned().unwrap_or_else(|| PathBuf::from("./arbiter-data"))),
         _ => return None,
     };

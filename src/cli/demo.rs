@@ -10,7 +10,7 @@ use arbiter::event::Header;
 use arbiter::kernel::View;
 use arbiter::ops;
 use arbiter::record::{self, RecordError, Recorder, Submission};
-use arbiter::rules::words::words;
+use arbiter::rules::words;
 use arbiter::rules::{Kind, Table};
 use serde_json::json;
 

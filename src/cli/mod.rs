@@ -379,7 +379,7 @@ impl Cli {
             Some(_) if self.data.is_some() => {
                 Err(anyhow::anyhow!("give --store (a database) or --data (a directory), not both"))
             }
-            Some(url) if arbiter::store::postgres::is_url(url) => Ok(Location::named(url)),
+            Some(url) if arbiter::store::is_postgres_url(url) => Ok(Location::named(url)),
             Some(other) => Err(anyhow::anyhow!(
                 "--store takes a PostgreSQL URL (postgres://USER@HOST/DB), not {other:?}; a directory is --data"
             )),

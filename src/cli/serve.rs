@@ -43,7 +43,7 @@ pub struct Args {
 }
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
-    server::observe::init_log();
+    server::init_log();
     let location = cli.location()?;
     let store = open_store(&location, false)?;
     let signer = super::checkpoint::signer(cli, store.as_ref())?;

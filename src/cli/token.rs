@@ -226,7 +226,7 @@ fn organiser(target: &Target, out: &Output) -> anyhow::Result<ExitCode> {
         );
     };
     let issued = access::issue_at(store.as_ref(), &Grant::Organiser, chrono::Utc::now(), None).map_err(rec)?;
-    let v = arbiter::server::games::issued_json(&issued);
+    let v = arbiter::server::issued_json(&issued);
     out.emit(v.clone(), || {
         eprintln!("id {} ({}), expires never", str(&v["id"]), str(&v["state"]));
         if let Some(replaced) = v["replaced"].as_array() {
@@ -246,7 +246,7 @@ fn issue(target: &Target, grant: &Grant, expires: &Option<String>) -> anyhow::Re
             let now = chrono::Utc::now();
             let expires = access::expiry(grant, expires.as_deref(), now).map_err(rec)?;
             let issued = access::issue_at(store.as_ref(), grant, now, expires).map_err(rec)?;
-            Ok(arbiter::server::games::issued_json(&issued))
+            Ok(arbiter::server::issued_json(&issued))
         }
         Target::Remote(c) => {
             let (game, body) = match grant {

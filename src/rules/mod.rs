@@ -11,10 +11,11 @@ pub mod gurps;
 pub mod rawdeal;
 mod registry;
 pub mod riftbound;
-pub mod words;
+pub(crate) mod words;
 pub mod wtactics;
 
 pub use registry::{Board, Kind, Ruleset, RulesetState, StateReader};
+pub use words::words;
 
 use std::sync::Arc;
 

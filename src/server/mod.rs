@@ -23,16 +23,16 @@
 //! streams, lets requests in flight finish until a deadline, cuts what is
 //! left, and exits; nothing is acknowledged that was not stored durably.
 
-pub mod body;
-pub mod connection;
-pub mod error;
-pub mod events;
-pub mod games;
-pub mod log;
-pub mod observe;
-pub mod page;
-pub mod routes;
-pub mod views;
+pub(crate) mod body;
+pub(crate) mod connection;
+pub(crate) mod error;
+pub(crate) mod events;
+pub(crate) mod games;
+pub(crate) mod log;
+pub(crate) mod observe;
+pub(crate) mod page;
+pub(crate) mod routes;
+pub(crate) mod views;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -55,6 +55,10 @@ use crate::store::checkpoints;
 use crate::tlog::NoteSigner;
 
 pub use error::ApiError;
+pub use games::issued_json;
+pub use observe::init_log;
+pub use page::ASSETS;
+pub use routes::ROUTES;
 
 /// What every handler shares.
 pub struct Server {

@@ -191,6 +191,7 @@ impl Metrics {
     /// `n` connections cut for `reason` (one of `CUT_REASONS`): counted,
     /// and logged at WARN at most once per `LOGGED_EVERY`.
     pub fn cut(&self, reason: &'static str, n: u64) {
+        debug_assert!(CUT_REASONS.contains(&reason), "a cut's reason is one of CUT_REASONS, not {reason}");
         self.cuts.get_or_create(&[("reason", reason)]).inc_by(n);
         for _ in 0..n {
             if let Some(cut) = self.throttle.note(reason, Instant::now()) {

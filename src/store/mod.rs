@@ -17,17 +17,21 @@
 //! games) share syncs, and a batch is one sync.
 
 pub mod checkpoints;
+// Public, hidden, only for the tests that damage a stored chunk on purpose.
+#[doc(hidden)]
 pub mod chunk;
-pub mod dir;
+pub(crate) mod dir;
+// Public, hidden, only for the tests that read the journal a crash leaves.
+#[doc(hidden)]
 pub mod journal;
-pub mod postgres;
-pub mod sled;
+pub(crate) mod postgres;
+pub(crate) mod sled;
 
 use crate::event::{Event, EventError, Link};
 use crate::tlog::{Hash, Nodes};
 
-pub use self::postgres::PostgresStore;
-pub use self::sled::SledStore;
+pub use self::postgres::{PostgresStore, is_url as is_postgres_url};
+pub use self::sled::{Copied, SetAside, SledStore};
 
 /// The head of a stream: its last event.
 pub type Head = Link;

@@ -9,11 +9,11 @@
 //! else falls back to [`describe`]. Pure functions of the action and the
 //! state before it: nothing here changes a state.
 
-pub mod doomtrooper;
-pub mod gurps;
-pub mod rawdeal;
-pub mod riftbound;
-pub mod wtactics;
+pub(crate) mod doomtrooper;
+pub(crate) mod gurps;
+pub(crate) mod rawdeal;
+pub(crate) mod riftbound;
+pub(crate) mod wtactics;
 
 use serde_json::Value;
 
