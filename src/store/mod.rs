@@ -116,6 +116,19 @@ pub enum ReadError {
     Unavailable(String),
 }
 
+/// A read an append needed failed: said once, in the read's own words (not
+/// "store I/O error: store I/O error: ..."), and a store that cannot be
+/// reached stays `Unavailable`, worth a retry.
+impl From<ReadError> for AppendError {
+    fn from(e: ReadError) -> AppendError {
+        match e {
+            ReadError::Io(m) => AppendError::Io(m),
+            ReadError::Unavailable(m) => AppendError::Unavailable(m),
+            other => AppendError::Io(other.to_string()),
+        }
+    }
+}
+
 /// Opens the store at `location`: a PostgreSQL URL (`postgres://...`), or
 /// else a directory, sled's. The one place a verb's store is chosen.
 pub fn open(location: &Location) -> Result<Box<dyn Store>, OpenError> {
@@ -469,5 +482,20 @@ impl Nodes for LogNodes<'_> {
     type Error = ReadError;
     fn node(&self, level: u8, index: u64) -> Result<Hash, ReadError> {
         self.0.log_node(level, index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_read_in_an_append_is_said_once() {
+        let e = AppendError::from(ReadError::Io("the disk is gone".into()));
+        assert_eq!(e.to_string(), "store I/O error: the disk is gone");
+        let e = AppendError::from(ReadError::Unavailable("connection refused".into()));
+        assert!(matches!(e, AppendError::Unavailable(_)), "{e:?}");
+        let e = AppendError::from(ReadError::Log("leaf 3 is missing".into()));
+        assert_eq!(e.to_string(), "store I/O error: the store's log is broken: leaf 3 is missing");
     }
 }

@@ -392,14 +392,13 @@ impl SledStore {
         // other table's insert waits on that lock.
         let hashes: Vec<Hash> = events.iter().map(|(_, b)| leaf_hash(b)).collect();
         let record = journal_record(game, events);
-        let io = |e: ReadError| AppendError::Io(e.to_string());
         let mut unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
         self.refuse()?;
         let head = match unsynced.heads.get(game) {
             Some(head) => Some(head.clone()),
             None => {
                 drop(unsynced);
-                let head = self.durable_head(game, &tree).map_err(io)?;
+                let head = self.durable_head(game, &tree)?;
                 unsynced = self.unsynced.lock().unwrap_or_else(|p| p.into_inner());
                 // Another insert to this game may have come meanwhile.
                 unsynced.heads.get(game).cloned().or(head)
@@ -416,7 +415,7 @@ impl SledStore {
             true => None,
             false if first_seq.is_multiple_of(EVENTS_PER_CHUNK) => Some(chunk::Events::default()),
             false => {
-                let chunk = self.stored_events_chunk(game, &tree, game_chunk).map_err(io)?;
+                let chunk = self.stored_events_chunk(game, &tree, game_chunk)?;
                 Some(chunk.ok_or_else(|| {
                     AppendError::Io(format!("{game}'s events from seq {} are missing", game_chunk * EVENTS_PER_CHUNK))
                 })?)
@@ -426,7 +425,7 @@ impl SledStore {
             true => None,
             false if first_index.is_multiple_of(LEAVES_PER_CHUNK) => Some(chunk::Leaves::default()),
             false => {
-                let chunk = self.stored_leaves_chunk(leaf_chunk).map_err(io)?;
+                let chunk = self.stored_leaves_chunk(leaf_chunk)?;
                 Some(chunk.ok_or_else(|| {
                     AppendError::Io(format!("the log's leaves from {} are missing", leaf_chunk * LEAVES_PER_CHUNK))
                 })?)
