@@ -16,7 +16,7 @@ use super::{Failure, SledStore};
 use crate::event::Event;
 use crate::store::chunk::{self, EVENTS_PER_CHUNK, LEAVES_PER_CHUNK};
 use crate::store::journal;
-use crate::store::{AppendError, ReadError, Synced};
+use crate::store::{AppendError, Synced};
 use crate::tlog::merkle::{Hash, leaf_hash};
 
 /// The last ticket taken, and the log's size when it was taken.
