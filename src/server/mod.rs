@@ -455,6 +455,9 @@ pub struct Connections {
     pub max_open: usize,
     /// After shutdown begins, connections still open this long are cut.
     pub shutdown_deadline: Duration,
+    /// Peers whose `X-Forwarded-Proto: https` is believed (a TLS proxy in
+    /// front): their requests' cookies are `Secure`. None by default.
+    pub trusted_proxies: Vec<connection::ProxyRange>,
 }
 
 impl Default for Connections {
@@ -465,6 +468,7 @@ impl Default for Connections {
             idle_timeout: Duration::from_secs(IDLE_TIMEOUT_SECONDS),
             max_open: MAX_CONNECTIONS,
             shutdown_deadline: Duration::from_secs(SHUTDOWN_DEADLINE_SECONDS),
+            trusted_proxies: Vec::new(),
         }
     }
 }
