@@ -126,11 +126,14 @@ pub struct Slot {
     /// The game folded at its head, loaded on first append. The lock
     /// serialises appends to this game.
     pub recorder: Arc<tokio::sync::Mutex<Option<Recorder<'static>>>>,
-    /// Each append's events once stored, as SSE bytes made once for all
-    /// subscribers (`events::Fanned`). Sent under the game's lock, so in seq
-    /// order; never waits: a subscriber too far behind is told it lagged
-    /// and reads the store instead.
+    /// The events once stored, as SSE bytes made once for all subscribers
+    /// (`events::Fanned`; those stored close together gathered into one,
+    /// `events::publish`). Sent in seq order; never waits: a subscriber
+    /// too far behind is told it lagged and reads the store instead.
     pub fanout: broadcast::Sender<events::Fanned>,
+    /// Events stored within `events::GATHER` of the fan-out's last send,
+    /// waiting to be sent together.
+    pub outbox: Mutex<events::Outbox>,
     /// Live subscriptions to this game.
     pub subscribers: AtomicUsize,
 }
@@ -202,6 +205,7 @@ impl Server {
         let slot = Arc::new(Slot {
             recorder: Arc::new(tokio::sync::Mutex::new(None)),
             fanout: broadcast::channel(FANOUT_BUFFER).0,
+            outbox: Mutex::default(),
             subscribers: AtomicUsize::new(0),
         });
         slots.insert(game.to_string(), slot.clone());
