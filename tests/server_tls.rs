@@ -1,7 +1,9 @@
 //! The CLI's client over TLS: `--server https://...` through a
 //! TLS-terminating proxy (as Caddy or nginx would be, docs/tls.md) in front
 //! of a real `arbiter serve`, with a self-signed certificate trusted through
-//! `--ca-cert` (or `ARBITER_CA_CERT`), and refused without it.
+//! `--ca-cert` (or `ARBITER_CA_CERT`), and refused without it; and the
+//! pages' cookie, `Secure` only when a proxy the server trusts
+//! (`--trust-proxy`) says the request came over TLS.
 
 mod common;
 
@@ -121,4 +123,58 @@ fn the_cli_reaches_a_server_behind_a_tls_proxy_trusting_the_ca_it_is_given() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--ca-cert") && err.contains(says), "{err}");
     }
+}
+
+/// The `Set-Cookie` of `POST /api/session` (and of `DELETE`) sent to the
+/// server at `url` from 127.0.0.1 with `X-Forwarded-Proto: proto`, if any.
+fn session_cookies(url: &str, token: &str, proto: Option<&str>) -> [String; 2] {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let cookie = |resp: ureq::http::Response<ureq::Body>| {
+        assert_eq!(resp.status().as_u16(), 200);
+        resp.headers().get("set-cookie").unwrap().to_str().unwrap().to_string()
+    };
+    let mut post = agent.post(&format!("{url}/api/session"));
+    let mut delete = agent.delete(&format!("{url}/api/session"));
+    if let Some(proto) = proto {
+        post = post.header("X-Forwarded-Proto", proto);
+        delete = delete.header("X-Forwarded-Proto", proto);
+    }
+    let token = serde_json::json!({ "token": token });
+    [cookie(post.send_json(&token).unwrap()), cookie(delete.call().unwrap())]
+}
+
+#[test]
+fn the_cookie_is_secure_only_when_a_trusted_proxy_says_https() {
+    let secure = |cookie: &str| cookie.split("; ").any(|a| a == "Secure");
+    // The tests' requests come from 127.0.0.1: a proxy there is trusted
+    // (named alone, and as a range among others).
+    for trust in ["127.0.0.1", "10.0.0.0/8,127.0.0.0/8"] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Served::start_with(dir.path(), &["--trust-proxy", trust]);
+        for cookie in session_cookies(&s.url, &s.organiser, Some("https")) {
+            assert!(secure(&cookie), "--trust-proxy {trust}: {cookie}");
+        }
+        for proto in [None, Some("http"), Some("https, http")] {
+            for cookie in session_cookies(&s.url, &s.organiser, proto) {
+                assert!(!secure(&cookie), "--trust-proxy {trust}, X-Forwarded-Proto {proto:?}: {cookie}");
+            }
+        }
+    }
+    // From a peer that is not trusted (none, or not this one), the header
+    // changes nothing.
+    for trust in [&[][..], &["--trust-proxy", "10.0.0.0/8"], &["--trust-proxy", "::1", "--trust-proxy", "127.0.0.2"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Served::start_with(dir.path(), trust);
+        for proto in [None, Some("https")] {
+            for cookie in session_cookies(&s.url, &s.organiser, proto) {
+                assert!(!secure(&cookie), "{trust:?}, X-Forwarded-Proto {proto:?}: {cookie}");
+            }
+        }
+    }
+    // What is not an address or a range is refused at start.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let out = arbiter(&["--data", data, "serve", "--listen", "127.0.0.1:0", "--trust-proxy", "proxy.local"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an IP address or a CIDR range"), "{out:?}");
 }

@@ -40,6 +40,12 @@ pub struct Args {
     /// server exits anyway (acknowledging nothing it did not store).
     #[arg(long, value_name = "SECS", default_value_t = limits::SHUTDOWN_DEADLINE_SECONDS)]
     pub shutdown_deadline: u64,
+    /// A TLS-terminating proxy in front (an address, or a CIDR range such as
+    /// 10.0.0.0/8; repeat it or separate with commas): only from these peers
+    /// is `X-Forwarded-Proto: https` believed, and then the pages' cookie is
+    /// Secure. The proxy must set that header itself (docs/tls.md).
+    #[arg(long, value_name = "ADDR[/BITS]", value_delimiter = ',')]
+    pub trust_proxy: Vec<server::connection::ProxyRange>,
 }
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
@@ -55,6 +61,7 @@ pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {
         idle_timeout: Duration::from_secs(a.idle_timeout),
         max_open: descriptors_for(a.max_connections),
         shutdown_deadline: Duration::from_secs(a.shutdown_deadline),
+        trusted_proxies: a.trust_proxy.clone(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start tokio")?;
     runtime.block_on(async {

@@ -16,6 +16,11 @@ use crate::record::RecordError;
 /// OpenAPI document and the README).
 pub const CODES: &[(&str, u16, &str)] = &[
     ("input", 400, "the request is malformed (bad JSON, a float, a missing field, a bad name)"),
+    (
+        "bad_request",
+        400,
+        "the request is not HTTP/1.1 the server can read (a malformed request line or header; 414 for a request line over 64 KiB, 431 for a head of over 100 headers or about 400 KiB); the connection is closed",
+    ),
     ("refused", 422, "the rules refuse the action; `violation` has the step, the rule and who may act"),
     ("conflict", 409, "expect_seq is not the game's next seq; `head` is the current head"),
     ("no_such_game", 404, "the game does not exist"),

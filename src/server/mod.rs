@@ -130,11 +130,14 @@ pub struct Slot {
     /// The game folded at its head, loaded on first append. The lock
     /// serialises appends to this game.
     pub recorder: Arc<tokio::sync::Mutex<Option<Recorder<'static>>>>,
-    /// Each append's events once stored, as SSE bytes made once for all
-    /// subscribers (`events::Fanned`). Sent under the game's lock, so in seq
-    /// order; never waits: a subscriber too far behind is told it lagged
-    /// and reads the store instead.
+    /// The events once stored, as SSE bytes made once for all subscribers
+    /// (`events::Fanned`; those stored close together gathered into one,
+    /// `events::publish`). Sent in seq order; never waits: a subscriber
+    /// too far behind is told it lagged and reads the store instead.
     pub fanout: broadcast::Sender<events::Fanned>,
+    /// Events stored within `events::GATHER` of the fan-out's last send,
+    /// waiting to be sent together.
+    pub outbox: Mutex<events::Outbox>,
     /// Live subscriptions to this game.
     pub subscribers: AtomicUsize,
 }
@@ -206,6 +209,7 @@ impl Server {
         let slot = Arc::new(Slot {
             recorder: Arc::new(tokio::sync::Mutex::new(None)),
             fanout: broadcast::channel(FANOUT_BUFFER).0,
+            outbox: Mutex::default(),
             subscribers: AtomicUsize::new(0),
         });
         slots.insert(game.to_string(), slot.clone());
@@ -459,6 +463,9 @@ pub struct Connections {
     pub max_open: usize,
     /// After shutdown begins, connections still open this long are cut.
     pub shutdown_deadline: Duration,
+    /// Peers whose `X-Forwarded-Proto: https` is believed (a TLS proxy in
+    /// front): their requests' cookies are `Secure`. None by default.
+    pub trusted_proxies: Vec<connection::ProxyRange>,
 }
 
 impl Default for Connections {
@@ -469,6 +476,7 @@ impl Default for Connections {
             idle_timeout: Duration::from_secs(IDLE_TIMEOUT_SECONDS),
             max_open: MAX_CONNECTIONS,
             shutdown_deadline: Duration::from_secs(SHUTDOWN_DEADLINE_SECONDS),
+            trusted_proxies: Vec::new(),
         }
     }
 }

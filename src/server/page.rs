@@ -8,17 +8,18 @@
 //! same JSON API as everyone else, with the token in a cookie set once from
 //! the address's `#token=` (`session`).
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
+use axum::{Extension, Json};
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::body::json_body;
+use super::connection::ThroughTls;
 use super::{ApiError, Shared, blocking};
 use crate::access::{self, Grant, Standing};
 
@@ -146,8 +147,11 @@ pub struct SessionRequest {
 /// closes, for a token that does not expire). JSON only: a form on another
 /// site cannot send JSON without a CORS preflight, which this server never
 /// grants, so no other site can put its token in a visitor's browser.
+/// Behind a trusted TLS proxy (`connection::ThroughTls`) the cookie is
+/// `Secure`: the browser then never sends it over plain HTTP.
 pub async fn session(
     State(s): State<Shared>,
+    tls: Option<Extension<ThroughTls>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -170,7 +174,7 @@ pub async fn session(
     let grant = standing_grant(standing)?;
     // A token is hex; anything else cannot be a token this server issued
     // and was refused above, so the cookie's value needs no quoting.
-    let mut cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+    let mut cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{}", secure(&tls));
     if let Some(t) = expires {
         cookie.push_str(&format!("; Max-Age={}", (t - now).num_seconds().max(1)));
     }
@@ -189,9 +193,14 @@ pub async fn signed_in(State(s): State<Shared>, headers: HeaderMap) -> Result<Js
 }
 
 /// `DELETE /api/session`: forget the cookie (a shared tablet at the venue).
-pub async fn end_session() -> Response {
-    let cookie = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+pub async fn end_session(tls: Option<Extension<ThroughTls>>) -> Response {
+    let cookie = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict{}; Max-Age=0", secure(&tls));
     ([(header::SET_COOKIE, cookie)], Json(json!({"ended": true}))).into_response()
+}
+
+/// The cookie's `Secure` attribute, for a request that came through TLS.
+fn secure(tls: &Option<Extension<ThroughTls>>) -> &'static str {
+    if tls.is_some() { "; Secure" } else { "" }
 }
 
 /// `Referrer-Policy: no-referrer` on every response. Tokens ride in URLs
