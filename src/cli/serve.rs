@@ -45,7 +45,7 @@ pub struct Args {
     /// is `X-Forwarded-Proto: https` believed, and then the pages' cookie is
     /// Secure. The proxy must set that header itself (docs/tls.md).
     #[arg(long, value_name = "ADDR[/BITS]", value_delimiter = ',')]
-    pub trust_proxy: Vec<server::connection::ProxyRange>,
+    pub trust_proxy: Vec<server::ProxyRange>,
 }
 
 pub fn run(cli: &super::Cli, a: &Args) -> anyhow::Result<ExitCode> {

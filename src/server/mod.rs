@@ -54,6 +54,7 @@ use crate::store::Store;
 use crate::store::checkpoints;
 use crate::tlog::NoteSigner;
 
+pub use connection::ProxyRange;
 pub use error::ApiError;
 pub use games::issued_json;
 pub use observe::init_log;
