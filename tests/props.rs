@@ -1,4 +1,5 @@
-//! Property tests: replay is deterministic, and any single-byte change to
+//! Property tests: replay is deterministic, what it says changed is the
+//! JSON diff of the states, and any single-byte change to
 //! an export is detected.
 
 mod common;
@@ -832,5 +833,50 @@ proptest! {
         doc_a.write(&a).unwrap();
         prop_assert_eq!(doc_a.as_bytes(), serde_json::to_vec(&a).unwrap());
         prop_assert_eq!(diff_docs(&doc_a, &Doc::of(&b).unwrap()), want);
+    }
+}
+
+/// What replay says each event changed, found member by member from its copy
+/// of the state before (`rules::Kept`, caught up from event to event as
+/// replay keeps it), is what the JSON diff of the two states written whole
+/// finds (`delta::diff` over `Table::live_json`): the account and the diff
+/// it replaced cannot drift apart, on any game the generators play.
+fn assert_changes_are_the_json_diff(sim: &Sim) -> Result<(), TestCaseError> {
+    use arbiter::delta::{Differ, diff};
+    use arbiter::fold::Folder;
+    use arbiter::rules::Kept;
+    let mut folder = Folder::new();
+    let mut differ = Differ::default();
+    let mut before: Option<(Kept, Value)> = None;
+    for e in &sim.events {
+        folder.push(e, &sim.events).unwrap();
+        let table = folder.table().unwrap();
+        let now = table.live_json();
+        if let Some((kept, then)) = &mut before {
+            prop_assert_eq!(differ.changes(&kept.compared(), &table.compared()), diff(then, &now), "at seq {}", e.seq);
+            kept.catch_up(table);
+            *then = now;
+        } else {
+            before = Some((Kept::of(table), now));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
+
+    #[test]
+    fn what_replay_says_changed_is_the_json_diff_in_random_games(choices in prop::collection::vec((any::<u8>(), any::<u8>()), 1..300), up in any::<bool>()) {
+        assert_changes_are_the_json_diff(&play_out(&choices))?;
+        let wtactics = Sim::ruleset("wtactics", &["p1", "p2"], &["Dana"], json!({}));
+        assert_changes_are_the_json_diff(&play_with(wtactics, &choices, wtactics_candidate))?;
+        let riftbound = Sim::ruleset("riftbound", &["p1", "p2", "p3"], &["Dana"], json!({"mode": "ffa3", "battlefields": ["Altar", "Forge"]}));
+        assert_changes_are_the_json_diff(&play_with(riftbound, &choices, riftbound_candidate))?;
+        let options = if up { json!({"rounding": "up"}) } else { json!({}) };
+        let rawdeal = Sim::ruleset("rawdeal", &["p1", "p2"], &["Dana"], options);
+        assert_changes_are_the_json_diff(&play_with(rawdeal, &choices, rawdeal_candidate))?;
+        let gurps = Sim::ruleset("gurps", &["p1", "p2"], &["GM"], json!({}));
+        assert_changes_are_the_json_diff(&play_with(gurps, &choices, gurps_candidate))?;
     }
 }

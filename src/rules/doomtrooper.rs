@@ -797,10 +797,10 @@ pub const UNSEEN_ON_BOARD: &[&str] =
 // What replay shows changed from one state to the next (`delta::Changes`):
 // the state is what `state` and replay show (the finished combats as a count
 // and the last), so it is compared member by member.
-crate::changes_by_member!(kept State { combat: nested, finished: nested, judges, points, seats });
+crate::changes_by_member!(kept State { combat: nested, finished: nested, judges, points: map, seats });
 
 crate::changes_by_member!(kept Combat {
-    announced,
+    announced: map,
     attacker: leaf,
     attacking_player: leaf,
     awaiting_ruling: optional,
@@ -810,12 +810,12 @@ crate::changes_by_member!(kept Combat {
     defending_player: leaf,
     effects: nested,
     ended_by: optional,
-    equipment,
+    equipment: map,
     first_combat: nested,
     number: leaf,
     order,
     part,
-    plays,
+    plays: map,
     repeats: leaf,
     scope: leaf,
     second_combat: optional_nested,
@@ -827,7 +827,7 @@ crate::changes_by_member!(kept Combat {
 
 // What a (sub-)combat determined fills in member by member as the combat
 // goes on: compared so, not written whole at each change.
-crate::changes_by_member!(kept Determined { points, results: optional, standing: optional, status: optional });
+crate::changes_by_member!(kept Determined { points: map, results: optional, standing: optional, status: optional });
 
 /// The last finished combat is the same `Arc` from one state to the next
 /// until another combat ends: compared by address, not read.
