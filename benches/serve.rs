@@ -615,29 +615,90 @@ fn pgbench(admin: &str, clients: usize, bytes: usize) -> f64 {
 
 /// `tools/bench-serve --store postgres://...`: the API on PostgreSQL, with
 /// one and with two servers on one database, beside sled's one server,
-/// and pgbench's raw inserts as the ceiling, for 1, 8, 64 and 256 tables.
-fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize) {
+/// each row in turns with its ceiling, pgbench's raw inserts (pgbench, the
+/// row, pgbench, the row...: the machine's drift weighs on both alike),
+/// for 1, 8, 64 and 256 tables (`tables=N`: those only). Then, if the
+/// cluster loads pg_stat_statements, the statements one server's appends
+/// ran at the largest count, with their calls per append and time.
+fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize, counts: &[usize], turns: usize) {
     println!("through the API, {per_table} appends per table; ceiling: pgbench, one INSERT of a {bytes}-byte row");
-    println!("and COMMIT per transaction from as many clients as tables (synchronous_commit on, as arbiter uses it)");
+    println!("and COMMIT per transaction from as many clients as tables (synchronous_commit on, as arbiter uses it),");
+    println!("measured in {turns} turns with each row");
     println!(
         "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
         "tables", "store", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
-    for tables in [1, 8, 64, 256] {
-        let ceiling = pgbench(admin, tables, bytes);
-        api(sample, tables, per_table, 0).row(tables, "sled, 1 server", ceiling);
+    let on = |tables: usize, servers: usize| {
+        let db = Scratch::new(admin, "arbiter_bench_serve");
+        let stores: Vec<Box<dyn Store>> = (0..servers)
+            .map(|_| Box::new(arbiter::store::PostgresStore::open(&db.url).unwrap()) as Box<dyn Store>)
+            .collect();
+        for t in 0..tables {
+            create(stores[0].as_ref(), &format!("t{t}"), &sample.header, &sample.opened_by, None).unwrap();
+        }
+        (db, stores)
+    };
+    for &tables in counts {
+        let ceiling = || pgbench(admin, tables, bytes);
+        Run::in_turns(tables, "sled, 1 server", turns, ceiling, || api(sample, tables, per_table, 0));
         for servers in [1, 2] {
-            let db = Scratch::new(admin, "arbiter_bench_serve");
-            let stores: Vec<Box<dyn Store>> = (0..servers)
-                .map(|_| Box::new(arbiter::store::PostgresStore::open(&db.url).unwrap()) as Box<dyn Store>)
-                .collect();
-            for t in 0..tables {
-                create(stores[0].as_ref(), &format!("t{t}"), &sample.header, &sample.opened_by, None).unwrap();
-            }
             let label = format!("postgres, {servers} srv");
-            api_on(stores, sample, tables, per_table, 0).row(tables, &label, ceiling);
+            Run::in_turns(tables, &label, turns, ceiling, || {
+                let (_db, stores) = on(tables, servers);
+                api_on(stores, sample, tables, per_table, 0)
+            });
         }
     }
+    println!("peak RSS of this process (servers, clients, sled rows): {} MiB", peak_rss_kib() / 1024);
+    let Some(&tables) = counts.iter().max() else { return };
+    let psql = |url: &str, sql: &str| {
+        let out = std::process::Command::new("psql")
+            .args([url, "-X", "-q", "-A", "-t", "-F", "\t", "-c", sql])
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (_, preloaded) = psql(admin, "SHOW shared_preload_libraries");
+    if !preloaded.contains("pg_stat_statements") {
+        println!("(the cluster does not load pg_stat_statements: no account of the statements; see tools/pg-cluster)");
+        return;
+    }
+    let (made, _) = psql(admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    assert!(made, "CREATE EXTENSION pg_stat_statements");
+    let (db, stores) = on(tables, 1);
+    psql(admin, "SELECT pg_stat_statements_reset()");
+    let run = api_on(stores, sample, tables, per_table, 0);
+    let (_, rows) = psql(
+        admin,
+        &format!(
+            "SELECT s.calls, round(s.total_exec_time::numeric, 1), regexp_replace(s.query, '\\s+', ' ', 'g') \
+             FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
+             WHERE d.datname = '{}' ORDER BY s.calls DESC, s.total_exec_time DESC",
+            db.name
+        ),
+    );
+    println!();
+    println!(
+        "statements of one server's {} appends at {tables} tables ({:.0}/s; the tokens' issue before the clock included),",
+        run.appends,
+        run.rate()
+    );
+    println!("from pg_stat_statements: calls, calls per append, total ms in the database, the statement");
+    for line in rows.lines() {
+        let mut cells = line.splitn(3, '\t');
+        let (Some(calls), Some(ms), Some(query)) = (cells.next(), cells.next(), cells.next()) else { continue };
+        let calls: f64 = calls.parse().unwrap_or(0.0);
+        let query: String = query.chars().take(150).collect();
+        println!("{calls:>8.0} {:>8.3} {ms:>10} {query}", calls / run.appends as f64);
+    }
+}
+
+/// The peak resident memory of this process so far, in KiB.
+fn peak_rss_kib() -> u64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_maxrss as u64
 }
 
 /// `tools/bench-serve verify-all --store postgres://...`: `verify --all`
@@ -742,7 +803,10 @@ fn main() {
         if args.iter().any(|a| a == "verify-all") {
             return verify_all_side_by_side(admin, &sample);
         }
-        return on_postgres(admin, &sample, per_table, bytes);
+        let named: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("tables=")?.parse().ok()).collect();
+        let counts = if named.is_empty() { vec![1, 8, 64, 256] } else { named };
+        let turns: usize = args.iter().find_map(|a| a.strip_prefix("turns=")?.parse().ok()).unwrap_or(2).max(1);
+        return on_postgres(admin, &sample, per_table, bytes, &counts, turns);
     }
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
     println!("1 table, once per T events for T tables, measured in turns with each row (the disk is shared)");

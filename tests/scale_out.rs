@@ -227,7 +227,8 @@ fn migrations_run_once_and_a_damaged_or_newer_database_is_refused() {
     for o in opened {
         o.join().unwrap().unwrap();
     }
-    assert_eq!(psql(&db.url, "SELECT count(*) FROM arbiter_migrations").trim(), "1");
+    // Each migration once (there are two).
+    assert_eq!(psql(&db.url, "SELECT count(*), count(DISTINCT version) FROM arbiter_migrations").trim(), "2|2");
     let store = PostgresStore::open(&db.url).unwrap();
     arbiter::record::create(&store, "g", &common::doomtrooper_header(), "organiser", None).unwrap();
     let signer = arbiter::store::checkpoints::signer(&store, None, None).unwrap();
@@ -449,4 +450,84 @@ fn the_log_read_in_batches_is_what_each_leaf_reads_alone() {
     }
     assert_eq!(store.log_leaves(3, 2).unwrap().len(), 2);
     assert!(arbiter::store::checkpoints::verify_log(&store).is_ok());
+}
+
+/// A token that worked is not looked up in the database on every request,
+/// but a revoke stops it at once on the server it went through, and on
+/// another server of the same database within a second of the revoke.
+#[test]
+fn a_revoked_token_stops_at_once_here_and_within_a_second_on_another_server() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    let db = TestDatabase::new();
+    let a = Served::start_on_database(&db.url);
+    let mut b = Served::start_on_database(&db.url);
+    b.organiser = a.organiser.clone();
+    a.doomtrooper("g", "token");
+    let (p1, p2) = (a.token("g", "seat", "p1"), a.token("g", "seat", "p2"));
+    // Both servers have looked both tokens up, and take them as working.
+    for s in [&a, &b] {
+        for token in [&p1, &p2] {
+            assert_eq!(s.get("/api/games/g/state", Some(token)).0, 200);
+        }
+    }
+    let revoke = |id: String| {
+        let (status, v) = a.post(&format!("/api/tokens/{id}/revoke"), Some(&a.organiser), &serde_json::json!({}));
+        assert_eq!(status, 200, "{v}");
+    };
+    revoke(arbiter::access::id_of(&p1));
+    let revoked = std::time::Instant::now();
+    let (status, v) = a.get("/api/games/g/state", Some(&p1));
+    assert_eq!((status, v["error"]["token"].as_str()), (401, Some("revoked")), "at once where it was revoked: {v}");
+    let (status, v) = a.append("g", &p1, "p1", combat("p2", "A", "D"), 1);
+    assert_eq!((status, v["error"]["token"].as_str()), (401, Some("revoked")), "appends too: {v}");
+    // b looked it up before the revoke: a second after the revoke, it
+    // looks it up again.
+    std::thread::sleep(std::time::Duration::from_millis(1_050).saturating_sub(revoked.elapsed()));
+    for (path, what) in [("/api/games/g/state", "reads"), ("/api/games/g", "the head")] {
+        let (status, v) = b.get(path, Some(&p1));
+        assert_eq!((status, v["error"]["token"].as_str()), (401, Some("revoked")), "{what} on the other server: {v}");
+    }
+    let (status, v) = b.append("g", &p1, "p1", combat("p2", "A", "D"), 1);
+    assert_eq!((status, v["error"]["token"].as_str()), (401, Some("revoked")), "appends on the other server: {v}");
+    // The other seat's token still works on both.
+    for s in [&a, &b] {
+        assert_eq!(s.get("/api/games/g/state", Some(&p2)).0, 200);
+    }
+}
+
+/// Events stored before each row kept its hash and time (schema version
+/// 1): an append after such a head reads and checks it as before, a stale
+/// one is still a conflict, and a second writer cannot fork the game.
+#[test]
+fn a_head_stored_before_hashes_were_kept_is_read_and_checked_as_before() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    use arbiter::record::{RecordError, Recorder, Submission, create};
+    let db = TestDatabase::new();
+    let store = PostgresStore::open(&db.url).unwrap();
+    create(&store, "g", &common::doomtrooper_header(), "organiser", None).unwrap();
+    let sub = |actor: &str, action: Value| Submission { actor: actor.into(), action, at: None };
+    let mut a = Recorder::load(&store, "g").unwrap();
+    let mut b = Recorder::load(&store, "g").unwrap();
+    psql(&db.url, "UPDATE events SET hash = NULL, at_ns = NULL");
+    a.append(&sub("p1", combat("p2", "A", "D")), Some(1)).unwrap();
+    assert_eq!(psql(&db.url, "SELECT count(*) FROM events WHERE hash IS NOT NULL AND at_ns IS NOT NULL").trim(), "1");
+    psql(&db.url, "UPDATE events SET hash = NULL, at_ns = NULL");
+    // b's fold is at seq 0: its append there must not land.
+    let err = b.append(&sub("p2", combat("p1", "B", "C")), None).unwrap_err();
+    assert!(matches!(err, RecordError::Conflict { expected: 1, next: 2 }), "{err}");
+    let err = a.append(&sub("p1", tactic("Fight")), Some(7)).unwrap_err();
+    assert!(matches!(err, RecordError::Conflict { expected: 7, next: 2 }), "{err}");
+    a.append(&sub("p1", tactic("Fight")), Some(2)).unwrap();
+    // Then the next one checks the head in the statement that stores it.
+    let seat = a.table().view().may_act[0].clone();
+    a.append(&sub(&seat, counter("Cancel", 2)), Some(3)).unwrap();
+    let stored: Vec<_> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(stored.len(), 4);
+    verify(&stored, None).unwrap();
+    let hashes = psql(&db.url, "SELECT seq, encode(hash, 'hex') FROM events WHERE hash IS NOT NULL ORDER BY seq");
+    assert_eq!(hashes.trim(), format!("2|{}\n3|{}", stored[2].hash, stored[3].hash));
 }

@@ -86,6 +86,10 @@ pub struct Server {
     /// Bumped by every revoke through this server: a live stream checks its
     /// token again at its next event (`events::Watch`).
     revocations: AtomicU64,
+    /// Tokens that worked when last looked up in a store that is a round
+    /// trip away (`standing`), so that an append does not look its token
+    /// up each time.
+    tokens: Mutex<HashMap<String, Looked>>,
     /// What `/metrics` shows, fed by the router's middleware, the store's
     /// syncs and the connection loop (its cuts).
     pub metrics: Arc<observe::Metrics>,
@@ -99,6 +103,27 @@ pub struct SignedIn {
     pub token: String,
     pub expires: Option<chrono::DateTime<chrono::Utc>>,
 }
+
+/// A token that worked when it was looked up (`Server::standing`).
+struct Looked {
+    at: std::time::Instant,
+    /// `Server::revocations` before it was looked up: a revoke through this
+    /// server since then means it is looked up again.
+    revocations: u64,
+    grant: Grant,
+    expires: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// How long a token that worked is taken as working without looking it
+/// up again, on a store other servers share: a revoke through another
+/// server (or `arbiter token revoke` on the database) stops it here within
+/// this, as it stops a live stream here (`events::Watch`). A revoke
+/// through this server stops it at once.
+const TOKEN_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Tokens kept by `Server::standing` at most (past that it starts again):
+/// a bound on memory, far above the seats and judges of a venue.
+const MAX_LOOKED: usize = 4_096;
 
 /// The caps on live subscriptions (`limits`; tests and benchmarks set their own).
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +201,7 @@ impl Server {
             streams,
             catching_up: Semaphore::new(MAX_CATCHING_UP),
             revocations: AtomicU64::new(0),
+            tokens: Mutex::new(HashMap::new()),
             metrics,
         });
         // Appends through other servers on the same database (none for sled).
@@ -330,7 +356,7 @@ impl Server {
         // The clock is read here, at the edge: `access` is given the time.
         let now = chrono::Utc::now();
         if let Some(token) = token {
-            let standing = self.inline(|| access::check(self.store, token, now))?;
+            let standing = self.standing(token, now)?;
             let expires = match &standing {
                 access::Standing::Valid(_, expires) => *expires,
                 _ => None,
@@ -339,7 +365,7 @@ impl Server {
             return Ok(Some(SignedIn { grant, token: token.to_string(), expires }));
         }
         match page::cookie_token(headers) {
-            Some(token) => match self.inline(|| access::check(self.store, token, now))? {
+            Some(token) => match self.standing(token, now)? {
                 access::Standing::Valid(grant, expires) => {
                     Ok(Some(SignedIn { grant: Grant::Cookie(Box::new(grant)), token: token.to_string(), expires }))
                 }
@@ -347,6 +373,45 @@ impl Server {
             },
             None => Ok(None),
         }
+    }
+
+    /// What `token` is worth at `now` (`access::check`). On a store that is
+    /// a round trip away (PostgreSQL), a token that worked is taken as
+    /// working for `TOKEN_RECHECK` after it was looked up, unless a token
+    /// was revoked through this server since, or it has expired: every
+    /// request with it would otherwise be one more query.
+    pub fn standing(&self, token: &str, now: chrono::DateTime<chrono::Utc>) -> Result<access::Standing, ApiError> {
+        if !self.store.shared() {
+            return Ok(self.inline(|| access::check(self.store, token, now))?);
+        }
+        // Read before the lookup: a revoke made during it makes it stale.
+        let revocations = self.revocations();
+        {
+            let tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(looked) = tokens.get(token)
+                && looked.revocations == revocations
+                && looked.at.elapsed() < TOKEN_RECHECK
+                && looked.expires.is_none_or(|t| now < t)
+            {
+                return Ok(access::Standing::Valid(looked.grant.clone(), looked.expires));
+            }
+        }
+        let at = std::time::Instant::now();
+        let standing = self.inline(|| access::check(self.store, token, now))?;
+        let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        match &standing {
+            access::Standing::Valid(grant, expires) => {
+                if tokens.len() >= MAX_LOOKED {
+                    tokens.clear();
+                }
+                let looked = Looked { at, revocations, grant: grant.clone(), expires: *expires };
+                tokens.insert(token.to_string(), looked);
+            }
+            _ => {
+                tokens.remove(token);
+            }
+        }
+        Ok(standing)
     }
 
     /// A token was revoked through this server (live streams check theirs).

@@ -1,0 +1,11 @@
+-- arbiter on PostgreSQL, schema version 2: each event's hash and time
+-- beside its bytes, so that an append checks that it follows the game's
+-- head (the head's seq, hash and time, as `check_follows` does) in the
+-- statement that stores it: one round trip (src/store/postgres.rs,
+-- `insert`). Written once with the row, never changed, as the bytes.
+-- `hash` is the event's BLAKE3 hash (32 bytes, its `hash` member decoded);
+-- `at_ns` its time in nanoseconds since 1970 (UTC). NULL in the rows stored
+-- before this version: an append after such a head reads and checks the
+-- head as before, once per game. Adding nullable columns without a
+-- default rewrites nothing, whatever the table's size.
+ALTER TABLE events ADD COLUMN hash bytea, ADD COLUMN at_ns bigint;
