@@ -121,3 +121,30 @@ on_both_backends!(
     an_imported_game_has_the_appended_games_snapshots_and_answers,
     a_copied_game_has_the_sources_snapshots_and_answers,
 );
+
+/// An export that reads otherwise the second time (a file changed while it
+/// was imported): the events read again are not the ones verified.
+struct Changing {
+    events: Vec<Event>,
+    reads: std::cell::Cell<u32>,
+}
+
+impl Source for Changing {
+    type Error = std::convert::Infallible;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, Self::Error>> + '_> {
+        self.reads.set(self.reads.get() + 1);
+        let cut = if self.reads.get() == 1 { 0 } else { 1 };
+        Box::new(self.events[..self.events.len() - cut].iter().skip(from as usize).cloned().map(Ok))
+    }
+}
+
+#[test]
+fn an_export_that_changes_between_its_two_reads_stores_nothing_unverified() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(dir.path()).unwrap();
+    appended(&store, "appended");
+    let changing = Changing { events: events(&store, "appended"), reads: Default::default() };
+    let err = import_from(&store, "imported", &changing, arbiter::limits::SNAPSHOT_EVERY).unwrap_err();
+    assert!(err.to_string().contains("the export changed while it was imported"), "{err}");
+    assert_eq!(store.head("imported").unwrap(), None, "nothing stored");
+}
