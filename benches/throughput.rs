@@ -10,7 +10,10 @@
 //! - each at 10,000 events and at the largest size asked for, so that a
 //!   cost growing with the game shows as a falling rate;
 //! - `state`, `replay --from` and whole-record `verify` and `replay` through
-//!   the `arbiter` binary, with each process's peak RSS.
+//!   the `arbiter` binary, with each process's peak RSS;
+//! - `import` of the game's export through the binary (its rate and peak
+//!   RSS) beside the appends that made the game, then `replay --from N-10`
+//!   of the imported game beside the appended one, in turns.
 //!
 //! `--phase NAME N` runs one phase alone on a store of N events (made first),
 //! for `tools/bench --instructions`, which counts its instructions with
@@ -18,7 +21,8 @@
 //! `--phase replay-beside-verify N` times the two in turns, three times, as
 //! the main run does, and prints each turn, then all of them; `--phase
 //! verify-by-size N` times verify of a 10,000-event game and of an N-event
-//! one in turns.
+//! one in turns; `--phase import N` makes an N-event game and runs the
+//! import rows alone.
 //!
 //! The stream is the bundled sample combat, replayed over and over (it ends
 //! between combats, so it can follow itself): real Doomtrooper events, with
@@ -78,7 +82,8 @@ fn main() {
         let dir = work.path().join(format!("n{n}"));
         let made = Instant::now();
         make_store(&dir, &sample, n);
-        eprintln!("(made a store of {n} events in {:.1} s)", made.elapsed().as_secs_f64());
+        let appended = made.elapsed();
+        eprintln!("(made a store of {n} events in {:.1} s)", appended.as_secs_f64());
         let rates = in_process(&dir, n);
         rates.print(n, first.as_ref());
         if let Some(&small) = sizes.first().filter(|&&s| s < n) {
@@ -90,6 +95,7 @@ fn main() {
         }
         with_the_store_open(&dir, n);
         through_the_binary(&dir, n);
+        imported_beside_appended(&dir, n, appended);
         first.get_or_insert(rates);
     }
     durable_append(work.path(), &sample, 2_000);
@@ -321,6 +327,83 @@ fn through_the_binary(dir: &Path, n: u64) {
     }
 }
 
+/// The game of `dir` (`n` events, appended in `appended` by `make_store`)
+/// exported and imported through the binary as `IMPORTED`, with the
+/// import's rate and peak RSS beside the appends'; then `replay --from
+/// N-10` of each game in turns, through the binary and in a process with
+/// the store open: the imported game must read from its snapshots as the
+/// appended one does. (The import is left in the store.)
+fn imported_beside_appended(dir: &Path, n: u64, appended: Duration) {
+    let file = dir.with_extension("export.jsonl");
+    let f = file.to_str().unwrap();
+    run(dir, &["export", GAME, "-o", f]);
+    let (import, rss) = run(dir, &["import", f, "--as", IMPORTED]);
+    std::fs::remove_file(&file).unwrap();
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    println!("{n} events imported beside the same game appended (events/s):");
+    println!("  {:<46} {:>10.0}", "append, in batches of 1,000 (the anchor)", rate(appended));
+    println!(
+        "  {:<46} {:>10.0}  {:>5.2}x append  peak RSS {:>6.1} MiB",
+        "import through the binary",
+        rate(import),
+        rate(import) / rate(appended),
+        rss as f64 / 1024.0
+    );
+    let from = n.saturating_sub(10).to_string();
+    let (mut binary, mut open) = ([Duration::ZERO; 2], [Duration::ZERO; 2]);
+    let mut rss = [0i64; 2];
+    let store = SledStore::open(dir).unwrap();
+    for turn in 0..TURNS {
+        // Which goes first changes each turn.
+        let order = if turn % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let game = [GAME, IMPORTED][i];
+            let t = Instant::now();
+            measured_replay_from(&store, game, n);
+            open[i] += t.elapsed();
+        }
+    }
+    store.close();
+    run(dir, &["head", GAME]);
+    for turn in 0..TURNS {
+        let order = if turn % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let (time, peak) = run(dir, &["replay", [GAME, IMPORTED][i], "--from", &from]);
+            binary[i] += time;
+            rss[i] = rss[i].max(peak);
+        }
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0 / TURNS as f64;
+    println!("  replay --from {from}, {TURNS} turns each (ms per turn):");
+    for (what, t, peak) in [("through the binary", binary, Some(rss)), ("store open", open, None)] {
+        let peak = peak.map_or(String::new(), |r| {
+            format!("  peak RSS {:.1} / {:.1} MiB", r[0] as f64 / 1024.0, r[1] as f64 / 1024.0)
+        });
+        println!(
+            "    {what:<20} appended {:>8.1}  imported {:>8.1}  {:>5.2}x the appended{peak}",
+            ms(t[0]),
+            ms(t[1]),
+            t[1].as_secs_f64() / t[0].as_secs_f64()
+        );
+    }
+}
+
+/// The game `imported_beside_appended` imports.
+const IMPORTED: &str = "imported";
+
+/// `replay --from N-10` of `game` with the store open.
+#[inline(never)]
+fn measured_replay_from(store: &SledStore, game: &str, n: u64) {
+    let from = n.saturating_sub(10);
+    let mut shown = 0;
+    arbiter::replay::replay(&StoredGame::new(store, game), from, None, |s| {
+        std::hint::black_box(s);
+        shown += 1;
+    })
+    .unwrap();
+    assert_eq!(shown, n - from);
+}
+
 /// Runs `arbiter --data DIR ARGS` with its output discarded: wall time and
 /// its peak RSS in KiB. A child inherits its parent's peak RSS through exec,
 /// so this bench (which holds events in memory) starts a fresh copy of itself
@@ -462,6 +545,13 @@ fn verify_by_size(small: &SledStore, small_n: u64, long: &SledStore, n: u64) {
 fn phase_alone(phase: &str, n: u64) {
     let sample = Sample::load();
     let work = tempfile::tempdir().unwrap();
+    if phase == "import" {
+        // The appends that make the store are the import's anchor: timed.
+        let dir = work.path().join("import");
+        let made = Instant::now();
+        make_store(&dir, &sample, n);
+        return imported_beside_appended(&dir, n, made.elapsed());
+    }
     // ARBITER_BENCH_KEEP=DIR keeps the store made for N events in DIR/N and
     // reuses it, so that a profiler run sees the phase and not the making.
     // Set but empty is not set: it would keep the store in ./N, wherever
@@ -525,6 +615,7 @@ fn phase_alone(phase: &str, n: u64) {
             println!("events {n}");
         }
         "durable" => durable_append(work.path(), &sample, n as usize),
+
         "scan" => {
             // The stored bytes alone, read as verify reads them: what sled's reads cost.
             let t = Instant::now();
@@ -548,7 +639,7 @@ fn phase_alone(phase: &str, n: u64) {
             println!("events {n}");
         }
         other => panic!(
-            "unknown phase {other}: append-check, fold, verify, replay, replay-beside-verify, verify-by-size, ceiling, append, scan, durable"
+            "unknown phase {other}: append-check, fold, verify, replay, replay-beside-verify, verify-by-size, ceiling, append, scan, durable, import"
         ),
     }
 }

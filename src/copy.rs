@@ -19,9 +19,13 @@
 //!    two logs have one size and one root, and the target passes the
 //!    check every open makes against its newest checkpoint.
 //!
-//! Snapshots are a cache and are not copied: the target makes its own.
+//! Snapshots are a cache and are not copied: the target's are written as
+//! step 4 folds each game, those its appends would have left
+//! (`record::verify_keeping_snapshots`), so that a long game reads as fast
+//! there as it did in the source.
 
-use crate::record::{StoredGame, verify};
+use crate::limits::SNAPSHOT_EVERY;
+use crate::record::{StoredGame, verify, verify_keeping_snapshots};
 use crate::store::{LogNodes, Store, checkpoints};
 use crate::tlog::merkle::root;
 
@@ -151,7 +155,7 @@ pub fn copy(
         return Err(format!("the target holds the games {copied:?}, the source {games:?}"));
     }
     for game in &games {
-        let (v, _) = verify(&StoredGame::new(to, game), None)
+        let v = verify_keeping_snapshots(to, game, SNAPSHOT_EVERY)
             .map_err(|e| format!("the target's game {game} does not verify: {e}"))?;
         let head = from.head(game).map_err(|e| e.to_string())?.map(|h| h.hash);
         if Some(&v.head) != head.as_ref() {

@@ -110,6 +110,17 @@ pub fn import(store: &dyn Store, game: &str, events: Vec<Event>) -> Result<Value
     Ok(json!({"game": game, "events": verified.events, "head": verified.head}))
 }
 
+/// `import` of an export read from `source` (twice, never held whole in
+/// memory: `record::import_from`).
+pub fn import_from<S>(store: &dyn Store, game: &str, source: &S) -> Result<Value, RecordError>
+where
+    S: crate::fold::Source + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    let verified = record::import_from(store, game, source, crate::limits::SNAPSHOT_EVERY)?;
+    Ok(json!({"game": game, "events": verified.events, "head": verified.head}))
+}
+
 /// `fork`: a new game sharing events 0..=at of `from`.
 pub fn fork(store: &dyn Store, from: &str, at: u64, game: &str) -> Result<Value, RecordError> {
     let v = crate::compare::fork(store, from, at, game)?;

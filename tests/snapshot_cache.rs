@@ -7,11 +7,12 @@
 use std::collections::BTreeSet;
 
 use arbiter::compare::{Record, whatif};
+use arbiter::event::Event;
 use arbiter::event::Header;
 use arbiter::fold::{Folder, NoSnapshots, Source, fold_to};
 use arbiter::limits::SNAPSHOT_SPARSE;
 use arbiter::ops;
-use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify_snapshots};
+use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, import_from, verify_snapshots};
 use arbiter::replay::replay;
 use arbiter::store::{SledStore, Store};
 use serde_json::{Value, json};
@@ -161,6 +162,43 @@ fn folding_from_snapshots_gives_the_same_states_and_answers_for_every_ruleset() 
         assert!(store.snapshot_seqs(game).unwrap().is_empty());
         assert!(stored.snapshot(u64::MAX).is_none());
         assert_eq!(with, answers(&store, game), "{game}: deleting the snapshots changes no answer");
+    }
+}
+
+/// `answers` without the game's name (the only thing that tells two
+/// games holding the same events apart).
+fn unnamed(answers: Vec<Value>) -> Vec<Value> {
+    answers
+        .into_iter()
+        .map(|mut a| {
+            if let Some(o) = a.as_object_mut() {
+                o.remove("game");
+            }
+            a
+        })
+        .collect()
+}
+
+#[test]
+fn an_imported_game_keeps_the_snapshots_its_appends_kept_and_answers_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("s")).unwrap();
+    for ruleset in rulesets() {
+        record(&store, ruleset);
+    }
+    record_with_rulings(&store);
+    for game in rulesets().into_iter().chain(["ruled"]) {
+        let events: Vec<Event> = store.read(game, 0).unwrap().map(Result::unwrap).collect();
+        let imported = format!("{game}-imported");
+        import_from(&store, &imported, &events, EVERY).unwrap();
+        let kept = store.snapshot_seqs(&imported).unwrap();
+        assert!(kept.len() >= 2, "{game}: {kept:?}");
+        assert_eq!(kept, store.snapshot_seqs(game).unwrap(), "{game}: the snapshots appends kept");
+        let (_, checked) = verify_snapshots(&store, &imported).unwrap();
+        assert_eq!((checked.agree, checked.kept), (kept.len() as u64, kept.len() as u64), "{game}: {checked:?}");
+        let (latest, _) = StoredGame::new(&store, &imported).snapshot(u64::MAX).expect("a snapshot that checks out");
+        assert_eq!(latest.len(), kept[kept.len() - 1] + 1, "{game}: the latest is read");
+        assert_eq!(unnamed(answers(&store, &imported)), unnamed(answers(&store, game)), "{game}");
     }
 }
 

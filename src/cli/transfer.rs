@@ -7,12 +7,14 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use arbiter::access::{self, ReadAccess};
-use arbiter::event::check_link;
+use arbiter::event::{Event, check_link};
+use arbiter::fold::Source;
 use arbiter::ops;
 use arbiter::record::{ExportFile, RecordError, canonical_bytes, read_export, verify};
 
 use super::new::str;
 use super::{Output, Target, progress, rec};
+use indicatif::ProgressBar;
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -138,17 +140,28 @@ pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<E
     let not_imported = || format!("{} was not imported; nothing was stored", a.file.display());
     let v = match target {
         Target::Local(store) => {
-            let bar = progress::bar(None, "reading");
-            let events: Vec<_> = read_export(open(&a.file)?)
-                .inspect(|_| bar.inc(1))
-                .collect::<Result<_, _>>()
-                .map_err(|e| rec(e).context(format!("{} was not imported", a.file.display())))?;
-            bar.set_message("verifying and storing");
+            open(&a.file)?;
+            // The file is read twice (verified whole, then stored), never
+            // held in memory: the bar counts the lines of both reads.
+            let bar = progress::bar(None, "verifying, then storing");
+            let file = Counted { file: ExportFile { path: a.file.clone() }, bar: &bar };
             let read = if a.read == "token" { ReadAccess::Token } else { ReadAccess::Public };
-            let imported = access::creating(store.as_ref(), &name, read, || ops::import(store.as_ref(), &name, events))
-                .map_err(|e| rec(e).context(not_imported()));
+            let store = store.as_ref();
+            let imported = access::creating(store, &name, read, || ops::import_from(store, &name, &file));
             bar.finish_and_clear();
-            imported?
+            match imported {
+                Ok(v) => v,
+                // Only an export longer than one batch can be cut short
+                // once stored in part (a full disk, a lost database).
+                Err(e) if !matches!(e, RecordError::Exists(_)) && store.head(&name).is_ok_and(|h| h.is_some()) => {
+                    let held = store.head(&name).ok().flatten().map_or(0, |h| h.seq + 1);
+                    return Err(rec(e).context(format!(
+                        "{} was cut short: {name} holds its first {held} events, each verified",
+                        a.file.display()
+                    )));
+                }
+                Err(e) => return Err(rec(e).context(not_imported())),
+            }
         }
         Target::Remote(c) => {
             let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
@@ -158,6 +171,19 @@ pub fn import(target: &Target, a: &ImportArgs, out: &Output) -> anyhow::Result<E
     };
     out.emit(v.clone(), || format!("imported {} events as {name}; head {}", v["events"], str(&v["head"])));
     Ok(ExitCode::SUCCESS)
+}
+
+/// An export file whose reads move a progress bar, a line at a time.
+struct Counted<'b> {
+    file: ExportFile,
+    bar: &'b ProgressBar,
+}
+
+impl Source for Counted<'_> {
+    type Error = RecordError;
+    fn events_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Event, RecordError>> + '_> {
+        Box::new(self.file.events_from(from).inspect(|_| self.bar.inc(1)))
+    }
 }
 
 pub fn verify_file(a: &VerifyFileArgs, out: &Output) -> anyhow::Result<ExitCode> {

@@ -210,7 +210,7 @@ impl<'s> Recorder<'s> {
             // The two latest stay: any seq near the head is within
             // `every` events after one of them (`replay --from` near the end).
             if let Some(before) = seq.checked_sub(2 * self.every).filter(|b| *b > 0)
-                && !before.is_multiple_of(self.every * SNAPSHOT_SPARSE)
+                && !kept_for_good(before, self.every)
             {
                 let _ = store.delete_snapshot(game, before);
             }
@@ -463,6 +463,26 @@ impl<'s> Recorder<'s> {
         self.keep_snapshots(&stored.snapshots);
         Ok(stored.done)
     }
+}
+
+/// Whether the snapshot after `seq` is one of the sparse ones kept for
+/// good (`limits::SNAPSHOT_SPARSE`).
+fn kept_for_good(seq: u64, every: u64) -> bool {
+    seq.is_multiple_of(every * SNAPSHOT_SPARSE)
+}
+
+/// Whether appends that reached `head`, keeping a snapshot every `every`
+/// events (`Recorder::keep_snapshots`), leave the one after `seq` kept: one
+/// of the two latest or a sparse one. What an import or a copy writes, so
+/// that a game stored whole has the snapshots it would have had, had it
+/// been appended.
+pub(crate) fn kept_after(seq: u64, head: u64, every: u64) -> bool {
+    let latest = head - head % every.max(1);
+    every > 0
+        && seq > 0
+        && seq <= head
+        && seq.is_multiple_of(every)
+        && (kept_for_good(seq, every) || seq + every >= latest)
 }
 
 /// Appends stored by `Recorder::store_batch`, not yet acknowledged: only

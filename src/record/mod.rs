@@ -20,7 +20,10 @@ mod check;
 
 pub use self::append::{Appended, Recorder, Stored, create};
 pub(crate) use self::check::each_event;
-pub use self::check::{SnapshotsChecked, Verified, import, read_export, verify, verify_from, verify_snapshots};
+pub use self::check::{
+    SnapshotsChecked, Verified, import, import_from, read_export, verify, verify_from, verify_keeping_snapshots,
+    verify_snapshots,
+};
 
 use serde::Serialize;
 use serde_json::Value;
