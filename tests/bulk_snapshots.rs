@@ -1,4 +1,4 @@
-//! A game stored whole, by `import` or by `copy`, keeps the snapshots its
+//! A game stored whole, by `import`, `copy` or `fork`, keeps the snapshots its
 //! appends kept (every `limits::SNAPSHOT_EVERY` events: the two latest and
 //! the sparse ones), so that `replay --from` near its end and `state --at`
 //! start from one as they do on the game appended; and its answers are the
@@ -117,9 +117,22 @@ fn a_copied_game_has_the_sources_snapshots_and_answers(kind: Kind) {
     assert_eq!(answers(target, "appended"), answers(&source, "appended"));
 }
 
+/// A fork at the head is the game again, and keeps its snapshots too (a
+/// fork of a long game is replayed and diffed near its end).
+fn a_forked_game_has_the_appended_games_snapshots_and_answers(kind: Kind) {
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    appended(store, "appended");
+    arbiter::compare::fork(store, "appended", EVENTS - 1, "forked").unwrap();
+    assert_eq!(store.snapshot_seqs("forked").unwrap(), [2_000, 3_000]);
+    reads_its_latest_snapshot(store, "forked");
+    assert_eq!(answers(store, "forked"), answers(store, "appended"));
+}
+
 on_both_backends!(
     an_imported_game_has_the_appended_games_snapshots_and_answers,
     a_copied_game_has_the_sources_snapshots_and_answers,
+    a_forked_game_has_the_appended_games_snapshots_and_answers,
 );
 
 /// An export that reads otherwise from its second read on (a file changed
