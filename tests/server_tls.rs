@@ -143,6 +143,36 @@ fn session_cookies(url: &str, token: &str, proto: Option<&str>) -> [String; 2] {
     [cookie(post.send_json(&token).unwrap()), cookie(delete.call().unwrap())]
 }
 
+/// The sign-in link a new token comes with (and its QR code) starts with
+/// `https://` when a trusted proxy says the organiser reached it over TLS:
+/// a seat scanning it then goes where the organiser went. Otherwise
+/// `http://`, whatever an untrusted peer's header says.
+#[test]
+fn the_sign_in_link_is_https_when_a_trusted_proxy_says_so() {
+    let link = |s: &Served, proto: Option<&str>| {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let mut post = agent
+            .post(&format!("{}/api/games/g1/tokens", s.url))
+            .header("Authorization", &format!("Bearer {}", s.organiser));
+        if let Some(proto) = proto {
+            post = post.header("X-Forwarded-Proto", proto);
+        }
+        let mut resp = post.send_json(serde_json::json!({"judge": "Dana"})).unwrap();
+        assert_eq!(resp.status().as_u16(), 201);
+        let v: serde_json::Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+        v["link"].as_str().unwrap().to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trusted = Served::start_with(dir.path(), &["--trust-proxy", "127.0.0.1"]);
+    trusted.doomtrooper("g1", "public");
+    assert!(link(&trusted, Some("https")).starts_with("https://"), "{}", link(&trusted, Some("https")));
+    assert!(link(&trusted, None).starts_with("http://"));
+    let dir = tempfile::tempdir().unwrap();
+    let untrusted = Served::start_with(dir.path(), &[]);
+    untrusted.doomtrooper("g1", "public");
+    assert!(link(&untrusted, Some("https")).starts_with("http://"));
+}
+
 #[test]
 fn the_cookie_is_secure_only_when_a_trusted_proxy_says_https() {
     let secure = |cookie: &str| cookie.split("; ").any(|a| a == "Secure");

@@ -155,13 +155,15 @@ pub struct TokenRequest {
 /// as `qr_svg`: this answer is the only time the token is known, so the
 /// code is drawn now, not served later at an address (which would put the
 /// token in a URL, and no URL of this server holds one). The link starts
-/// with `http://` and the `Host` the request came to: this server speaks
-/// plain HTTP, and the organiser reached it there. Behind a proxy that
-/// changes the scheme or the path, a client builds the link from `token`
-/// itself (`arbiter token --url` does).
+/// with the `Host` the request came to, and `http://` (this server speaks
+/// plain HTTP), or `https://` when a trusted proxy says the organiser
+/// reached it over TLS (`--trust-proxy`). Behind a proxy that changes the
+/// path, a client builds the link from `token` itself (`arbiter token
+/// --url` does).
 pub async fn token(
     State(s): State<Shared>,
     Path(game): Path<String>,
+    tls: Option<axum::Extension<super::connection::ThroughTls>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
@@ -180,7 +182,8 @@ pub async fn token(
     let mut answer = issued_json(&issued);
     // A Host that is not a host name or address (HTTP/1.0 sends none) gets no link.
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    if let Some(base) = host.and_then(|h| Base::parse(&format!("http://{h}")).ok()) {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if let Some(base) = host.and_then(|h| Base::parse(&format!("{scheme}://{h}")).ok()) {
         let link = sign_in::table_link(&base, &game, &issued.token);
         answer["qr_svg"] = json!(sign_in::svg_code(&link));
         answer["link"] = json!(link);
