@@ -38,6 +38,14 @@ impl Served {
         Served { child, url, organiser, data: data.to_path_buf(), agent }
     }
 
+    /// Starts a server on a free port of 127.0.0.1 over `data`, with `extra`
+    /// flags for `serve`.
+    pub fn start_with(data: &Path, extra: &[&str]) -> Served {
+        let (child, url, organiser) = spawn(data, extra);
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        Served { child, url, organiser, data: data.to_path_buf(), agent }
+    }
+
     /// Starts a server over the PostgreSQL database at `store` (a URL).
     pub fn start_on_database(store: &str) -> Served {
         let (child, url, organiser) = spawn_with(&["--store", store], &[]);
