@@ -38,7 +38,8 @@ impl Served {
         Served { child, url, organiser, data: data.to_path_buf(), agent }
     }
 
-    /// Starts a server on a free port of 127.0.0.1 over `data`, with `extra` flags.
+    /// Starts a server on a free port of 127.0.0.1 over `data`, with `extra`
+    /// flags for `serve`.
     pub fn start_with(data: &Path, extra: &[&str]) -> Served {
         let (child, url, organiser) = spawn(data, extra);
         let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
