@@ -222,3 +222,17 @@ fn the_readme_adjudication_example_runs_as_written() {
         assert!(state.contains(shown), "state does not show {shown:?}:\n{state}");
     }
 }
+
+/// The README names the Debian packages `.ci/run` installs, the same ones:
+/// a newcomer installs them by hand from the README's list.
+#[test]
+fn the_readme_names_the_packages_ci_installs() {
+    let run = read(&root().join(".ci/run"));
+    let line = run.lines().find_map(|l| l.strip_prefix("packages=(")).expect(".ci/run has a packages=(...) line");
+    let packages = line.trim_end_matches(')').trim();
+    let readme = read(&root().join("README.md")).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        readme.contains(&format!("`{packages}`")),
+        "the README does not name .ci/run's packages as one list: `{packages}`"
+    );
+}
