@@ -324,7 +324,10 @@ fn finish(
             (!stored.is_empty()).then(|| Fanned::events(game, &stored))
         }
         Ok(_) => None,
-        Err(RecordError::Io(_) | RecordError::Broken { .. }) => {
+        // A store that did not answer may also have kept the fold from
+        // being made again (`Recorder::refold`): dropped too, or the retry
+        // would be told `io` while the store is merely away.
+        Err(RecordError::Io(_) | RecordError::Unavailable(_) | RecordError::Broken { .. }) => {
             *folded = None;
             None
         }

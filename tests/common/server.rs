@@ -55,6 +55,18 @@ impl Served {
 
     /// (status, JSON body) of a request; `token` as a bearer token.
     pub fn call(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, Value) {
+        self.try_call(method, path, token, body).unwrap()
+    }
+
+    /// As `call`, but a request the server never answered (it died, the
+    /// connection dropped) is an error, not a panic: for the crash tests.
+    pub fn try_call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), ureq::Error> {
         let url = format!("{}{path}", self.url);
         let auth = token.map(|t| format!("Bearer {t}"));
         let mut resp = match (method, body) {
@@ -79,11 +91,10 @@ impl Served {
                     None => r.send_empty(),
                 }
             }
-        }
-        .unwrap();
+        }?;
         let status = resp.status().as_u16();
-        let text = resp.body_mut().read_to_string().unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        let text = resp.body_mut().read_to_string()?;
+        Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
     }
 
     /// (status, Content-Type, body as text) of a GET: for answers that are
@@ -160,6 +171,12 @@ impl Served {
             Some(token),
             &json!({"actor": actor, "action": action, "expect_seq": expect}),
         )
+    }
+
+    /// As `append`, but an append the server never answered is `None`.
+    pub fn try_append(&self, game: &str, token: &str, actor: &str, action: Value, expect: u64) -> Option<(u16, Value)> {
+        let body = json!({"actor": actor, "action": action, "expect_seq": expect});
+        self.try_call("POST", &format!("/api/games/{game}/events"), Some(token), Some(&body)).ok()
     }
 
     /// SIGTERM, then wait for the process to end.
