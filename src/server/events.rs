@@ -527,10 +527,15 @@ impl Fanned {
         Fanned::frames(events.iter().map(|e| Frame::new(game, e)).collect())
     }
     fn frames(frames: Vec<Frame>) -> Fanned {
+        // Gathered appends of this server can have another server's events
+        // between them (PostgreSQL): only consecutive events are joined, or
+        // the joined frame would carry a gap past the subscriber's check.
+        let consecutive = frames.windows(2).all(|w| w[1].seq == w[0].last + 1);
         let whole = match frames.len() {
             0 => None,
             1 => Some(frames[0].clone()),
-            _ => Some(Frame::joined(&frames)),
+            _ if consecutive => Some(Frame::joined(&frames)),
+            _ => None,
         };
         Fanned { head: frames.last().map_or(0, |f| f.last), frames: frames.into(), whole }
     }
@@ -685,6 +690,13 @@ impl Follow {
                 if frame.last < self.next {
                     continue;
                 }
+                // A gap (events stored through another server between this
+                // server's): read them from the store, never skip them.
+                if frame.seq > self.next {
+                    self.buf.clear();
+                    self.behind = true;
+                    continue;
+                }
                 if let Some(error) = self.watch.as_mut().and_then(|w| w.stopped(&self.s)) {
                     // A page's cookie that stopped working counts as no
                     // token: a public game is still read.
@@ -758,6 +770,18 @@ mod tests {
     use super::*;
     use crate::limits::FANOUT_BUFFER;
     use crate::store::{SledStore, checkpoints};
+
+    /// Gathered frames with another server's event between them are not
+    /// joined: a joined frame would carry the gap past a subscriber.
+    #[test]
+    fn only_consecutive_frames_are_joined() {
+        let frame = |seq: u64| Frame { seq, last: seq, one: Bytes::from(format!("{seq}")), many: Bytes::new() };
+        let joined = Fanned::frames(vec![frame(11), frame(12), frame(13)]);
+        assert_eq!(joined.whole.map(|w| (w.seq, w.last, w.one)), Some((11, 13, Bytes::from("111213"))));
+        let gap = Fanned::frames(vec![frame(11), frame(13)]);
+        assert!(gap.whole.is_none(), "11 and 13 (12 stored through another server) joined");
+        assert_eq!(gap.head, 13);
+    }
 
     fn note(hash0: &str, seq: u64) -> Submission {
         Submission {
