@@ -309,29 +309,9 @@ impl Differ {
     /// entry at a time).
     pub fn map<K: MapKey, V: Serialize + PartialEq>(&mut self, before: &BTreeMap<K, V>, after: &BTreeMap<K, V>) {
         let mut differing: Vec<(String, Option<&V>, Option<&V>)> = Vec::new();
-        let (mut x, mut y) = (before.iter().peekable(), after.iter().peekable());
-        loop {
-            let order = match (x.peek(), y.peek()) {
-                (None, None) => break,
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (Some((k, _)), Some((l, _))) => k.cmp(l),
-            };
-            match order {
-                Ordering::Less => {
-                    let (k, u) = x.next().expect("peeked");
-                    differing.push((k.json_key(), Some(u), None));
-                }
-                Ordering::Greater => {
-                    let (k, v) = y.next().expect("peeked");
-                    differing.push((k.json_key(), None, Some(v)));
-                }
-                Ordering::Equal => {
-                    let ((k, u), (_, v)) = (x.next().expect("peeked"), y.next().expect("peeked"));
-                    if u != v {
-                        differing.push((k.json_key(), Some(u), Some(v)));
-                    }
-                }
+        for (k, u, v) in merged(before.iter(), after.iter()) {
+            if u != v {
+                differing.push((k.json_key(), u, v));
             }
         }
         // The walk takes an object's members in the order of their keys as text.
@@ -856,31 +836,15 @@ fn walk<'a, T: Tree<'a>>(path: &str, a: T, b: T, out: &mut Vec<Change>) {
     match (a.shape(), b.shape()) {
         (Shape::Object(x), Shape::Object(y)) => {
             // Both lists are in key order: merge them.
-            let (mut x, mut y) = (x.into_iter().peekable(), y.into_iter().peekable());
-            loop {
-                let order = match (x.peek(), y.peek()) {
-                    (None, None) => break,
-                    (Some(_), None) => Ordering::Less,
-                    (None, Some(_)) => Ordering::Greater,
-                    (Some((k, _)), Some((l, _))) => k.cmp(l),
-                };
-                match order {
-                    Ordering::Less => {
-                        let (k, u) = x.next().expect("peeked");
-                        out.push(Change { path: join(&k), before: Some(u.value()), after: None });
-                    }
-                    Ordering::Greater => {
-                        let (k, v) = y.next().expect("peeked");
-                        out.push(Change { path: join(&k), before: None, after: Some(v.value()) });
-                    }
-                    Ordering::Equal => {
-                        let ((k, u), (_, v)) = (x.next().expect("peeked"), y.next().expect("peeked"));
-                        // Most of a state is the same from one event to the
-                        // next: an equal subtree is skipped before its path
-                        // is built.
-                        if !u.same(v) {
-                            walk(&join(&k), u, v, out);
-                        }
+            for (k, u, v) in merged(x, y) {
+                match (u, v) {
+                    // Most of a state is the same from one event to the
+                    // next: an equal subtree is skipped before its path is
+                    // built.
+                    (Some(u), Some(v)) if u.same(v) => {}
+                    (Some(u), Some(v)) => walk(&join(&k), u, v, out),
+                    (u, v) => {
+                        out.push(Change { path: join(&k), before: u.map(|u| u.value()), after: v.map(|v| v.value()) })
                     }
                 }
             }
@@ -903,6 +867,31 @@ fn walk<'a, T: Tree<'a>>(path: &str, a: T, b: T, out: &mut Vec<Change>) {
             }
         }
     }
+}
+
+/// Two lists of (key, value), each in key order, merged: every key once,
+/// with its value on each side (None: absent there).
+fn merged<K: Ord, U, V>(
+    x: impl IntoIterator<Item = (K, U)>,
+    y: impl IntoIterator<Item = (K, V)>,
+) -> impl Iterator<Item = (K, Option<U>, Option<V>)> {
+    let (mut x, mut y) = (x.into_iter().peekable(), y.into_iter().peekable());
+    std::iter::from_fn(move || {
+        let order = match (x.peek(), y.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((k, _)), Some((l, _))) => k.cmp(l),
+        };
+        Some(match order {
+            Ordering::Less => x.next().map(|(k, u)| (k, Some(u), None)).expect("peeked"),
+            Ordering::Greater => y.next().map(|(k, v)| (k, None, Some(v))).expect("peeked"),
+            Ordering::Equal => {
+                let ((k, u), (_, v)) = (x.next().expect("peeked"), y.next().expect("peeked"));
+                (k, Some(u), Some(v))
+            }
+        })
+    })
 }
 
 #[cfg(test)]

@@ -74,9 +74,7 @@ fn two_servers_sigkill_one_loses_no_acknowledged_append() {
         return;
     }
     let db = TestDatabase::new();
-    let a = Served::start_on_database(&db.url);
-    let mut b = Served::start_on_database(&db.url);
-    b.organiser = a.organiser.clone();
+    let (a, b) = Served::two_on_database(&db.url);
     let games: Vec<String> = (0..6).map(|i| format!("g{i}")).collect();
     let mut tokens = Vec::new();
     for game in &games {

@@ -461,9 +461,7 @@ fn a_revoked_token_stops_at_once_here_and_within_a_second_on_another_server() {
         return;
     }
     let db = TestDatabase::new();
-    let a = Served::start_on_database(&db.url);
-    let mut b = Served::start_on_database(&db.url);
-    b.organiser = a.organiser.clone();
+    let (a, b) = Served::two_on_database(&db.url);
     a.doomtrooper("g", "token");
     let (p1, p2) = (a.token("g", "seat", "p1"), a.token("g", "seat", "p2"));
     // Both servers have looked both tokens up, and take them as working.

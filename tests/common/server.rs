@@ -53,6 +53,15 @@ impl Served {
         Served { child, url, organiser, data: PathBuf::new(), agent }
     }
 
+    /// Two servers on one database, both holding the organiser's token (the
+    /// first server made it; the second is shown none).
+    pub fn two_on_database(store: &str) -> (Served, Served) {
+        let a = Served::start_on_database(store);
+        let mut b = Served::start_on_database(store);
+        b.organiser = a.organiser.clone();
+        (a, b)
+    }
+
     /// (status, JSON body) of a request; `token` as a bearer token.
     pub fn call(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (u16, Value) {
         self.try_call(method, path, token, body).unwrap()
