@@ -123,14 +123,21 @@ fn answers(store: &SledStore, game: &str) -> Vec<Value> {
     out
 }
 
-#[test]
-fn folding_from_snapshots_gives_the_same_states_and_answers_for_every_ruleset() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("s")).unwrap();
+/// A store under `dir` with a game of each ruleset (named after it) and
+/// one with rulings ("ruled").
+fn every_ruleset_recorded(dir: &std::path::Path) -> SledStore {
+    let store = SledStore::open(&dir.join("s")).unwrap();
     for ruleset in rulesets() {
         record(&store, ruleset);
     }
     record_with_rulings(&store);
+    store
+}
+
+#[test]
+fn folding_from_snapshots_gives_the_same_states_and_answers_for_every_ruleset() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = every_ruleset_recorded(dir.path());
     for game in rulesets().into_iter().chain(["ruled"]) {
         let head = store.head(game).unwrap().unwrap().seq;
         let kept = store.snapshot_seqs(game).unwrap();
@@ -182,11 +189,7 @@ fn unnamed(answers: Vec<Value>) -> Vec<Value> {
 #[test]
 fn an_imported_game_keeps_the_snapshots_its_appends_kept_and_answers_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(&dir.path().join("s")).unwrap();
-    for ruleset in rulesets() {
-        record(&store, ruleset);
-    }
-    record_with_rulings(&store);
+    let store = every_ruleset_recorded(dir.path());
     for game in rulesets().into_iter().chain(["ruled"]) {
         let events: Vec<Event> = store.read(game, 0).unwrap().map(Result::unwrap).collect();
         let imported = format!("{game}-imported");
