@@ -20,7 +20,7 @@ use arbiter::record::RecordError;
 use arbiter::store::Store;
 use arbiter::tlog::merkle;
 use arbiter::tlog::note::{NoteVerifier, b64, open_checkpoint, unb64};
-use common::logs::{build, checkpoint, export, ok, ok_stdin, step, steps, text};
+use common::logs::{build, checkpoint, export, interleaved, ok, ok_stdin, step, steps, text};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -704,22 +704,7 @@ fn the_log_over_http_checks_independently_and_a_token_only_games_proof_needs_a_t
     }
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(dir.path());
-    s.doomtrooper("open", "public");
-    s.doomtrooper("secret", "token");
-    let mut order = vec![("open", 0), ("secret", 0)];
-    let tokens: BTreeMap<(&str, &str), String> =
-        ["open", "secret"].iter().flat_map(|g| ["p1", "p2"].map(|p| ((*g, p), s.token(g, "seat", p)))).collect();
-    for seq in 1..=8 {
-        for game in ["open", "secret"] {
-            if game == "secret" && seq > 6 {
-                continue;
-            }
-            let (actor, action) = step(seq);
-            let (status, v) = s.append(game, &tokens[&(game, actor)], actor, action, seq);
-            assert_eq!(status, 201, "{v}");
-            order.push((game, seq));
-        }
-    }
+    let (order, tokens) = interleaved(&s, ("open", "secret"), "token", 8, 6);
     let n = order.len() as u64;
     assert_eq!(n, 16);
 

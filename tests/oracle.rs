@@ -13,7 +13,7 @@ mod common;
 
 use arbiter::proof;
 use arbiter::store::Store;
-use common::logs::{build, checkpoint, export, ok, ok_stdin, step, steps, text};
+use common::logs::{build, checkpoint, export, interleaved, ok, ok_stdin, steps, text};
 use common::server::Served;
 use common::*;
 use serde_json::{Value, json};
@@ -322,22 +322,7 @@ fn a_bundle_from_prove_checks_with_the_oracles_alone_and_a_changed_one_does_not(
 fn the_served_checkpoint_and_proofs_check_with_the_oracles() {
     let dir = tempfile::tempdir().unwrap();
     let s = Served::start(dir.path());
-    s.doomtrooper("one", "public");
-    s.doomtrooper("two", "public");
-    let tokens: std::collections::BTreeMap<(&str, &str), String> =
-        ["one", "two"].iter().flat_map(|g| ["p1", "p2"].map(|p| ((*g, p), s.token(g, "seat", p)))).collect();
-    let mut order = vec![("one", 0), ("two", 0)];
-    for seq in 1..=7 {
-        for game in ["one", "two"] {
-            if game == "two" && seq > 4 {
-                continue;
-            }
-            let (actor, action) = step(seq);
-            let (status, v) = s.append(game, &tokens[&(game, actor)], actor, action, seq);
-            assert_eq!(status, 201, "{v}");
-            order.push((game, seq));
-        }
-    }
+    let (order, _) = interleaved(&s, ("one", "two"), "public", 7, 4);
     let n = order.len() as u64;
     assert_eq!(n, 13);
     // The server signs within a second of the last append.

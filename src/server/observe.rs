@@ -423,6 +423,27 @@ mod tests {
         }
     }
 
+    /// A server of one route that answers `refusal`, behind the request
+    /// hook, on loopback: its address, its log (kept while the returned
+    /// guard lives) and its metrics.
+    async fn serve_one(
+        route: &str,
+        refusal: fn() -> ApiError,
+    ) -> (std::net::SocketAddr, Lines, Arc<Metrics>, tracing::subscriber::DefaultGuard) {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let log = tracing::subscriber::set_default(subscriber);
+        let metrics = Arc::new(Metrics::new(Vec::new()));
+        let app: Router = Router::new()
+            .route(route, get(move || async move { refusal() }))
+            .layer(axum::middleware::from_fn_with_state(metrics.clone(), record));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (addr, lines, metrics, log)
+    }
+
     /// One request over loopback (on a blocking thread: the server runs on
     /// the test's own), its answer's status line.
     async fn get_status(addr: std::net::SocketAddr, path: &str) -> String {
@@ -442,17 +463,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_server_error_is_logged_with_its_message_and_counted_by_code() {
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-        let _log = tracing::subscriber::set_default(subscriber);
-        let metrics = Arc::new(Metrics::new(Vec::new()));
-        let app: Router = Router::new()
-            .route("/api/games/{game}/boom", get(|| async { ApiError::internal("the disk said no") }))
-            .layer(axum::middleware::from_fn_with_state(metrics.clone(), record));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let (addr, lines, metrics, _log) =
+            serve_one("/api/games/{game}/boom", || ApiError::internal("the disk said no")).await;
 
         let status = get_status(addr, "/api/games/t%2012/boom?access_token=sekrit").await;
         assert_eq!(status, "HTTP/1.1 500 Internal Server Error");
@@ -475,17 +487,8 @@ mod tests {
 
     #[tokio::test]
     async fn refusals_by_policy_are_a_warning_once_per_interval_and_cuts_are_logged() {
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-        let _log = tracing::subscriber::set_default(subscriber);
-        let metrics = Arc::new(Metrics::new(Vec::new()));
-        let app: Router = Router::new()
-            .route("/api/games/{game}/stream", get(|| async { ApiError::too_many_streams("the most it may have") }))
-            .layer(axum::middleware::from_fn_with_state(metrics.clone(), record));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let (addr, lines, metrics, _log) =
+            serve_one("/api/games/{game}/stream", || ApiError::too_many_streams("the most it may have")).await;
         for _ in 0..5 {
             assert_eq!(get_status(addr, "/api/games/g/stream").await, "HTTP/1.1 503 Service Unavailable");
         }

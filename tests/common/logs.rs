@@ -108,3 +108,36 @@ pub fn export(data: &Path, game: &str) -> Vec<String> {
 pub fn checkpoint(data: &Path) -> Value {
     serde_json::from_str(&ok(data, &["--json", "checkpoint"])).unwrap()
 }
+
+/// Each seat's token, by (game, seat).
+pub type Tokens<'g> = std::collections::BTreeMap<(&'g str, &'static str), String>;
+
+/// Two Doomtrooper games served by `s`, appended through the API in turns
+/// (a seat's token each): `games.0` to seq `first`, `games.1` to `second`
+/// (at most `first`). Each (game, seq) in the order stored, event 0 of
+/// both first; and each seat's token, by (game, seat).
+pub fn interleaved<'g>(
+    s: &super::server::Served,
+    games: (&'g str, &'g str),
+    access: &str,
+    first: u64,
+    second: u64,
+) -> (Vec<(&'g str, u64)>, Tokens<'g>) {
+    s.doomtrooper(games.0, "public");
+    s.doomtrooper(games.1, access);
+    let tokens: std::collections::BTreeMap<(&str, &'static str), String> =
+        [games.0, games.1].iter().flat_map(|g| ["p1", "p2"].map(|p| ((*g, p), s.token(g, "seat", p)))).collect();
+    let mut order = vec![(games.0, 0), (games.1, 0)];
+    for seq in 1..=first {
+        for game in [games.0, games.1] {
+            if game == games.1 && seq > second {
+                continue;
+            }
+            let (actor, action) = step(seq);
+            let (status, v) = s.append(game, &tokens[&(game, actor)], actor, action, seq);
+            assert_eq!(status, 201, "{v}");
+            order.push((game, seq));
+        }
+    }
+    (order, tokens)
+}
