@@ -106,32 +106,185 @@ impl<T: Changes + Serialize> Changes for Option<T> {
 /// was most of what replay did that verify does not. Only what [`Changes`] compares is brought up to date: a member
 /// serde does not write (a combat's place in its step table) may be stale,
 /// so such a copy is for comparing, never for folding on.
+///
+/// Each member that differed is handed to a [`Found`] with its value
+/// before and after, so that what changed is worked out ([`Found::changes`])
+/// on another thread than the one that keeps the copy: replay's folding
+/// thread keeps it, and comparing there was a third of that thread's work
+/// while the thread that shows the events waited (callgrind, perf).
 pub trait CatchUp {
-    /// Makes what [`Changes`] compares of `self` equal to `after`'s.
-    fn catch_up(&mut self, after: &Self);
+    /// Makes what [`Changes`] compares of `self` equal to `after`'s, and
+    /// hands each member that differed to `found`, at the path `found` is
+    /// at ([`Found::under`]).
+    fn catch_up(&mut self, after: &Self, found: &mut Found);
 }
 
-impl<T: CatchUp + Clone> CatchUp for Option<T> {
-    fn catch_up(&mut self, after: &Self) {
+/// An `Option` caught up by its value's own [`CatchUp`] where both sides
+/// have one; otherwise (a combat begun or ended) the whole value is a
+/// change, as [`Changes`] finds it for an `Option`.
+impl<T: CatchUp + Changes + Serialize + Clone + Send + 'static> CatchUp for Option<T> {
+    fn catch_up(&mut self, after: &Self, found: &mut Found) {
         match (self.as_mut(), after) {
-            (Some(a), Some(b)) => a.catch_up(b),
-            _ => self.clone_from(after),
+            (Some(a), Some(b)) => a.catch_up(b, found),
+            (None, None) => {}
+            _ => found.differed(self, after, |d, a, b| a.changes_into(b, d)),
         }
     }
 }
 
-/// A value [`CatchUp`] does not look into: copied where it differs.
-pub fn copy_where_differs<T: PartialEq + Clone>(kept: &mut T, after: &T) {
-    if kept != after {
-        kept.clone_from(after);
+/// A shared value is caught up by sharing it: the same `Arc` after, unread.
+impl<T: Changes + Send + Sync + 'static> CatchUp for Arc<T> {
+    fn catch_up(&mut self, after: &Self, found: &mut Found) {
+        if !Arc::ptr_eq(self, after) {
+            found.differed(self, after, |d, a, b| a.changes_into(b, d));
+        }
     }
 }
 
-/// A shared value is caught up by sharing it: the same `Arc` after, unread.
-impl<T> CatchUp for Arc<T> {
-    fn catch_up(&mut self, after: &Self) {
-        if !Arc::ptr_eq(self, after) {
-            *self = after.clone();
+/// What [`CatchUp`] found differed, to be compared on another thread:
+/// each member that differed, where it lies (the names on the way down, as
+/// [`Differ::under`] takes them) and its value before and after, with what
+/// compares them ([`Changes`], or the [`Differ`] method its kind names).
+/// [`Found::changes`] gives exactly what [`Differ::changes`] gives for the
+/// two states the copy was caught up from and to.
+#[derive(Default)]
+pub struct Found {
+    steps: Vec<FoundStep>,
+}
+
+enum FoundStep {
+    /// Into the member of this name.
+    Enter(&'static str),
+    /// Back out of the member entered last.
+    Leave,
+    /// A member that differed (the one entered last; named here when it
+    /// was not entered first): its two values, compared when called.
+    Differed(Option<&'static str>, Box<dyn Fn(&mut Differ) + Send>),
+}
+
+impl Found {
+    /// Runs `f` at the member `name` of where this is, then comes back
+    /// (nothing is kept of a member where nothing differed).
+    pub fn under(&mut self, name: &'static str, f: impl FnOnce(&mut Found)) {
+        let entered = self.steps.len();
+        self.steps.push(FoundStep::Enter(name));
+        f(self);
+        match self.steps.len() == entered + 1 {
+            true => self.steps.truncate(entered),
+            false => self.steps.push(FoundStep::Leave),
+        }
+    }
+
+    /// The member `name` of where this is, caught up: where it differs, it
+    /// is copied from `after` (the value before kept here), and `compare`
+    /// will find its changes.
+    pub fn member<T: PartialEq + Clone + Send + 'static>(
+        &mut self,
+        name: &'static str,
+        kept: &mut T,
+        after: &T,
+        compare: impl Fn(&mut Differ, &T, &T) + Send + 'static,
+    ) {
+        if kept != after {
+            let (before, after) = (std::mem::replace(kept, after.clone()), after.clone());
+            self.steps.push(FoundStep::Differed(Some(name), Box::new(move |d| compare(d, &before, &after))));
+        }
+    }
+
+    /// Where this is, a value that differs (its caller knows it does):
+    /// copied from `after`, the value before kept here for `compare`.
+    pub fn differed<T: Clone + Send + 'static>(
+        &mut self,
+        kept: &mut T,
+        after: &T,
+        compare: impl Fn(&mut Differ, &T, &T) + Send + 'static,
+    ) {
+        let (before, after) = (std::mem::replace(kept, after.clone()), after.clone());
+        self.steps.push(FoundStep::Differed(None, Box::new(move |d| compare(d, &before, &after))));
+    }
+
+    /// Room for `steps` members entered, left and found differing, so
+    /// that the list of an event's is allocated once.
+    pub fn with_capacity(steps: usize) -> Found {
+        Found { steps: Vec::with_capacity(steps) }
+    }
+
+    /// Whether every member that differed lies under one of `members`
+    /// (paths as [`Differ`] writes them: `state.combat.window`), so every
+    /// change found in them does: what [`crate::rules::Table`] asks to
+    /// keep a board as it was.
+    pub fn all_under(&self, members: &[&str]) -> bool {
+        // The path where this is, in one buffer, checked as each member is
+        // entered: a member entered is left only once something in it
+        // differed, so one that leads to none of `members` answers no, and
+        // one of `members` is passed over whole. (Paths written out for
+        // every member found were a tenth of the folding thread's work.)
+        let is_member = |path: &str| members.contains(&path);
+        let leads_to_member =
+            |path: &str| members.iter().any(|m| m.strip_prefix(path).is_some_and(|rest| rest.starts_with('.')));
+        let mut path = String::with_capacity(64);
+        let mut lens = Vec::with_capacity(8);
+        let mut steps = self.steps.iter();
+        while let Some(step) = steps.next() {
+            match step {
+                FoundStep::Enter(name) => {
+                    lens.push(path.len());
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                    if is_member(&path) {
+                        // Everything in it is under it: on to its Leave.
+                        let mut depth = 0;
+                        for step in steps.by_ref() {
+                            match step {
+                                FoundStep::Enter(_) => depth += 1,
+                                FoundStep::Leave if depth == 0 => break,
+                                FoundStep::Leave => depth -= 1,
+                                FoundStep::Differed(..) => {}
+                            }
+                        }
+                        path.truncate(lens.pop().expect("entered"));
+                    } else if !leads_to_member(&path) {
+                        return false;
+                    }
+                }
+                FoundStep::Leave => path.truncate(lens.pop().expect("a member entered is left")),
+                // Where this is leads to a member and is none.
+                FoundStep::Differed(None, _) => return false,
+                // Where this is leads to a member (or is the top): a member
+                // named here is under one only if it is one.
+                FoundStep::Differed(Some(name), _) => {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                    let under = is_member(&path);
+                    path.truncate(len);
+                    if !under {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// What changed, in the order [`Differ::changes`] gives it.
+    pub fn changes(&self, differ: &mut Differ) -> Vec<Change> {
+        differ.gather(|differ| Found::run(&mut self.steps.iter(), differ))
+    }
+
+    /// The steps up to the `Leave` of the member entered last (or the end).
+    fn run<'a>(steps: &mut impl Iterator<Item = &'a FoundStep>, differ: &mut Differ) {
+        while let Some(step) = steps.next() {
+            match step {
+                FoundStep::Enter(name) => differ.under(name, |d| Found::run(steps, d)),
+                FoundStep::Leave => return,
+                FoundStep::Differed(Some(name), compare) => differ.under(name, |d| compare(d)),
+                FoundStep::Differed(None, compare) => compare(differ),
+            }
         }
     }
 }
@@ -163,9 +316,14 @@ impl Differ {
     /// Every change from `before` to `after` (outcome first, as [`diff`]
     /// orders them); the buffers stay for the next.
     pub fn changes<T: Changes + ?Sized>(&mut self, before: &T, after: &T) -> Vec<Change> {
+        self.gather(|differ| before.changes_into(after, differ))
+    }
+
+    /// The changes `find` adds, ordered as [`Differ::changes`] orders them.
+    fn gather(&mut self, find: impl FnOnce(&mut Differ)) -> Vec<Change> {
         debug_assert!(self.path.is_empty() && self.changes.is_empty());
         self.rank = 2;
-        before.changes_into(after, self);
+        find(self);
         debug_assert_eq!(self.ranks.len(), self.changes.len());
         debug_assert!(self.changes.iter().zip(&self.ranks).all(|(c, r)| rank(&c.path) == *r));
         let changes = std::mem::take(&mut self.changes);
@@ -398,19 +556,27 @@ macro_rules! changes_by_member {
     (kept $ty:ty { $($name:ident $(: $kind:ident)?),* $(,)? }) => {
         $crate::changes_by_member!($ty { $($name $(: $kind)?),* });
         impl $crate::delta::CatchUp for $ty {
-            fn catch_up(&mut self, after: &Self) {
-                $( $crate::changes_by_member!(@catch_up self, after, $name $($kind)?); )*
+            fn catch_up(&mut self, after: &Self, found: &mut $crate::delta::Found) {
+                $( $crate::changes_by_member!(@catch_up self, after, found, $name $($kind)?); )*
             }
         }
     };
-    (@catch_up $a:ident, $b:ident, $name:ident nested) => {
-        $crate::delta::CatchUp::catch_up(&mut $a.$name, &$b.$name);
+    (@catch_up $a:ident, $b:ident, $found:ident, $name:ident nested) => {
+        $found.under(stringify!($name), |f| $crate::delta::CatchUp::catch_up(&mut $a.$name, &$b.$name, f));
     };
-    (@catch_up $a:ident, $b:ident, $name:ident optional_nested) => {
-        $crate::delta::CatchUp::catch_up(&mut $a.$name, &$b.$name);
+    // Both sides present: caught up by its own; otherwise as `optional`.
+    (@catch_up $a:ident, $b:ident, $found:ident, $name:ident optional_nested) => {
+        match (&mut $a.$name, &$b.$name) {
+            (Some(x), Some(y)) => $found.under(stringify!($name), |f| $crate::delta::CatchUp::catch_up(x, y, f)),
+            _ => $crate::changes_by_member!(@catch_up $a, $b, $found, $name optional),
+        }
     };
-    (@catch_up $a:ident, $b:ident, $name:ident $($kind:ident)?) => {
-        $crate::delta::copy_where_differs(&mut $a.$name, &$b.$name);
+    (@catch_up $a:ident, $b:ident, $found:ident, $name:ident) => {
+        $crate::changes_by_member!(@catch_up $a, $b, $found, $name written)
+    };
+    // Copied where it differs, compared as `@member` compares it.
+    (@catch_up $a:ident, $b:ident, $found:ident, $name:ident $method:ident) => {
+        $found.member(stringify!($name), &mut $a.$name, &$b.$name, |d, x, y| d.$method(x, y))
     };
     ($ty:ty { $($name:ident $(: $kind:ident)?),* $(,)? }) => {
         impl $crate::delta::Changes for $ty {
@@ -898,6 +1064,41 @@ fn merged<K: Ord, U, V>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn found_members_are_under_the_members_named_or_not() {
+        let leaf = |d: &mut Differ, a: &u64, b: &u64| d.leaf(a, b);
+        let found = |f: &dyn Fn(&mut Found)| {
+            let mut found = Found::default();
+            f(&mut found);
+            found
+        };
+        let members = ["state.combat.window", "state.combat.step"];
+        // Inside a member named, a member named, nothing at all: under.
+        let inside = found(&|f| {
+            f.under("state", |f| {
+                f.under("combat", |f| {
+                    f.under("window", |f| f.member("passes", &mut 1, &2, leaf));
+                    f.member("step", &mut 1, &2, leaf);
+                })
+            })
+        });
+        assert!(inside.all_under(&members));
+        assert!(Found::default().all_under(&members));
+        // A member beside them, above them, or off their way: not under.
+        let beside = found(&|f| f.under("state", |f| f.under("combat", |f| f.member("number", &mut 1, &2, leaf))));
+        let above = found(&|f| f.under("state", |f| f.differed(&mut 1, &2, leaf)));
+        let off = found(&|f| f.under("judges", |f| f.member("count", &mut 1, &2, leaf)));
+        let after = found(&|f| {
+            f.under("state", |f| f.under("combat", |f| f.member("step", &mut 1, &2, leaf)));
+            f.member("notes", &mut 1, &2, leaf);
+        });
+        for (what, found) in [("beside", beside), ("above", above), ("off", off), ("after", after)] {
+            assert!(!found.all_under(&members), "{what}");
+        }
+        // Nothing is kept of a member where nothing differed.
+        assert!(found(&|f| f.under("state", |f| f.member("n", &mut 1, &1, leaf))).steps.is_empty());
+    }
 
     #[test]
     fn paths_of_changed_leaves_with_outcomes_first() {

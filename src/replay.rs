@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
 use serde::Serialize;
 
-use crate::delta::{Change, Differ};
+use crate::delta::{Change, Differ, Found};
 use crate::event::{ActionType, Chain, Event, Header, Link};
 use crate::fold::{FoldError, Folder, Source};
 use crate::kernel::StepRef;
@@ -50,22 +50,25 @@ pub struct Shown {
 /// lent each event (a caller that keeps one clones it): what the folding
 /// thread made of it goes back to that thread to be freed (see `Spent`).
 ///
-/// Which events later rulings rewound is known from the fold at the head:
-/// from the latest snapshot (the events after it read, hashed, linked and
-/// folded), or, for a source without snapshots (an export file), from a
-/// full verification. The events shown are folded from the nearest
-/// snapshot before `from`.
+/// Which events later rulings rewound is known from the fold at the head
+/// (`rewinds_at_head`): from the latest snapshot (the events after it
+/// read, hashed, linked and folded, unless the replay goes on to the head
+/// and none of them is a rewind), or, for a source without snapshots (an
+/// export file), from a full verification. The events shown are folded
+/// from the nearest snapshot before `from`.
 ///
 /// A thread of its own folds the events (`fold_ahead`, reading stored
 /// events on another as `verify` does, where the source has their bytes),
 /// and the caller's shows them, in seq order. The folding thread keeps a
-/// copy of the state before each event ([`Kept`]), compares it with the
-/// state after (`delta::Changes`: member by member, only what differs
-/// written), brings it up to that state by copying what changed
-/// (`delta::CatchUp`), and hands over the changes and, where a change may
-/// show on the board, the state to draw it from. The caller's thread draws
-/// the boards, names the actor, puts the event in words, calls `show`, and
-/// hands back what the folding thread made to be freed there.
+/// copy of the state before each event ([`Kept`]), brings it up to the
+/// state after by copying the members that differ (`delta::CatchUp`), and
+/// hands over each of those members' values before and after
+/// (`delta::Found`) and, where one may show on the board, the state to
+/// draw it from. The caller's thread compares those members (what the
+/// event changed, `delta::Changes`: only what differs written), draws the
+/// boards, names the actor, puts the event in words, calls `show`, and
+/// hands back what the folding thread made to be freed there. (Comparing
+/// on the folding thread made it the one the other two waited for.)
 /// An event the fold refuses, or that cannot be read, ends the replay with
 /// that error once every event before it was shown, as on one thread.
 pub fn replay<S>(
@@ -78,7 +81,7 @@ where
     S: Source + Sync + ?Sized,
     S::Error: Into<RecordError>,
 {
-    let at_head = fold_at_head(source)?;
+    let at_head = rewinds_at_head(source, to)?;
     let (folder, prev) = match from.checked_sub(1).and_then(|seq| source.snapshot(seq)) {
         Some((folder, link)) => (folder, Some(link)),
         None => (Folder::new(), None),
@@ -93,6 +96,9 @@ where
         let mut board: Option<Board> = None;
         // The game's header as it stands (rulings may add judges).
         let mut header: Option<Arc<Header>> = None;
+        // What each event changed is worked out here, from what the
+        // folding thread found differed (`Found`).
+        let mut differ = Differ::default();
         // Returning drops the receiver: the folding thread stops at its next batch.
         for batch in folded {
             let mut batch = batch?;
@@ -106,7 +112,7 @@ where
                     after,
                     header: new_header,
                     recorded,
-                    changes,
+                    found,
                     drawn_before,
                     drawn,
                     words,
@@ -142,16 +148,17 @@ where
                     before: before.or_else(|| step.take()),
                     after,
                     recorded,
-                    changes,
+                    changes: found.changes(&mut differ),
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 };
                 show(&shown);
                 // The step after this event is the step before the next;
-                // what the folding thread made goes back to it.
-                let Shown { before, after, recorded, changes, .. } = shown;
+                // what the folding thread made goes back to it (the
+                // changes, made here, are freed here).
+                let Shown { before, after, recorded, .. } = shown;
                 step = Some(after);
-                used.shown.push((before, changes, recorded));
+                used.shown.push((before, found, recorded));
                 used.drawn.extend([drawn_before, drawn].into_iter().flatten());
             }
             used.batch = batch;
@@ -176,6 +183,44 @@ where
     Ok(at_head)
 }
 
+/// What replay needs of the fold at the head: which events later rulings
+/// rewound. A replay that goes on to the head checks every event after the
+/// latest snapshot itself (read, hashed, linked and folded), so where none
+/// of those events' bytes holds `"rewind"` (no rewind follows the snapshot:
+/// a rewind's `kind` is written so in canonical JSON), the snapshot's fold
+/// knows every rewind there is, and the events after it are not checked
+/// twice. Otherwise (a rewind after the snapshot, a replay that stops
+/// short of the head, a source without snapshots or stored bytes, an event
+/// that cannot be read), the fold at the head as [`fold_at_head`] makes it.
+/// (Checking the events after the snapshot first was a tenth of a replay
+/// of 10,000 events, and all of the wait before its first event.)
+fn rewinds_at_head<S>(source: &S, to: Option<u64>) -> Result<Folder, RecordError>
+where
+    S: Source + Sync + ?Sized,
+    S::Error: Into<RecordError>,
+{
+    if let Some((folder, _)) = source.snapshot(u64::MAX)
+        && let Some(stored) = source.stored_from(folder.len())
+    {
+        // The seq of the last event, while none after the snapshot may be
+        // a rewind (None: one may be, or one could not be read).
+        let mut head = Some(folder.len() - 1);
+        for read in stored {
+            head = match read {
+                Ok((seq, bytes)) if memchr::memmem::find(&bytes, b"\"rewind\"").is_none() => Some(seq),
+                _ => None,
+            };
+            if head.is_none() {
+                break;
+            }
+        }
+        if head.is_some_and(|head| to.is_none_or(|to| to >= head)) {
+            return Ok(folder);
+        }
+    }
+    fold_at_head(source)
+}
+
 /// Under a judge's rewind, what the board says was rewound names the ruling
 /// that did it: a board compares two states only, and cannot tell a rewind
 /// from play, but the event shown is the ruling ("the counter against it
@@ -191,8 +236,8 @@ fn by_ruling(said: Vec<String>, event: &Event) -> Vec<String> {
 }
 
 /// What the showing thread is done with, handed back to the folding thread
-/// that made it, to be freed there: the states it drew boards from, the
-/// changes, steps and words of the events shown, and the batch's list. A
+/// that made it, to be freed there: the states it drew boards from, what
+/// differed, the steps and words of the events shown, and the batch's list. A
 /// block freed on another thread than the one that allocated it costs the
 /// allocator (mimalloc) several times a local free, and more when the
 /// thread that made it takes the block again: perf put a fifth of the
@@ -211,9 +256,10 @@ struct Spent {
     /// What the folding thread made of each event shown: the step before
     /// it (for the first event shown, as handed over; for the others, the
     /// step after the event before, kept by the showing thread until
-    /// then), its changes, and the words recorded. The step after the last
-    /// event shown stays on the showing thread.
-    shown: Vec<(Option<StepRef>, Vec<Change>, Vec<String>)>,
+    /// then), what differed (the values before and after of each member),
+    /// and the words recorded. The step after the last event shown stays
+    /// on the showing thread.
+    shown: Vec<(Option<StepRef>, Found, Vec<String>)>,
 }
 
 /// Events folded and handed from the folding thread to the showing one at a time.
@@ -239,9 +285,10 @@ struct Folded {
     header: Option<Arc<Header>>,
     /// What the ruleset recorded in words for it.
     recorded: Vec<String>,
-    /// What it changed in the state (none for the event the copy of the
-    /// state begins at: event 0).
-    changes: Vec<Change>,
+    /// The members of the state it changed, each with its value before
+    /// and after, for the showing thread to compare (none for the event
+    /// the copy of the state begins at: event 0).
+    found: Found,
     /// The state before it, to draw the board before it from: for the
     /// first event shown.
     drawn_before: Option<Box<Drawn>>,
@@ -296,10 +343,9 @@ fn fold_ahead<S>(
 {
     let next = folder.len();
     let mut behind: Option<Behind> = None;
-    let mut differ = Differ::default();
     let mut batch = Vec::with_capacity(FOLDED_BATCH);
     let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
-        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut behind, &mut differ)? {
+        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut behind)? {
             batch.push(folded);
             if batch.len() == FOLDED_BATCH {
                 // Freed here, where they were made; the last list back is the next batch's.
@@ -336,7 +382,6 @@ fn fold_one<S>(
     from: u64,
     source: &S,
     behind: &mut Option<Behind>,
-    differ: &mut Differ,
 ) -> Result<Option<Folded>, RecordError>
 where
     S: Source + ?Sized,
@@ -363,17 +408,17 @@ where
         Some(t @ (ActionType::Ruling | ActionType::Note | ActionType::Pass)) => t.name(),
         _ => "action",
     };
-    let (changes, drawn, header) = match behind {
+    let (found, drawn, header) = match behind {
         Some(behind) => {
             let ruling = action_type == Some(ActionType::Ruling);
-            let (changes, drawn, new_header) = behind.follow(table, ruling, differ);
+            let (found, drawn, new_header) = behind.follow(table, ruling);
             // The first event shown takes the header with it, new or not.
             let header = new_header.or_else(|| (event.seq == from).then(|| behind.header.clone()));
-            (changes, drawn, header)
+            (found, drawn, header)
         }
         None => {
             let b = behind.insert(Behind::of(table));
-            (vec![], Some(Drawn::of(table, &b.kept, &b.header)), Some(b.header.clone()))
+            (Found::default(), Some(Drawn::of(table, &b.kept, &b.header)), Some(b.header.clone()))
         }
     };
     Ok(Some(Folded {
@@ -382,7 +427,7 @@ where
         recorded: table.said(event.seq),
         before,
         after: table.step(),
-        changes,
+        found,
         drawn_before,
         drawn,
         words,
@@ -411,22 +456,23 @@ impl Behind {
         }
     }
 
-    /// What changed from this state to `table`'s, whether the board must be
-    /// drawn again (the state to draw it from), and the header where it is
-    /// new; then this is `table`'s state. The board is drawn again unless the ruleset says
-    /// that none of the changes shows on it (`Table::board_unchanged_by`)
+    /// What differed from this state to `table`'s (`Kept::catch_up`: to be
+    /// compared on the showing thread), whether the board must be drawn
+    /// again (the state to draw it from), and the header where it is new;
+    /// then this is `table`'s state. The board is drawn again unless the
+    /// ruleset says that none of the members that differed shows on it
+    /// (`Table::board_unchanged_by`)
     /// and the header its names come from is the same: most events pass
     /// priority on, which a board does not show, and drawing a board was a
     /// quarter of a replay's work. A debug build checks each board kept
     /// against one drawn afresh. Only a ruling changes the header (a judge
     /// added), so only after one is it compared (a debug build compares it
     /// after every event).
-    fn follow(&mut self, table: &Table, ruling: bool, differ: &mut Differ) -> Followed {
-        let changes = differ.changes(&self.kept.compared(), &table.compared());
-        self.kept.catch_up(table);
+    fn follow(&mut self, table: &Table, ruling: bool) -> Followed {
+        let found = self.kept.catch_up(table);
         let same_header = !ruling || *self.header == table.header;
         debug_assert_eq!(same_header, *self.header == table.header, "only a ruling changes the header");
-        let unchanged = same_header && table.board_unchanged_by(&changes);
+        let unchanged = same_header && table.board_unchanged_by(&found);
         #[cfg(debug_assertions)]
         {
             let now = table.board();
@@ -436,19 +482,19 @@ impl Behind {
             self.board = now;
         }
         if unchanged {
-            return (changes, None, None);
+            return (found, None, None);
         }
         let new_header = (!same_header).then(|| {
             self.header = Arc::new(table.header.clone());
             self.header.clone()
         });
-        (changes, Some(Drawn::of(table, &self.kept, &self.header)), new_header)
+        (found, Some(Drawn::of(table, &self.kept, &self.header)), new_header)
     }
 }
 
-/// What `Behind::follow` found: the changes, the state to draw the board
+/// What `Behind::follow` found: what differed, the state to draw the board
 /// from if it must be drawn again, and the header if a ruling changed it.
-type Followed = (Vec<Change>, Option<Box<Drawn>>, Option<Arc<Header>>);
+type Followed = (Found, Option<Box<Drawn>>, Option<Arc<Header>>);
 
 fn broken<E: Into<RecordError>>(e: FoldError<E>) -> RecordError {
     match e {

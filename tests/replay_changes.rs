@@ -190,8 +190,11 @@ fn changes_found_member_by_member_are_the_diff_of_the_whole_json_for_any_two_sta
                 // Replay's copy of the state after seq i, brought up to the
                 // state after j (across combats, rewinds and rulings), is
                 // that state as far as any comparison can tell.
+                // What differed, handed over as replay hands it to the
+                // thread that shows the events, compares to the same changes.
                 let mut kept = Kept::of(&tables[i]);
-                kept.catch_up(later);
+                let found = kept.catch_up(later);
+                assert_eq!(found.changes(&mut differ), want, "{ruleset}: what differed from {i} to {j}, compared");
                 assert_eq!(
                     differ.changes(&kept.compared(), &later.compared()),
                     vec![],

@@ -225,6 +225,41 @@ fn a_rewind_is_kept_in_the_snapshots_after_it() {
     assert!(earlier.iter().all(|s| s.rewound), "replay from a snapshot knows what a later rewind took back");
 }
 
+/// A replay to the head takes which events were rewound from the latest
+/// snapshot only while no rewind follows it: here the rewind is among the
+/// events after the latest snapshot, and every replay to the head, from
+/// before the rewound range, within it and from the snapshot on, still
+/// marks the rewound events (as the fold of the whole record does).
+#[test]
+fn a_rewind_after_the_latest_snapshot_is_known_to_a_replay_to_the_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("s")).unwrap();
+    let (open, actions) = sample("doomtrooper");
+    let header: Header = serde_json::from_value(open.action.clone()).unwrap();
+    create(&store, "late", &header, &open.actor, None).unwrap();
+    let mut r = Recorder::load_with(&store, "late", 16).unwrap();
+    for sub in &actions[..54] {
+        r.append(sub, None).unwrap();
+    }
+    let concerns = json!({"seq": 40, "hash": store.get("late", 40).unwrap().unwrap().hash});
+    let rewind = json!({"type": "ruling", "kind": "rewind", "concerns": concerns, "reason": "out of its window"});
+    let rewound_at = r.append(&Submission { actor: "Dana".into(), action: rewind, at: None }, None).unwrap().event.seq;
+    assert_eq!(rewound_at, 55);
+    let latest = *store.snapshot_seqs("late").unwrap().last().unwrap();
+    assert!(
+        (41..rewound_at).contains(&latest),
+        "the latest snapshot ({latest}) is inside the range, before the rewind"
+    );
+    let stored = StoredGame::new(&store, "late");
+    for from in [0, 45, latest + 1] {
+        let mut shown = Vec::new();
+        let ranges = replay(&stored, from, None, |s| shown.push((s.seq, s.rewound))).unwrap();
+        assert_eq!(ranges, [(41, rewound_at - 1)], "from {from}");
+        let want: Vec<_> = (from..=rewound_at).map(|seq| (seq, (41..rewound_at).contains(&seq))).collect();
+        assert_eq!(shown, want, "from {from}");
+    }
+}
+
 /// The body of a snapshot, changed by `edit`, with a checksum that matches.
 fn edited(bytes: &[u8], edit: impl Fn(&mut Value)) -> Vec<u8> {
     let mut body: Value = serde_json::from_slice(&bytes[32..]).unwrap();

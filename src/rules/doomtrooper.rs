@@ -848,9 +848,9 @@ impl crate::delta::Changes for Finished {
 
 /// The last finished combat is shared, as the state after has it.
 impl crate::delta::CatchUp for Finished {
-    fn catch_up(&mut self, after: &Self) {
-        self.count = after.count;
-        self.last.catch_up(&after.last);
+    fn catch_up(&mut self, after: &Self, found: &mut crate::delta::Found) {
+        found.member("count", &mut self.count, &after.count, |d, a, b| d.leaf(a, b));
+        found.under("last", |f| self.last.catch_up(&after.last, f));
     }
 }
 

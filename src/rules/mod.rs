@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adjudication::{NoteRecord, PenaltyRecord, Ruling, RulingRecord};
-use crate::delta::{Changes, Differ, copy_where_differs};
+use crate::delta::{Changes, Differ, Found};
 use crate::event::{ActionType, Header};
 use crate::kernel::{Move, StepRef, View, Violation};
 
@@ -356,18 +356,27 @@ impl Kept {
         Compared { judges: &self.judges, notes: &self.notes, penalties: &self.penalties, state: &self.state }
     }
 
-    /// Brings this copy up to `table`: what differs is copied, the rest kept.
-    pub fn catch_up(&mut self, table: &Table) {
-        copy_where_differs(&mut self.judges, &table.header.judges);
-        copy_where_differs(&mut self.notes, &table.notes);
-        copy_where_differs(&mut self.penalties, &table.penalties);
-        match self.state.caught_up_in_place() {
+    /// Brings this copy up to `table`: what differs is copied, the rest
+    /// kept. Returns what differed, to be compared where it is shown
+    /// ([`Found::changes`]: what [`Differ::changes`] finds between this
+    /// copy's `compared` and `table`'s).
+    pub fn catch_up(&mut self, table: &Table) -> Found {
+        let mut found = Found::with_capacity(16);
+        // As `Compared` compares them: the lists written whole.
+        found.member("judges", &mut self.judges, &table.header.judges, |d, a, b| d.written(a, b));
+        found.member("notes", &mut self.notes, &table.notes, |d, a, b| d.written(a, b));
+        found.member("penalties", &mut self.penalties, &table.penalties, |d, a, b| d.written(a, b));
+        found.under("state", |found| match self.state.caught_up_in_place() {
             // Never shared (`Kept::whole`): caught up in place.
-            true => Arc::make_mut(&mut self.state).catch_up(&table.state),
+            true => Arc::make_mut(&mut self.state).catch_up(&table.state, found),
             // A new copy, not written over the old: a board drawn from the
             // old one may still hold it.
-            false => self.state = Arc::new(table.state.clone()),
-        }
+            false => {
+                let now = Arc::new(table.state.clone());
+                found.differed(&mut self.state, &now, |d, a, b| a.changes_into(b, d));
+            }
+        });
+        found
     }
 }
 
@@ -415,25 +424,19 @@ impl Table {
         Compared { judges: &self.header.judges, notes: &self.notes, penalties: &self.penalties, state: &self.state }
     }
 
-    /// Whether the board of this state, the state after `changes` (of
-    /// [`Table::live_json`], from the state before), is the board before:
-    /// the ruleset names the members its board does not show, and every
-    /// change is under one of them. Replay builds the board again only
+    /// Whether the board of this state, the state a copy of the one before
+    /// was caught up to (`found`: what differed, as paths in
+    /// [`Table::live_json`]), is the board before: the ruleset names the
+    /// members its board does not show, and every member that differed is
+    /// under one of them. Replay builds the board again only
     /// otherwise (most events of a Doomtrooper combat pass priority on and
     /// show nothing new on the board); a debug build checks each board kept
     /// against one built. A ruleset that names none has its board built at
     /// every event: its board may read what the live JSON summarises (a
     /// whole pile, where the JSON has its count and last card).
-    pub fn board_unchanged_by(&self, changes: &[crate::delta::Change]) -> bool {
+    pub fn board_unchanged_by(&self, found: &Found) -> bool {
         let unseen = self.state.unseen_on_board();
-        if unseen.is_empty() {
-            return false;
-        }
-        changes.iter().all(|c| {
-            unseen.iter().any(|member| {
-                c.path.strip_prefix(member).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-            })
-        })
+        !unseen.is_empty() && found.all_under(unseen)
     }
 }
 

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{doomtrooper, gurps, rawdeal, riftbound, wtactics};
-use crate::delta::{Changes, Differ};
+use crate::delta::{Changes, Differ, Found};
 use crate::event::Header;
 use crate::kernel::{Move, StepRef, View, Violation};
 
@@ -34,7 +34,7 @@ pub trait Ruleset {
     const SAMPLE: &'static str;
 
     /// The reducer's state (kept in snapshots: it reads back as written).
-    type State: Clone + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned;
+    type State: Clone + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static;
     /// The payloads it accepts (`schemas/NAME/action.schema.json`).
     type Action: JsonSchema;
     /// The state as a judge draws it (`schemas/NAME/board.schema.json`).
@@ -100,8 +100,8 @@ pub trait Ruleset {
     /// Replay's copy of the state is caught up member by member
     /// ([`Ruleset::catch_up`]) rather than copied whole at each event.
     const CAUGHT_UP_IN_PLACE: bool = false;
-    fn catch_up(kept: &mut Self::State, now: &Self::State) {
-        kept.clone_from(now);
+    fn catch_up(kept: &mut Self::State, now: &Self::State, found: &mut Found) {
+        found.differed(kept, now, |d, a, b| Self::changes_into(a, b, d));
     }
     /// The members of the state (paths in [`Ruleset::live_json`]) the board
     /// does not show: a change under them alone leaves the board as it was,
@@ -320,11 +320,11 @@ macro_rules! registry {
                 match self { $(RulesetState::$ty(_) => <$ty as Ruleset>::CAUGHT_UP_IN_PLACE),* }
             }
             /// Brings replay's copy up to `now` (of the same ruleset).
-            pub fn catch_up(&mut self, now: &RulesetState) {
+            pub fn catch_up(&mut self, now: &RulesetState, found: &mut Found) {
                 match (self, now) {
-                    $((RulesetState::$ty(a), RulesetState::$ty(b)) => <$ty as Ruleset>::catch_up(a, b),)*
+                    $((RulesetState::$ty(a), RulesetState::$ty(b)) => <$ty as Ruleset>::catch_up(a, b, found),)*
                     #[allow(unreachable_patterns)]
-                    (a, b) => *a = b.clone(),
+                    (a, b) => found.differed(a, b, |d, a, b| a.changes_into(b, d)),
                 }
             }
             pub fn unseen_on_board(&self) -> &'static [&'static str] {
@@ -379,8 +379,8 @@ registry! {
             before.changes_into(after, differ);
         }
         const CAUGHT_UP_IN_PLACE: bool = true;
-        fn catch_up(kept: &mut doomtrooper::State, now: &doomtrooper::State) {
-            crate::delta::CatchUp::catch_up(kept, now);
+        fn catch_up(kept: &mut doomtrooper::State, now: &doomtrooper::State, found: &mut Found) {
+            crate::delta::CatchUp::catch_up(kept, now, found);
         }
         const UNSEEN_ON_BOARD: &'static [&'static str] = doomtrooper::UNSEEN_ON_BOARD;
         said_in_words!(doomtrooper);
