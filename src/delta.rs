@@ -441,6 +441,16 @@ impl Differ {
         self.elements(before, after, Differ::leaf);
     }
 
+    /// A list of values compared by their own [`Changes`], element by
+    /// element as [`Differ::list`] takes it: an element that differs on
+    /// both sides is compared member by member rather than written as text
+    /// and walked (a ledger's effects: when a combat ends, replay compares
+    /// it with the one that ended before, whose effects differ at every
+    /// index, and writing each effect twice was most of that).
+    pub fn nested_list<T: Changes + Serialize + PartialEq>(&mut self, before: &[T], after: &[T]) {
+        self.elements(before, after, |d, a, b| a.changes_into(b, d));
+    }
+
     /// Two lists element by element: `both` for an element that differs on
     /// both sides, a change of the whole element for one on one side only.
     fn elements<T: Serialize + PartialEq>(&mut self, before: &[T], after: &[T], both: fn(&mut Differ, &T, &T)) {
@@ -542,6 +552,7 @@ fn value_of<T: Serialize>(v: &T) -> Value {
 /// - `name: leaf`: a number or a string, its two values taken unwritten;
 /// - `name: list`: a `Vec`, element by element ([`Differ::list`]);
 /// - `name: leaves`: a list of numbers or strings ([`Differ::leaves`]);
+/// - `name: nested_list`: a list of values with their own [`Changes`] ([`Differ::nested_list`]);
 /// - `name: map`: a `BTreeMap` (or one shared in an `Arc`), key by key ([`Differ::map`]).
 ///
 /// Every member serde writes must be listed: the tests compare each
@@ -603,7 +614,7 @@ macro_rules! changes_by_member {
     (@member $a:ident, $b:ident, $differ:ident, $name:ident nested) => {
         $differ.under(stringify!($name), |d| $crate::delta::Changes::changes_into(&$a.$name, &$b.$name, d));
     };
-    // `leaf`, `list`, `leaves`, `map`, `optional` (and `written`): the `Differ` method of that name.
+    // `leaf`, `list`, `leaves`, `nested_list`, `map`, `optional` (and `written`): the `Differ` method of that name.
     (@member $a:ident, $b:ident, $differ:ident, $name:ident $method:ident) => {
         if $a.$name != $b.$name {
             $differ.under(stringify!($name), |d| d.$method(&$a.$name, &$b.$name));

@@ -34,7 +34,17 @@ pub struct Ledger {
 }
 
 // What replay shows changed in a ledger: most often one effect added.
-crate::changes_by_member!(kept Ledger { effects: list });
+crate::changes_by_member!(kept Ledger { effects: nested_list });
+
+// An effect's changes, member by member (in key order, as JSON walks them).
+crate::changes_by_member!(Effect {
+    card: optional,
+    counters: optional,
+    kind: leaf,
+    scope: leaf,
+    seat: leaf,
+    seq: leaf
+});
 
 impl Ledger {
     pub fn push(&mut self, effect: Effect) {
