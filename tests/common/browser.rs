@@ -60,11 +60,17 @@ pub async fn browser(profile: &std::path::Path) -> (Driver, Client) {
 }
 
 /// Polls a script until it returns `want` (the page loads and follows the
-/// stream asynchronously); fails with what it last saw.
+/// stream asynchronously); fails with what it last saw. A script that
+/// throws is polled again too: just after a `goto` the element it reads
+/// may not be built yet (`querySelector(..)` is null), and on a busy
+/// machine the first poll came before it (a floor page test failed so).
 pub async fn wait_for(c: &Client, script: &str, want: Value) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let got = c.execute(script, vec![]).await.unwrap();
+        let got = match c.execute(script, vec![]).await {
+            Ok(got) => got,
+            Err(e) => Value::String(format!("(the script threw: {e})")),
+        };
         if got == want {
             return;
         }
