@@ -56,6 +56,9 @@ struct Run {
     cpu: Duration,
     /// Of it, the live subscribers' client thread's.
     subscribers_cpu: Duration,
+    /// The database cluster's CPU time over the run (its every process),
+    /// when the row runs on PostgreSQL on this machine.
+    db_cpu: Option<Duration>,
 }
 
 /// This process's CPU time so far, user + system, all threads. Less
@@ -83,6 +86,7 @@ impl Run {
             syncs: 0,
             cpu: Duration::ZERO,
             subscribers_cpu: Duration::ZERO,
+            db_cpu: None,
         };
         for run in runs {
             all.appends += run.appends;
@@ -91,6 +95,10 @@ impl Run {
             all.syncs += run.syncs;
             all.cpu += run.cpu;
             all.subscribers_cpu += run.subscribers_cpu;
+            all.db_cpu = match (all.db_cpu, run.db_cpu) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
         }
         all
     }
@@ -124,8 +132,12 @@ impl Run {
             let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len()) - 1;
             self.latencies[i].as_secs_f64() * 1000.0
         };
+        let db_cpu = match self.db_cpu {
+            Some(db) => format!(" {:>13.0}", db.as_secs_f64() * 1e6 / self.appends as f64),
+            None => String::new(),
+        };
         println!(
-            "{tables:>6}  {path:<16} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>10.0} {:>8.2}x",
+            "{tables:>6}  {path:<16} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>10.0} {:>8.2}x{db_cpu}",
             self.rate(),
             pct(0.50),
             pct(0.99),
@@ -176,6 +188,7 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
         syncs: store.syncs() - syncs,
         cpu,
         subscribers_cpu: Duration::ZERO,
+        db_cpu: None,
     }
 }
 
@@ -254,7 +267,7 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
         })
         .collect();
     let clients = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (start, cpu) = (Instant::now(), cpu_time());
+    let (start, cpu, db_cpu) = (Instant::now(), cpu_time(), cluster_cpu());
     let latencies = clients.block_on(async {
         let tables: Vec<_> = requests
             .into_iter()
@@ -289,7 +302,40 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
         let _ = stop.send(());
         runtime.block_on(serving).unwrap().unwrap();
     }
-    Run { appends: tables * per_table, elapsed, latencies, syncs, cpu, subscribers_cpu }
+    let db_cpu = db_cpu.zip(cluster_cpu()).map(|(before, after)| after.saturating_sub(before));
+    Run { appends: tables * per_table, elapsed, latencies, syncs, cpu, subscribers_cpu, db_cpu }
+}
+
+/// The postmaster of the PostgreSQL cluster the rows run on, when it runs
+/// on this machine (`on_postgres` sets it): its processes' CPU is shown
+/// beside arbiter's, since both share the cores.
+static POSTMASTER: Mutex<Option<u32>> = Mutex::new(None);
+
+/// The cluster's CPU time so far, user + system: the postmaster's, its
+/// children's that have ended (which it has waited for) and those running.
+fn cluster_cpu() -> Option<Duration> {
+    let postmaster = (*POSTMASTER.lock().unwrap())?;
+    // After the command's name (in parentheses, which may hold spaces):
+    // state, ppid, ... utime (14th field), stime, cutime, cstime.
+    let fields = |pid: &str| -> Option<Vec<u64>> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 2..];
+        let words: Vec<&str> = after.split(' ').collect();
+        let number = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+        Some(vec![number(1)?, number(11)?, number(12)?, number(13)?, number(14)?])
+    };
+    let own = fields(&postmaster.to_string())?;
+    let mut ticks = own[1] + own[2] + own[3] + own[4];
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else { continue };
+        if let Some(f) = fields(pid).filter(|f| f[0] == u64::from(postmaster)) {
+            ticks += f[1] + f[2];
+        }
+    }
+    // SAFETY: sysconf reads a constant of the system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(Duration::from_secs_f64(ticks as f64 / per_second as f64))
 }
 
 /// One request on a table's keep-alive connection: `request` written
@@ -600,32 +646,82 @@ fn pgbench(admin: &str, clients: usize, bytes: usize) -> f64 {
     let script = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(script.path(), format!("INSERT INTO raw (v) VALUES (convert_to(repeat('x', {bytes}), 'UTF8'));\n"))
         .unwrap();
+    let (db_cpu, client_cpu) = (cluster_cpu(), children_cpu());
     let out = std::process::Command::new("pgbench")
         .args(["-n", "-T", "5", "-c", &clients.to_string(), "-j", &clients.min(2).to_string(), "-f"])
         .arg(script.path())
         .arg(&db.url)
         .output()
         .unwrap();
+    let (db_cpu, client_cpu) =
+        (db_cpu.zip(cluster_cpu()).map(|(a, b)| b.saturating_sub(a)), children_cpu() - client_cpu);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "pgbench: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let inserts: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: ")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("pgbench said no count: {text}"));
+    if let Some(db_cpu) = db_cpu {
+        let mut spent = PGBENCH_CPU.lock().unwrap();
+        *spent = (spent.0 + inserts, spent.1 + db_cpu, spent.2 + client_cpu);
+    }
     text.lines()
         .find_map(|l| l.strip_prefix("tps = ")?.split_whitespace().next()?.parse().ok())
         .unwrap_or_else(|| panic!("pgbench said no tps: {text}"))
+}
+
+/// pgbench's inserts since the last row, and the CPU they took: the
+/// cluster's and pgbench's own (`pgbench_cpu` says it per insert).
+static PGBENCH_CPU: Mutex<(u64, Duration, Duration)> = Mutex::new((0, Duration::ZERO, Duration::ZERO));
+
+/// The CPU per insert of pgbench's turns since the last call, in the
+/// database and in pgbench, as a line under a row; None if the cluster's
+/// CPU is not seen from here.
+fn pgbench_cpu() -> Option<String> {
+    let (inserts, db, client) = std::mem::take(&mut *PGBENCH_CPU.lock().unwrap());
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / inserts.max(1) as f64;
+    (inserts > 0).then(|| {
+        format!("pgbench's CPU per insert: {:.0} us in the database, {:.0} us in pgbench", per(db), per(client))
+    })
+}
+
+/// The CPU time of this process's children that have ended (pgbench).
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// `tools/bench-serve --store postgres://...`: the API on PostgreSQL, with
 /// one and with two servers on one database, beside sled's one server,
 /// each row in turns with its ceiling, pgbench's raw inserts (pgbench, the
 /// row, pgbench, the row...: the machine's drift weighs on both alike),
-/// for 1, 8, 64 and 256 tables (`tables=N`: those only). Then, if the
+/// for 1, 8, 64 and 256 tables (`tables=N`: those only; `servers=N`: only
+/// the rows on PostgreSQL with N servers, no sled row). The cluster's own
+/// CPU per append is shown when it runs on this machine. Then, if the
 /// cluster loads pg_stat_statements, the statements one server's appends
 /// ran at the largest count, with their calls per append and time.
-fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize, counts: &[usize], turns: usize) {
+fn on_postgres(
+    admin: &str,
+    sample: &Sample,
+    per_table: usize,
+    bytes: usize,
+    counts: &[usize],
+    turns: usize,
+    servers: &[usize],
+) {
+    *POSTMASTER.lock().unwrap() = postmaster(admin);
     println!("through the API, {per_table} appends per table; ceiling: pgbench, one INSERT of a {bytes}-byte row");
     println!("and COMMIT per transaction from as many clients as tables (synchronous_commit on, as arbiter uses it),");
     println!("measured in {turns} turns with each row");
+    let db_column = match *POSTMASTER.lock().unwrap() {
+        Some(_) => format!(" {:>13}", "db us/append"),
+        None => String::new(),
+    };
     println!(
-        "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}",
+        "{:>6}  {:<16} {:>10} {:>9} {:>9} {:>13} {:>13} {:>10} {:>9}{db_column}",
         "tables", "store", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "ceiling/s", "x ceiling"
     );
     let on = |tables: usize, servers: usize| {
@@ -640,13 +736,22 @@ fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize, cou
     };
     for &tables in counts {
         let ceiling = || pgbench(admin, tables, bytes);
-        Run::in_turns(tables, "sled, 1 server", turns, ceiling, || api(sample, tables, per_table, 0));
-        for servers in [1, 2] {
+        let pgbench_line = || {
+            if let Some(line) = pgbench_cpu() {
+                println!("{:>6}  {:<16} {line}", "", "");
+            }
+        };
+        if servers.is_empty() {
+            Run::in_turns(tables, "sled, 1 server", turns, ceiling, || api(sample, tables, per_table, 0));
+            pgbench_line();
+        }
+        for servers in if servers.is_empty() { &[1, 2][..] } else { servers } {
             let label = format!("postgres, {servers} srv");
             Run::in_turns(tables, &label, turns, ceiling, || {
-                let (_db, stores) = on(tables, servers);
+                let (_db, stores) = on(tables, *servers);
                 api_on(stores, sample, tables, per_table, 0)
             });
+            pgbench_line();
         }
     }
     println!("peak RSS of this process (servers, clients, sled rows): {} MiB", peak_rss_kib() / 1024);
@@ -691,6 +796,15 @@ fn on_postgres(admin: &str, sample: &Sample, per_table: usize, bytes: usize, cou
         let query: String = query.chars().take(150).collect();
         println!("{calls:>8.0} {:>8.3} {ms:>10} {query}", calls / run.appends as f64);
     }
+}
+
+/// The pid of the postmaster of the cluster at `admin`, if it runs on this
+/// machine and its data directory can be read here.
+fn postmaster(admin: &str) -> Option<u32> {
+    let out = std::process::Command::new("psql").args([admin, "-X", "-A", "-t", "-c", "SHOW data_directory"]).output();
+    let dir = String::from_utf8(out.ok()?.stdout).ok()?;
+    let pid = std::fs::read_to_string(std::path::Path::new(dir.trim()).join("postmaster.pid")).ok()?;
+    pid.lines().next()?.trim().parse().ok()
 }
 
 /// The peak resident memory of this process so far, in KiB.
@@ -806,7 +920,8 @@ fn main() {
         let named: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("tables=")?.parse().ok()).collect();
         let counts = if named.is_empty() { vec![1, 8, 64, 256] } else { named };
         let turns: usize = args.iter().find_map(|a| a.strip_prefix("turns=")?.parse().ok()).unwrap_or(2).max(1);
-        return on_postgres(admin, &sample, per_table, bytes, &counts, turns);
+        let servers: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("servers=")?.parse().ok()).collect();
+        return on_postgres(admin, &sample, per_table, bytes, &counts, turns, &servers);
     }
     println!("ceiling: sled insert + flush + fdatasync of {bytes}-byte values on one thread, once per event for");
     println!("1 table, once per T events for T tables, measured in turns with each row (the disk is shared)");
