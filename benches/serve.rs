@@ -14,14 +14,15 @@
 //! one flush and fdatasync. "cpu us/append" is the process's CPU time
 //! (user + system, all threads; for the API, the clients' too) over the
 //! run, per append: less sensitive than appends/s to a busy machine.
-//! Then one table's appends through the API with 0 and with 500 live
-//! subscribers of its game open (each event checked delivered to each).
 //! Each of those rows runs in turns with its ceiling (`turns=K`, default
 //! 3): the ceiling, the row, the ceiling, the row..., so that the disk's
 //! drift from one second to the next (its ceiling here moves by half
 //! between runs a minute apart) weighs on both alike; the row's ratio is
 //! its appends over its time in all turns beside the ceiling's events
 //! over its time, and the last column gives each turn's ratio alone.
+//! Then one table's appends through the API with 500 live subscribers of
+//! its game open (each event checked delivered to each), in turns with the
+//! same appends with none (`subscribers_in_turns`).
 //! Arguments: appends per table; `library` or `api`, and `tables=N` (1
 //! and 64 by default; any N), run only those rows (to profile one of them);
 //! `subscribers` only the rows with subscribers; `turns=K`. With
