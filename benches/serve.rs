@@ -364,11 +364,14 @@ struct Watchers {
     seen: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
-/// The seq of the last whole `id: SEQ\n` line in `bytes`.
+/// The seq of the last whole `id: SEQ\n` line in `bytes`. A line starts
+/// after a newline (the head's, a chunk size's or the message before's),
+/// and an event's data has none (canonical JSON escapes them), so text
+/// such as `paid: 5` in an event is never taken for an id.
 fn last_id(bytes: &[u8]) -> Option<u64> {
     let mut end = bytes.len();
-    while let Some(at) = bytes[..end].windows(4).rposition(|w| w == b"id: ") {
-        let digits = &bytes[at + 4..];
+    while let Some(at) = bytes[..end].windows(5).rposition(|w| w == b"\nid: ") {
+        let digits = &bytes[at + 5..];
         if let Some(stop) = digits.iter().position(|b| *b == b'\n') {
             return std::str::from_utf8(&digits[..stop]).ok()?.parse().ok();
         }
