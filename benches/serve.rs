@@ -14,14 +14,15 @@
 //! one flush and fdatasync. "cpu us/append" is the process's CPU time
 //! (user + system, all threads; for the API, the clients' too) over the
 //! run, per append: less sensitive than appends/s to a busy machine.
-//! Then one table's appends through the API with 0 and with 500 live
-//! subscribers of its game open (each event checked delivered to each).
 //! Each of those rows runs in turns with its ceiling (`turns=K`, default
 //! 3): the ceiling, the row, the ceiling, the row..., so that the disk's
 //! drift from one second to the next (its ceiling here moves by half
 //! between runs a minute apart) weighs on both alike; the row's ratio is
 //! its appends over its time in all turns beside the ceiling's events
 //! over its time, and the last column gives each turn's ratio alone.
+//! Then one table's appends through the API with 500 live subscribers of
+//! its game open (each event checked delivered to each), in turns with the
+//! same appends with none (`subscribers_in_turns`).
 //! Arguments: appends per table; `library` or `api`, and `tables=N` (1
 //! and 64 by default; any N), run only those rows (to profile one of them);
 //! `subscribers` only the rows with subscribers; `turns=K`. With
@@ -59,6 +60,8 @@ struct Run {
     /// The database cluster's CPU time over the run (its every process),
     /// when the row runs on PostgreSQL on this machine.
     db_cpu: Option<Duration>,
+    /// Of it, the appending tables' client thread's.
+    tables_cpu: Duration,
 }
 
 /// This process's CPU time so far, user + system, all threads. Less
@@ -69,6 +72,14 @@ fn cpu_time() -> Duration {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// The calling thread's CPU time so far.
+fn thread_cpu_time() -> Duration {
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: clock_gettime fills the struct it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 impl Run {
@@ -87,6 +98,7 @@ impl Run {
             cpu: Duration::ZERO,
             subscribers_cpu: Duration::ZERO,
             db_cpu: None,
+            tables_cpu: Duration::ZERO,
         };
         for run in runs {
             all.appends += run.appends;
@@ -99,6 +111,7 @@ impl Run {
                 (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),
             };
+            all.tables_cpu += run.tables_cpu;
         }
         all
     }
@@ -189,6 +202,7 @@ fn library(sample: &Sample, tables: usize, per_table: usize) -> Run {
         cpu,
         subscribers_cpu: Duration::ZERO,
         db_cpu: None,
+        tables_cpu: Duration::ZERO,
     }
 }
 
@@ -267,7 +281,7 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
         })
         .collect();
     let clients = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (start, cpu, db_cpu) = (Instant::now(), cpu_time(), cluster_cpu());
+    let (start, cpu, db_cpu, tables_cpu) = (Instant::now(), cpu_time(), cluster_cpu(), thread_cpu_time());
     let latencies = clients.block_on(async {
         let tables: Vec<_> = requests
             .into_iter()
@@ -294,16 +308,18 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
         }
         all
     });
-    let (elapsed, cpu) = (start.elapsed(), cpu_time() - cpu);
+    let (elapsed, tables_cpu) = (start.elapsed(), thread_cpu_time() - tables_cpu);
     let syncs = syncs_now() - syncs;
+    // The CPU counted is until every subscriber has every event: the
+    // fan-out's last send can come after the last append.
     watchers.all_saw(per_table as u64);
-    let subscribers_cpu = watchers.cpu() - watchers_cpu;
+    let (cpu, subscribers_cpu) = (cpu_time() - cpu, watchers.cpu() - watchers_cpu);
     for (stop, serving) in serving {
         let _ = stop.send(());
         runtime.block_on(serving).unwrap().unwrap();
     }
     let db_cpu = db_cpu.zip(cluster_cpu()).map(|(before, after)| after.saturating_sub(before));
-    Run { appends: tables * per_table, elapsed, latencies, syncs, cpu, subscribers_cpu, db_cpu }
+    Run { appends: tables * per_table, elapsed, latencies, syncs, cpu, subscribers_cpu, db_cpu, tables_cpu }
 }
 
 /// The postmaster of the PostgreSQL cluster the rows run on, when it runs
@@ -383,51 +399,77 @@ async fn exchange(stream: &tokio::net::TcpStream, request: &[u8]) -> (u16, Vec<u
 }
 
 /// Live subscribers of one game, each a connection read by a task of a
-/// runtime of their own (one worker thread: the clients, not the server).
+/// runtime of their own (one worker thread, named `subscribers`: the
+/// clients, not the server). They stand for browsers on other machines, so
+/// each does as little as it can: one read per wake-up (a short read
+/// clears the readiness, with no read that would block after it) into one
+/// buffer, in which only the last message's id is looked for.
 struct Watchers {
     runtime: tokio::runtime::Runtime,
     /// The highest seq each has received.
     seen: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
+/// The seq of the last whole `id: SEQ\n` line in `bytes`. A line starts
+/// after a newline (the head's, a chunk size's or the message before's),
+/// and an event's data has none (canonical JSON escapes them), so text
+/// such as `paid: 5` in an event is never taken for an id.
+fn last_id(bytes: &[u8]) -> Option<u64> {
+    let mut end = bytes.len();
+    while let Some(at) = bytes[..end].windows(5).rposition(|w| w == b"\nid: ") {
+        let digits = &bytes[at + 5..];
+        if let Some(stop) = digits.iter().position(|b| *b == b'\n') {
+            return std::str::from_utf8(&digits[..stop]).ok()?.parse().ok();
+        }
+        end = at;
+    }
+    None
+}
+
 impl Watchers {
     /// `n` subscribers from seq 0, returned once each has received event 0.
     fn open(url: &str, game: &str, n: usize) -> Watchers {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("subscribers")
+            .enable_all()
+            .build()
+            .unwrap();
         let addr = url.strip_prefix("http://").unwrap().to_string();
         let seen: Vec<_> = (0..n).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX))).collect();
         for seen in &seen {
             let (addr, game, seen) = (addr.clone(), game.to_string(), seen.clone());
             runtime.spawn(async move {
-                let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+                let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
                 let request = format!("GET /api/games/{game}/stream HTTP/1.1\r\nHost: bench\r\n\r\n");
                 stream.writable().await.unwrap();
                 stream.try_write(request.as_bytes()).unwrap();
-                // Each message starts "id: SEQ\n"; the last one read so far
-                // is what was seen. Only a message's tail is carried over.
-                let (mut buf, mut carry) = (vec![0u8; 64 * 1024], Vec::new());
+                // `tail`: the end of what was read before, for an id line
+                // cut in two by a read.
+                let (mut buf, mut tail) = (vec![0u8; 256 * 1024], Vec::with_capacity(64));
                 loop {
-                    stream.readable().await.unwrap();
-                    let n = match stream.try_read(&mut buf) {
-                        Ok(0) => return,
-                        Ok(n) => n,
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                        Err(e) => panic!("a subscriber failed: {e}"),
-                    };
-                    carry.extend_from_slice(&buf[..n]);
-                    let last = carry.windows(4).rposition(|w| w == b"id: ").and_then(|at| {
-                        let digits = &carry[at + 4..];
-                        let end = digits.iter().position(|b| *b == b'\n')?;
-                        Some((at, std::str::from_utf8(&digits[..end]).ok()?.parse::<u64>().ok()?))
+                    let n = std::future::poll_fn(|cx| {
+                        let mut read = tokio::io::ReadBuf::new(&mut buf);
+                        tokio::io::AsyncRead::poll_read(std::pin::Pin::new(&mut stream), cx, &mut read)
+                            .map_ok(|()| read.filled().len())
+                    })
+                    .await
+                    .unwrap_or_else(|e| panic!("a subscriber failed: {e}"));
+                    if n == 0 {
+                        return;
+                    }
+                    let read = &buf[..n];
+                    // An id wholly in this read is later than one cut in two.
+                    let last = last_id(read).or_else(|| {
+                        let mut across = tail.clone();
+                        across.extend_from_slice(&read[..n.min(32)]);
+                        last_id(&across)
                     });
-                    if let Some((at, seq)) = last {
+                    if let Some(seq) = last {
                         seen.store(seq, std::sync::atomic::Ordering::SeqCst);
-                        carry.drain(..at + 4);
                     }
-                    let keep = carry.len().saturating_sub(32);
-                    if carry.windows(4).all(|w| w != b"id: ") {
-                        carry.drain(..keep);
-                    }
+                    tail.extend_from_slice(&read[n.saturating_sub(32)..]);
+                    tail.drain(..tail.len().saturating_sub(32));
                 }
             });
         }
@@ -438,14 +480,7 @@ impl Watchers {
 
     /// CPU time of the subscribers' client thread so far.
     fn cpu(&self) -> Duration {
-        self.runtime
-            .block_on(self.runtime.spawn(async {
-                let mut t: libc::timespec = unsafe { std::mem::zeroed() };
-                // SAFETY: clock_gettime fills the struct it is given.
-                unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-                Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-            }))
-            .unwrap()
+        self.runtime.block_on(self.runtime.spawn(async { thread_cpu_time() })).unwrap()
     }
 
     /// Waits until each subscriber has received `seq`.
@@ -965,29 +1000,87 @@ fn main() {
     }
     // `subscribers` among the arguments runs only these rows.
     if subscribers_only || (named.is_empty() && !args.iter().any(|a| a == "library" || a == "api")) {
-        println!();
-        println!("one table's appends through the API while live subscribers of that game are open");
-        println!("(each event checked delivered to every subscriber; the subscribers' client threads share the CPU)");
-        println!(
-            "{:>11}  {:>10} {:>9} {:>9} {:>13} {:>13} {:>17}",
-            "subscribers", "appends/s", "p50 ms", "p99 ms", "syncs/append", "cpu us/append", "of it, subscribers"
-        );
-        for subscribers in [0, 500] {
-            let mut run = api(&sample, 1, per_table, subscribers);
+        subscribers_in_turns(&sample, per_table, turns);
+    }
+}
+
+/// One table's appends through the API with no live subscriber (the
+/// anchor) and with 500 of its game, in `turns` turns (the anchor, the
+/// row, the anchor, the row...). Each run is printed with its CPU per
+/// append split by thread: the server's (all but the clients'), the
+/// subscribers' clients' and the table's client's; and with the process's
+/// resident memory at its start and its peak during it (each run leaves
+/// its store behind, as a server keeps its store for its whole life).
+/// Then the row's appends/s over all turns beside the anchor's, and each
+/// turn's ratio.
+fn subscribers_in_turns(sample: &Sample, per_table: usize, turns: usize) {
+    const SUBSCRIBERS: usize = 500;
+    println!();
+    println!("one table's appends through the API with live subscribers of its game open, in turns with none");
+    println!("(each event checked delivered to every subscriber); CPU per append: all, then the server's alone,");
+    println!("the subscribers' clients' (one thread) and the table's client's (another); resident MiB");
+    println!(
+        "{:>4} {:>11}  {:>10} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "turn", "subscribers", "appends/s", "p50 ms", "p99 ms", "cpu us", "server", "subs", "table", "RSS from", "peak"
+    );
+    let per = |d: Duration, run: &Run| d.as_secs_f64() * 1e6 / run.appends as f64;
+    let (mut anchors, mut rows) = (Vec::new(), Vec::new());
+    for turn in 1..=turns {
+        for subscribers in [0, SUBSCRIBERS] {
+            let from = reset_peak_rss_kib() as f64 / 1024.0;
+            let mut run = api(sample, 1, per_table, subscribers);
+            let peak = peak_rss_since_reset_kib() as f64 / 1024.0;
             run.latencies.sort();
             let pct = |p: f64| {
                 let i = ((run.latencies.len() as f64 * p).ceil() as usize).clamp(1, run.latencies.len()) - 1;
                 run.latencies[i].as_secs_f64() * 1000.0
             };
+            let server = run.cpu.saturating_sub(run.subscribers_cpu + run.tables_cpu);
             println!(
-                "{subscribers:>11}  {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>17.0}",
+                "{turn:>4} {subscribers:>11}  {:>10.0} {:>9.2} {:>9.2} {:>8.0} {:>8.0} {:>8.0} {:>8.0} {from:>9.0} {peak:>9.0}",
                 run.rate(),
                 pct(0.50),
                 pct(0.99),
-                run.syncs as f64 / run.appends as f64,
-                run.cpu.as_secs_f64() * 1e6 / run.appends as f64,
-                run.subscribers_cpu.as_secs_f64() * 1e6 / run.appends as f64
+                per(run.cpu, &run),
+                per(server, &run),
+                per(run.subscribers_cpu, &run),
+                per(run.tables_cpu, &run),
             );
+            if subscribers == 0 { anchors.push(run) } else { rows.push(run) }
         }
     }
+    let each: Vec<String> = rows.iter().zip(&anchors).map(|(r, a)| format!("{:.2}x", r.rate() / a.rate())).collect();
+    let (anchor, row) = (Run::merged(anchors), Run::merged(rows));
+    let server = |run: &Run| per(run.cpu.saturating_sub(run.subscribers_cpu + run.tables_cpu), run);
+    println!(
+        "{SUBSCRIBERS} subscribers: {:.0}/s against {:.0}/s with none, {:.2}x (each turn: {}); the server's CPU \
+         per append {:.0} us against {:.0} us",
+        row.rate(),
+        anchor.rate(),
+        row.rate() / anchor.rate(),
+        each.join(", "),
+        server(&row),
+        server(&anchor),
+    );
+}
+
+/// Starts this process's peak RSS over from what it holds now (Linux:
+/// `/proc/self/clear_refs`), so that each run states its own; what it
+/// holds now, in KiB.
+fn reset_peak_rss_kib() -> u64 {
+    std::fs::write("/proc/self/clear_refs", "5").expect("the peak RSS started over");
+    status_kib("VmRSS:")
+}
+
+/// The peak resident memory of this process since `reset_peak_rss_kib`, in
+/// KiB (`VmHWM`: `getrusage` keeps the peak of the whole life).
+fn peak_rss_since_reset_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// A figure of `/proc/self/status` given in kB.
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status.lines().find(|l| l.starts_with(field)).expect("the field");
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("a figure in kB")
 }

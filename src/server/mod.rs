@@ -161,8 +161,8 @@ pub struct Slot {
     /// `events::publish`). Sent in seq order; never waits: a subscriber
     /// too far behind is told it lagged and reads the store instead.
     pub fanout: broadcast::Sender<events::Fanned>,
-    /// Events stored within `events::GATHER` of the fan-out's last send,
-    /// waiting to be sent together.
+    /// Events stored soon after the fan-out's last send, waiting to be
+    /// sent together (`events::publish`).
     pub outbox: Mutex<events::Outbox>,
     /// Live subscriptions to this game.
     pub subscribers: AtomicUsize,
