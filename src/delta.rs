@@ -186,8 +186,7 @@ impl Found {
         compare: impl Fn(&mut Differ, &T, &T) + Send + 'static,
     ) {
         if kept != after {
-            let (before, after) = (std::mem::replace(kept, after.clone()), after.clone());
-            self.steps.push(FoundStep::Differed(Some(name), Box::new(move |d| compare(d, &before, &after))));
+            self.copied(Some(name), kept, after, compare);
         }
     }
 
@@ -199,8 +198,19 @@ impl Found {
         after: &T,
         compare: impl Fn(&mut Differ, &T, &T) + Send + 'static,
     ) {
+        self.copied(None, kept, after, compare);
+    }
+
+    /// `kept` copied from `after`, and the two values kept for `compare`.
+    fn copied<T: Clone + Send + 'static>(
+        &mut self,
+        name: Option<&'static str>,
+        kept: &mut T,
+        after: &T,
+        compare: impl Fn(&mut Differ, &T, &T) + Send + 'static,
+    ) {
         let (before, after) = (std::mem::replace(kept, after.clone()), after.clone());
-        self.steps.push(FoundStep::Differed(None, Box::new(move |d| compare(d, &before, &after))));
+        self.steps.push(FoundStep::Differed(name, Box::new(move |d| compare(d, &before, &after))));
     }
 
     /// Room for `steps` members entered, left and found differing, so
@@ -222,17 +232,22 @@ impl Found {
         let is_member = |path: &str| members.contains(&path);
         let leads_to_member =
             |path: &str| members.iter().any(|m| m.strip_prefix(path).is_some_and(|rest| rest.starts_with('.')));
+        // `name` added to the path; the length to cut it back to.
+        let enter = |path: &mut String, name: &str| {
+            let len = path.len();
+            if len > 0 {
+                path.push('.');
+            }
+            path.push_str(name);
+            len
+        };
         let mut path = String::with_capacity(64);
         let mut lens = Vec::with_capacity(8);
         let mut steps = self.steps.iter();
         while let Some(step) = steps.next() {
             match step {
                 FoundStep::Enter(name) => {
-                    lens.push(path.len());
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(name);
+                    lens.push(enter(&mut path, name));
                     if is_member(&path) {
                         // Everything in it is under it: on to its Leave.
                         let mut depth = 0;
@@ -255,11 +270,7 @@ impl Found {
                 // Where this is leads to a member (or is the top): a member
                 // named here is under one only if it is one.
                 FoundStep::Differed(Some(name), _) => {
-                    let len = path.len();
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(name);
+                    let len = enter(&mut path, name);
                     let under = is_member(&path);
                     path.truncate(len);
                     if !under {
