@@ -4,7 +4,9 @@
 //!
 //! - verify and fold beside the parse + BLAKE3 ceiling (serde_json parse and
 //!   BLAKE3 of the stored lines, no rules): what reading a record must cost;
-//! - replay beside verify, the two in turns (`TURNS`);
+//! - replay beside verify, in words (as `arbiter replay` shows it) and with
+//!   each change as a state path too (as `replay --json` gives it), the three
+//!   in turns (`TURNS`);
 //! - durable append to one game beside raw sled insert + flush + fdatasync
 //!   per event;
 //! - each at 10,000 events and at the largest size asked for, so that a
@@ -18,7 +20,7 @@
 //! `--phase NAME N` runs one phase alone on a store of N events (made first),
 //! for `tools/bench --instructions`, which counts its instructions with
 //! callgrind (only inside the `measured_*` functions), per event;
-//! `--phase replay-beside-verify N` times the two in turns, three times, as
+//! `--phase replay-beside-verify N` times the three in turns, three times, as
 //! the main run does, and prints each turn, then all of them; `--phase
 //! verify-by-size N` times verify of a 10,000-event game and of an N-event
 //! one in turns; `--phase import N` makes an N-event game and runs the
@@ -35,6 +37,7 @@ use std::time::{Duration, Instant};
 use arbiter::event::Event;
 use arbiter::fold::{Folder, Source};
 use arbiter::record::{Recorder, StoredGame, Submission, canonical_bytes, create, verify};
+use arbiter::replay::Told;
 use arbiter::store::{SledStore, Store};
 
 mod common;
@@ -124,6 +127,7 @@ struct Rates {
     verify: f64,
     fold: f64,
     replay: f64,
+    replay_paths: f64,
 }
 
 impl Rates {
@@ -147,6 +151,12 @@ impl Rates {
                 self.replay,
                 Some(("verify", self.verify)),
                 first.map(|f| f.replay),
+            ),
+            (
+                "replay with state paths (as --json)",
+                self.replay_paths,
+                Some(("verify", self.verify)),
+                first.map(|f| f.replay_paths),
             ),
         ];
         for (name, rate, anchor, then) in rows {
@@ -178,10 +188,10 @@ fn in_process(dir: &Path, n: u64) -> Rates {
     assert_eq!(folder.len(), n);
 
     let turns = verify_and_replay_in_turns(&store, n);
-    let (verify, replay) = turns.rates(n);
+    let (verify, replay, replay_paths) = turns.rates(n);
     store.close();
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
-    Rates { ceiling: rate(ceiling), verify, fold: rate(fold), replay }
+    Rates { ceiling: rate(ceiling), verify, fold: rate(fold), replay, replay_paths }
 }
 
 /// Verify and replay of one game are timed in turns (verify, replay,
@@ -195,37 +205,50 @@ const TURNS: usize = 3;
 /// (the targets' first size).
 const SMALL: u64 = 10_000;
 
-/// Each turn's times, and replay's CPU seconds in each.
+/// Each turn's times, and replay's CPU seconds in each: replay in words
+/// (as `arbiter replay` and the replay page show it) and with each change
+/// as a state path too (as `replay --json` and the API give it).
 struct Turns {
     verify: Vec<Duration>,
     replay: Vec<Duration>,
     replay_cpu: Vec<f64>,
+    replay_paths: Vec<Duration>,
+    replay_paths_cpu: Vec<f64>,
 }
 
 impl Turns {
-    /// Verify's and replay's events per second over all the turns.
-    fn rates(&self, n: u64) -> (f64, f64) {
+    /// Verify's, replay's and replay's with paths events per second over all the turns.
+    fn rates(&self, n: u64) -> (f64, f64, f64) {
         let over_all =
             |times: &[Duration]| (n * times.len() as u64) as f64 / times.iter().sum::<Duration>().as_secs_f64();
-        (over_all(&self.verify), over_all(&self.replay))
+        (over_all(&self.verify), over_all(&self.replay), over_all(&self.replay_paths))
     }
 }
 
-/// The two in turns, the one that goes first changing each turn (verify,
-/// replay, replay, verify, ...), so that neither always finds the caches
-/// the other left.
+/// The three in turns, the one that goes first changing each turn
+/// (verify, words, paths; words, paths, verify; ...), so that none always
+/// finds the caches another left.
 fn verify_and_replay_in_turns(store: &SledStore, n: u64) -> Turns {
-    let mut turns = Turns { verify: vec![], replay: vec![], replay_cpu: vec![] };
+    let mut turns =
+        Turns { verify: vec![], replay: vec![], replay_cpu: vec![], replay_paths: vec![], replay_paths_cpu: vec![] };
     for turn in 0..TURNS {
-        for replay_now in [turn % 2 == 1, turn % 2 == 0] {
+        for which in (0..3).map(|k| (turn + k) % 3) {
             let (cpu, t) = (cpu_seconds(), Instant::now());
-            if replay_now {
-                measured_replay(store, n);
-                turns.replay.push(t.elapsed());
-                turns.replay_cpu.push(cpu_seconds() - cpu);
-            } else {
-                measured_verify(store, n);
-                turns.verify.push(t.elapsed());
+            match which {
+                0 => {
+                    measured_verify(store, n);
+                    turns.verify.push(t.elapsed());
+                }
+                1 => {
+                    measured_replay(store, n);
+                    turns.replay.push(t.elapsed());
+                    turns.replay_cpu.push(cpu_seconds() - cpu);
+                }
+                _ => {
+                    measured_replay_paths(store, n);
+                    turns.replay_paths.push(t.elapsed());
+                    turns.replay_paths_cpu.push(cpu_seconds() - cpu);
+                }
             }
         }
     }
@@ -255,10 +278,22 @@ fn measured_verify(store: &SledStore, n: u64) {
     assert_eq!(verified.events, n);
 }
 
+/// Replay in words, as `arbiter replay` and the replay page show it.
 #[inline(never)]
 fn measured_replay(store: &SledStore, n: u64) {
+    replay_whole(store, n, Told::Words);
+}
+
+/// Replay with each change as a state path too, as `replay --json` and the API give it.
+#[inline(never)]
+fn measured_replay_paths(store: &SledStore, n: u64) {
+    replay_whole(store, n, Told::WordsAndPaths);
+}
+
+fn replay_whole(store: &SledStore, n: u64, told: Told) {
     let mut shown = 0u64;
-    arbiter::replay::replay(&StoredGame::new(store, GAME), 0, None, |s| {
+    arbiter::replay::replay(&StoredGame::new(store, GAME), 0, None, told, |s| {
+        assert_eq!(s.changes.is_some(), told == Told::WordsAndPaths);
         std::hint::black_box(&s);
         shown += 1;
     })
@@ -296,7 +331,7 @@ fn with_the_store_open(dir: &Path, n: u64) {
     });
     time(&format!("replay --from {from}"), &|| {
         let mut shown = 0;
-        arbiter::replay::replay(&StoredGame::new(&store, GAME), from, None, |s| {
+        arbiter::replay::replay(&StoredGame::new(&store, GAME), from, None, Told::Words, |s| {
             std::hint::black_box(s);
             shown += 1;
         })
@@ -396,7 +431,7 @@ const IMPORTED: &str = "imported";
 fn measured_replay_from(store: &SledStore, game: &str, n: u64) {
     let from = n.saturating_sub(10);
     let mut shown = 0;
-    arbiter::replay::replay(&StoredGame::new(store, game), from, None, |s| {
+    arbiter::replay::replay(&StoredGame::new(store, game), from, None, Told::Words, |s| {
         std::hint::black_box(s);
         shown += 1;
     })
@@ -588,17 +623,26 @@ fn phase_alone(phase: &str, n: u64) {
             // threads keep this machine's two cores), then all of them.
             let turns = verify_and_replay_in_turns(&store, n);
             for i in 0..TURNS {
-                let (verify, replay) = (turns.verify[i], turns.replay[i]);
+                let (verify, replay, paths) = (turns.verify[i], turns.replay[i], turns.replay_paths[i]);
+                let rate = |d: Duration| n as f64 / d.as_secs_f64();
                 println!(
-                    "verify {:.0}/s, replay {:.0}/s: {:.2}x verify, {:.2} s of CPU per second",
-                    n as f64 / verify.as_secs_f64(),
-                    n as f64 / replay.as_secs_f64(),
+                    "verify {:.0}/s, replay {:.0}/s: {:.2}x verify, {:.2} s of CPU per second; \
+                     with paths {:.0}/s: {:.2}x verify, {:.2} s of CPU per second",
+                    rate(verify),
+                    rate(replay),
                     verify.as_secs_f64() / replay.as_secs_f64(),
-                    turns.replay_cpu[i] / replay.as_secs_f64()
+                    turns.replay_cpu[i] / replay.as_secs_f64(),
+                    rate(paths),
+                    verify.as_secs_f64() / paths.as_secs_f64(),
+                    turns.replay_paths_cpu[i] / paths.as_secs_f64(),
                 );
             }
-            let (verify, replay) = turns.rates(n);
-            println!("all {TURNS} turns: verify {verify:.0}/s, replay {replay:.0}/s: {:.2}x verify", replay / verify);
+            let (verify, replay, paths) = turns.rates(n);
+            println!(
+                "all {TURNS} turns: verify {verify:.0}/s, replay {replay:.0}/s: {:.2}x verify; with paths {paths:.0}/s: {:.2}x verify",
+                replay / verify,
+                paths / verify
+            );
         }
         "verify-by-size" => {
             let small_dir = work.path().join("small");
@@ -607,6 +651,10 @@ fn phase_alone(phase: &str, n: u64) {
         }
         "replay" => {
             measured_replay(&store, n);
+            println!("events {n}");
+        }
+        "replay-paths" => {
+            measured_replay_paths(&store, n);
             println!("events {n}");
         }
         "ceiling" => {
@@ -639,7 +687,7 @@ fn phase_alone(phase: &str, n: u64) {
             println!("events {n}");
         }
         other => panic!(
-            "unknown phase {other}: append-check, fold, verify, replay, replay-beside-verify, verify-by-size, ceiling, append, scan, durable, import"
+            "unknown phase {other}: append-check, fold, verify, replay, replay-paths, replay-beside-verify, verify-by-size, ceiling, append, scan, durable, import"
         ),
     }
 }

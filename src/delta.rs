@@ -147,9 +147,16 @@ impl<T: Changes + Send + Sync + 'static> CatchUp for Arc<T> {
 /// compares them ([`Changes`], or the [`Differ`] method its kind names).
 /// [`Found::changes`] gives exactly what [`Differ::changes`] gives for the
 /// two states the copy was caught up from and to.
+///
+/// A `Found` made by [`Found::names_only`] keeps only where each member
+/// that differed lies, not its values: enough to say whether a board must
+/// be drawn again ([`Found::all_under`]), which is all a replay in the
+/// board's words asks. Its [`Found::changes`] is not to be called.
 #[derive(Default)]
 pub struct Found {
     steps: Vec<FoundStep>,
+    /// Only where the members that differed lie (`Found::names_only`).
+    names_only: bool,
 }
 
 enum FoundStep {
@@ -158,8 +165,9 @@ enum FoundStep {
     /// Back out of the member entered last.
     Leave,
     /// A member that differed (the one entered last; named here when it
-    /// was not entered first): its two values, compared when called.
-    Differed(Option<&'static str>, Box<dyn Fn(&mut Differ) + Send>),
+    /// was not entered first): its two values, compared when called (none
+    /// kept by a `Found::names_only`).
+    Differed(Option<&'static str>, Option<Box<dyn Fn(&mut Differ) + Send>>),
 }
 
 impl Found {
@@ -201,7 +209,8 @@ impl Found {
         self.copied(None, kept, after, compare);
     }
 
-    /// `kept` copied from `after`, and the two values kept for `compare`.
+    /// `kept` copied from `after`, and the two values kept for `compare`
+    /// (where they are asked for).
     fn copied<T: Clone + Send + 'static>(
         &mut self,
         name: Option<&'static str>,
@@ -209,14 +218,29 @@ impl Found {
         after: &T,
         compare: impl Fn(&mut Differ, &T, &T) + Send + 'static,
     ) {
+        if self.names_only {
+            // Copied over (its buffers reused), and no value kept: copying
+            // each member twice more and comparing them was about a fifth
+            // of a replay's work (callgrind), for paths a replay in words
+            // does not show.
+            kept.clone_from(after);
+            self.steps.push(FoundStep::Differed(name, None));
+            return;
+        }
         let (before, after) = (std::mem::replace(kept, after.clone()), after.clone());
-        self.steps.push(FoundStep::Differed(name, Box::new(move |d| compare(d, &before, &after))));
+        self.steps.push(FoundStep::Differed(name, Some(Box::new(move |d| compare(d, &before, &after)))));
     }
 
     /// Room for `steps` members entered, left and found differing, so
     /// that the list of an event's is allocated once.
     pub fn with_capacity(steps: usize) -> Found {
-        Found { steps: Vec::with_capacity(steps) }
+        Found { steps: Vec::with_capacity(steps), names_only: false }
+    }
+
+    /// As [`Found::with_capacity`], keeping only where each member that
+    /// differed lies, not its values (see [`Found`]).
+    pub fn names_only(steps: usize) -> Found {
+        Found { steps: Vec::with_capacity(steps), names_only: true }
     }
 
     /// Whether every member that differed lies under one of `members`
@@ -282,7 +306,8 @@ impl Found {
         true
     }
 
-    /// What changed, in the order [`Differ::changes`] gives it.
+    /// What changed, in the order [`Differ::changes`] gives it. Not for a
+    /// `Found::names_only` (it panics where a member differed).
     pub fn changes(&self, differ: &mut Differ) -> Vec<Change> {
         differ.gather(|differ| Found::run(&mut self.steps.iter(), differ))
     }
@@ -293,8 +318,13 @@ impl Found {
             match step {
                 FoundStep::Enter(name) => differ.under(name, |d| Found::run(steps, d)),
                 FoundStep::Leave => return,
-                FoundStep::Differed(Some(name), compare) => differ.under(name, |d| compare(d)),
-                FoundStep::Differed(None, compare) => compare(differ),
+                FoundStep::Differed(name, compare) => {
+                    let compare = compare.as_ref().expect("a Found that kept only names is not compared");
+                    match name {
+                        Some(name) => differ.under(name, |d| compare(d)),
+                        None => compare(differ),
+                    }
+                }
             }
         }
     }
@@ -1120,6 +1150,42 @@ mod tests {
         }
         // Nothing is kept of a member where nothing differed.
         assert!(found(&|f| f.under("state", |f| f.member("n", &mut 1, &1, leaf))).steps.is_empty());
+    }
+
+    #[test]
+    fn a_found_of_names_only_catches_up_and_places_members_as_one_with_values() {
+        let leaf = |d: &mut Differ, a: &u64, b: &u64| d.leaf(a, b);
+        let members = ["state.combat.window"];
+        for names_only in [false, true] {
+            let mut found = match names_only {
+                true => Found::names_only(4),
+                false => Found::with_capacity(4),
+            };
+            let (mut window, mut number, mut step) = (1u64, 7u64, 3u64);
+            found.under("state", |f| {
+                f.under("combat", |f| {
+                    f.member("window", &mut window, &2, leaf);
+                    f.member("number", &mut number, &7, leaf);
+                })
+            });
+            assert_eq!((window, number), (2, 7), "names only {names_only}: the copy is caught up");
+            assert!(found.all_under(&members), "names only {names_only}");
+            found.under("state", |f| f.under("combat", |f| f.member("step", &mut step, &4, leaf)));
+            assert_eq!(step, 4);
+            assert!(!found.all_under(&members), "names only {names_only}: step is not under window");
+            if !names_only {
+                let paths: Vec<String> = found.changes(&mut Differ::default()).into_iter().map(|c| c.path).collect();
+                assert_eq!(paths, ["state.combat.window", "state.combat.step"]);
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "kept only names")]
+    fn a_found_of_names_only_is_not_compared() {
+        let mut found = Found::names_only(1);
+        found.member("n", &mut 1u64, &2, |d: &mut Differ, a: &u64, b: &u64| d.leaf(a, b));
+        found.changes(&mut Differ::default());
     }
 
     #[test]

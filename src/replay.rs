@@ -35,14 +35,28 @@ pub struct Shown {
     /// point drawn as a card instead): see `Table::said`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recorded: Vec<String>,
-    /// What changed in the state (outcome first), as paths for tools.
-    pub changes: Vec<Change>,
+    /// What changed in the state (outcome first), as paths for tools:
+    /// where they were asked for ([`Told::WordsAndPaths`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<Change>>,
     /// What changed, in the board's words, for people (absent for a ruleset
     /// without a board yet: `changes` says it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub said: Option<Vec<String>>,
     /// A later ruling rewound this event: it stays in the log but no longer counts.
     pub rewound: bool,
+}
+
+/// What [`replay`] says each event changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Told {
+    /// In the board's words (`Shown::said`): what `arbiter replay` prints
+    /// and the replay page shows. `Shown::changes` is None.
+    Words,
+    /// Also each change as a path in the state with its values before and
+    /// after (`Shown::changes`), for tools: `replay --json` and the API.
+    /// Working those out is about a fifth of a replay's work.
+    WordsAndPaths,
 }
 
 /// Calls `show` for every event with `from <= seq <= to`; returns the seq
@@ -63,8 +77,9 @@ pub struct Shown {
 /// copy of the state before each event ([`Kept`]), brings it up to the
 /// state after by copying the members that differ (`delta::CatchUp`), and
 /// hands over each of those members' values before and after
-/// (`delta::Found`) and, where one may show on the board, the state to
-/// draw it from. The caller's thread compares those members (what the
+/// (`delta::Found`; only where each lies, for `Told::Words`) and, where
+/// one may show on the board, the state to draw it from. The caller's
+/// thread compares those members where `told` asks for paths (what the
 /// event changed, `delta::Changes`: only what differs written), draws the
 /// boards, names the actor, puts the event in words, calls `show`, and
 /// hands back what the folding thread made to be freed there. (Comparing
@@ -75,6 +90,7 @@ pub fn replay<S>(
     source: &S,
     from: u64,
     to: Option<u64>,
+    told: Told,
     mut show: impl FnMut(&Shown),
 ) -> Result<Vec<(u64, u64)>, RecordError>
 where
@@ -89,7 +105,7 @@ where
     std::thread::scope(|threads| {
         let (to_show, folded) = sync_channel(FOLDED_AHEAD);
         let (spend, spent) = channel();
-        threads.spawn(move || fold_ahead(source, folder, prev, from, to, to_show, spent));
+        threads.spawn(move || fold_ahead(source, folder, prev, (from, to), told, to_show, spent));
         // The step after the event shown last: the step before the next.
         let mut step: Option<StepRef> = None;
         // The board after the event shown last, once drawn.
@@ -148,7 +164,7 @@ where
                     before: before.or_else(|| step.take()),
                     after,
                     recorded,
-                    changes: found.changes(&mut differ),
+                    changes: (told == Told::WordsAndPaths).then(|| found.changes(&mut differ)),
                     said,
                     rewound: at_head.is_rewound(event.seq),
                 };
@@ -333,8 +349,8 @@ fn fold_ahead<S>(
     source: &S,
     mut folder: Folder,
     prev: Option<Link>,
-    from: u64,
-    to: Option<u64>,
+    (from, to): (u64, Option<u64>),
+    told: Told,
     to_show: SyncSender<Result<Vec<Folded>, RecordError>>,
     spent: Receiver<Spent>,
 ) where
@@ -345,7 +361,7 @@ fn fold_ahead<S>(
     let mut behind: Option<Behind> = None;
     let mut batch = Vec::with_capacity(FOLDED_BATCH);
     let ended = each_event(source, next, to, &mut Chain::after(prev), |event| {
-        if let Some(folded) = fold_one(&mut folder, event, from, source, &mut behind)? {
+        if let Some(folded) = fold_one(&mut folder, event, (from, told), source, &mut behind)? {
             batch.push(folded);
             if batch.len() == FOLDED_BATCH {
                 // Freed here, where they were made; the last list back is the next batch's.
@@ -379,7 +395,7 @@ fn fold_ahead<S>(
 fn fold_one<S>(
     folder: &mut Folder,
     event: Event,
-    from: u64,
+    (from, told): (u64, Told),
     source: &S,
     behind: &mut Option<Behind>,
 ) -> Result<Option<Folded>, RecordError>
@@ -391,7 +407,7 @@ where
     if event.seq == from
         && let Some(table) = folder.table()
     {
-        let b = Behind::of(table);
+        let b = Behind::of(table, told);
         drawn_before = Some(Drawn::of(table, &b.kept, &b.header));
         before = Some(table.step());
         *behind = Some(b);
@@ -417,7 +433,7 @@ where
             (found, drawn, header)
         }
         None => {
-            let b = behind.insert(Behind::of(table));
+            let b = behind.insert(Behind::of(table, told));
             (Found::default(), Some(Drawn::of(table, &b.kept, &b.header)), Some(b.header.clone()))
         }
     };
@@ -441,16 +457,19 @@ where
 struct Behind {
     kept: Kept,
     header: Arc<Header>,
+    /// Whether the values of what differed are handed over too.
+    told: Told,
     /// A debug build draws every board, to check each one kept.
     #[cfg(debug_assertions)]
     board: Option<Board>,
 }
 
 impl Behind {
-    fn of(table: &Table) -> Behind {
+    fn of(table: &Table, told: Told) -> Behind {
         Behind {
             kept: Kept::of(table),
             header: Arc::new(table.header.clone()),
+            told,
             #[cfg(debug_assertions)]
             board: table.board(),
         }
@@ -469,7 +488,11 @@ impl Behind {
     /// added), so only after one is it compared (a debug build compares it
     /// after every event).
     fn follow(&mut self, table: &Table, ruling: bool) -> Followed {
-        let found = self.kept.catch_up(table);
+        let found = match self.told {
+            Told::Words => Found::names_only(16),
+            Told::WordsAndPaths => Found::with_capacity(16),
+        };
+        let found = self.kept.catch_up_into(table, found);
         let same_header = !ruling || *self.header == table.header;
         debug_assert_eq!(same_header, *self.header == table.header, "only a ruling changes the header");
         let unchanged = same_header && table.board_unchanged_by(&found);

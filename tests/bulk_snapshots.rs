@@ -9,7 +9,7 @@ mod common;
 use arbiter::event::Event;
 use arbiter::fold::Source;
 use arbiter::record::{ExportBytes, Recorder, StoredGame, Submission, canonical_bytes, create, import, import_from};
-use arbiter::replay::replay;
+use arbiter::replay::{Told, replay};
 use arbiter::store::{SledStore, Store};
 use common::backend::{Backend, Kind};
 use serde_json::Value;
@@ -62,7 +62,10 @@ fn answers(store: &dyn Store, game: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for from in [EVENTS - 10, 2_000, 2_001, 1_999] {
         let mut shown = Vec::new();
-        replay(&StoredGame::new(store, game), from, None, |s| shown.push(serde_json::to_value(s).unwrap())).unwrap();
+        replay(&StoredGame::new(store, game), from, None, Told::WordsAndPaths, |s| {
+            shown.push(serde_json::to_value(s).unwrap())
+        })
+        .unwrap();
         out.push(Value::Array(shown));
     }
     for at in [Some(1_000), Some(2_000), Some(2_500), Some(3_000), Some(EVENTS - 1), None] {

@@ -13,7 +13,7 @@ use arbiter::delta::{Change, Differ, diff};
 use arbiter::event::Header;
 use arbiter::fold::Folder;
 use arbiter::record::{Recorder, StoredGame, Submission, create};
-use arbiter::replay::replay;
+use arbiter::replay::{Shown, Told, replay};
 use arbiter::rules::{Kept, Table};
 use arbiter::store::{SledStore, Store};
 use serde_json::{Value, json};
@@ -123,7 +123,22 @@ fn replay_says_exactly_what_changed_between_successive_states() {
         let source = StoredGame::new(&store, ruleset);
         for (from, to) in [(0, None), (1, None), (17, Some(40)), (head - 2, None), (head, Some(head))] {
             let mut shown = Vec::new();
-            replay(&source, from, to, |s| shown.push(s.clone())).unwrap();
+            replay(&source, from, to, Told::WordsAndPaths, |s| shown.push(s.clone())).unwrap();
+            // In words only, every event is shown as with the paths, but
+            // for the paths (the folding thread keeps no values then).
+            let mut in_words = Vec::new();
+            replay(&source, from, to, Told::Words, |s| in_words.push(s.clone())).unwrap();
+            assert_eq!(in_words.len(), shown.len(), "{ruleset} from {from} to {to:?}: as many in words");
+            for (w, s) in in_words.iter().zip(&shown) {
+                assert_eq!(w.changes, None, "{ruleset}: seq {} in words has no paths", w.seq);
+                let with_paths = Shown { changes: None, ..s.clone() };
+                assert_eq!(
+                    serde_json::to_value(w).unwrap(),
+                    serde_json::to_value(&with_paths).unwrap(),
+                    "{ruleset}: seq {} in words as with the paths (replay from {from})",
+                    w.seq
+                );
+            }
             let last = to.unwrap_or(head).min(head);
             let seqs: Vec<u64> = shown.iter().map(|s| s.seq).collect();
             assert_eq!(
@@ -133,7 +148,12 @@ fn replay_says_exactly_what_changed_between_successive_states() {
             );
             for s in &shown {
                 let (at, seq) = (&tables[s.seq as usize], s.seq as usize);
-                assert_eq!(s.changes, want(s.seq), "{ruleset}: the changes at seq {} (replay from {from})", s.seq);
+                assert_eq!(
+                    s.changes,
+                    Some(want(s.seq)),
+                    "{ruleset}: the changes at seq {} (replay from {from})",
+                    s.seq
+                );
                 assert_eq!(s.said, said(s.seq), "{ruleset}: the board's changes at seq {} (replay from {from})", s.seq);
                 // The step on each side and the actor by name, as the state after says them.
                 assert_eq!(s.after, at.step(), "{ruleset}: the step after seq {seq} (replay from {from})");
@@ -220,10 +240,10 @@ fn replay_past_the_head_shows_nothing_and_a_short_range_stops_at_its_end() {
     let head = store.head("doomtrooper").unwrap().unwrap().seq;
     let source = StoredGame::new(&store, "doomtrooper");
     let mut shown = Vec::new();
-    replay(&source, head + 1, None, |s| shown.push(s.seq)).unwrap();
+    replay(&source, head + 1, None, Told::Words, |s| shown.push(s.seq)).unwrap();
     assert!(shown.is_empty());
-    replay(&source, 5, Some(3), |s| shown.push(s.seq)).unwrap();
+    replay(&source, 5, Some(3), Told::Words, |s| shown.push(s.seq)).unwrap();
     assert!(shown.is_empty(), "to before from shows nothing");
-    replay(&source, 3, Some(5), |s| shown.push(s.seq)).unwrap();
+    replay(&source, 3, Some(5), Told::Words, |s| shown.push(s.seq)).unwrap();
     assert_eq!(shown, vec![3, 4, 5]);
 }

@@ -330,6 +330,17 @@ fn dispute_tools_work_over_the_api() {
     let (_, r) = s.get("/api/games/sample/replay?from=3&to=5", None);
     assert_eq!(r["events"].as_array().unwrap().len(), 3);
     assert!(r["events"][0]["after"]["reference"].as_str().unwrap().starts_with("Doomtrooper"));
+    // Each change as a state path by default; `paths=0` (the replay page's)
+    // the same events in the board's words alone.
+    let (_, words) = s.get("/api/games/sample/replay?from=3&to=5&paths=0", None);
+    let (with, without) = (r["events"].as_array().unwrap(), words["events"].as_array().unwrap());
+    assert_eq!(with.len(), without.len());
+    for (w, o) in with.iter().zip(without) {
+        assert!(w["changes"].is_array() && w["said"].is_array(), "{w}");
+        let mut w = w.clone();
+        w.as_object_mut().unwrap().remove("changes");
+        assert_eq!(o, &w, "paths=0: the event without its paths");
+    }
     // The replay comes in pages: `next` says where the next one starts.
     let (_, r) = s.get("/api/games/sample/replay?from=3&limit=4", None);
     let seqs: Vec<u64> = r["events"].as_array().unwrap().iter().map(|e| e["seq"].as_u64().unwrap()).collect();

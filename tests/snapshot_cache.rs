@@ -13,7 +13,7 @@ use arbiter::fold::{Folder, NoSnapshots, Source, fold_to};
 use arbiter::limits::SNAPSHOT_SPARSE;
 use arbiter::ops;
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, import_from, verify_snapshots};
-use arbiter::replay::replay;
+use arbiter::replay::{Told, replay};
 use arbiter::store::{SledStore, Store};
 use serde_json::{Value, json};
 
@@ -111,7 +111,8 @@ fn answers(store: &SledStore, game: &str) -> Vec<Value> {
     out.push(ops::state(store, game, None).unwrap());
     for from in [0, 1, EVERY, EVERY + 1, head.saturating_sub(3), head] {
         let mut shown = Vec::new();
-        let rewound = replay(&stored, from, None, |s| shown.push(serde_json::to_value(s).unwrap())).unwrap();
+        let rewound =
+            replay(&stored, from, None, Told::WordsAndPaths, |s| shown.push(serde_json::to_value(s).unwrap())).unwrap();
         out.push(json!({"from": from, "shown": shown, "rewound": rewound}));
     }
     for skip in [head, head - 1, EVERY + 1, 2] {
@@ -216,12 +217,12 @@ fn a_rewind_is_kept_in_the_snapshots_after_it() {
     assert_eq!(folder.rewound(), &[(41, rewound_at - 1)]);
     assert!(folder.is_rewound(50) && !folder.is_rewound(61), "the note (seq 61) stands inside the range");
     let mut shown = Vec::new();
-    replay(&stored, rewound_at - 2, Some(rewound_at), |s| shown.push(s.clone())).unwrap();
+    replay(&stored, rewound_at - 2, Some(rewound_at), Told::WordsAndPaths, |s| shown.push(s.clone())).unwrap();
     assert_eq!(shown.iter().map(|s| s.rewound).collect::<Vec<_>>(), [true, false, false], "the note stands");
     assert_eq!(shown[0].seq, rewound_at - 2);
     assert_eq!(shown[2].kind, "ruling");
     let mut earlier = Vec::new();
-    replay(&stored, 50, Some(51), |s| earlier.push(s.clone())).unwrap();
+    replay(&stored, 50, Some(51), Told::WordsAndPaths, |s| earlier.push(s.clone())).unwrap();
     assert!(earlier.iter().all(|s| s.rewound), "replay from a snapshot knows what a later rewind took back");
 }
 
@@ -253,7 +254,7 @@ fn a_rewind_after_the_latest_snapshot_is_known_to_a_replay_to_the_head() {
     let stored = StoredGame::new(&store, "late");
     for from in [0, 45, latest + 1] {
         let mut shown = Vec::new();
-        let ranges = replay(&stored, from, None, |s| shown.push((s.seq, s.rewound))).unwrap();
+        let ranges = replay(&stored, from, None, Told::Words, |s| shown.push((s.seq, s.rewound))).unwrap();
         assert_eq!(ranges, [(41, rewound_at - 1)], "from {from}");
         let want: Vec<_> = (from..=rewound_at).map(|seq| (seq, (41..rewound_at).contains(&seq))).collect();
         assert_eq!(shown, want, "from {from}");

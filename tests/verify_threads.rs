@@ -9,7 +9,7 @@ use std::path::Path;
 use arbiter::event::Event;
 use arbiter::fold::Source;
 use arbiter::record::{RecordError, Recorder, StoredGame, Submission, create, verify};
-use arbiter::replay::replay;
+use arbiter::replay::{Told, replay};
 use arbiter::store::{SledStore, chunk};
 
 #[path = "../benches/common/mod.rs"]
@@ -173,14 +173,14 @@ fn a_replay_shows_every_event_before_a_broken_one_then_says_what_broke() {
     let stored = StoredGame::new(&store, GAME);
     let verified = format!("{:?}", verify(&stored, None).unwrap_err());
     let mut shown = Vec::new();
-    let replayed = format!("{:?}", replay(&stored, 0, None, |s| shown.push(s.seq)).unwrap_err());
+    let replayed = format!("{:?}", replay(&stored, 0, None, Told::Words, |s| shown.push(s.seq)).unwrap_err());
     assert_eq!(shown, (0..300).collect::<Vec<_>>(), "every event before the broken one, in order");
     assert_eq!(replayed, verified, "{verified}");
     assert!(replayed.contains("seq: 300"), "{replayed}");
     shown.clear();
     // Of the snapshots older than the two newest, one in `SNAPSHOT_SPARSE`
     // is kept: seq 512 is, and a replay from 600 starts there.
-    replay(&stored, 600, Some(700), |s| shown.push(s.seq)).unwrap();
+    replay(&stored, 600, Some(700), Told::Words, |s| shown.push(s.seq)).unwrap();
     assert_eq!(shown, (600..=700).collect::<Vec<_>>());
     drop(stored);
     store.close();

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use arbiter::compare::Record;
-use arbiter::replay::{Shown, replay};
+use arbiter::replay::{Shown, Told, replay};
 
 use super::progress::{self, Ticking};
 use super::whatif::show;
@@ -62,7 +62,7 @@ fn text(s: &Shown) -> String {
 /// board, the recorded words, then the state paths.
 fn what_changed(s: &Shown) -> String {
     let paths: Vec<String> =
-        s.changes.iter().map(|c| format!("{}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
+        s.changes.iter().flatten().map(|c| format!("{}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
     let lines = match &s.said {
         Some(said) => said.iter().chain(&s.recorded).cloned().collect::<Vec<_>>(),
         None => s.recorded.iter().cloned().chain(paths).collect(),
@@ -80,7 +80,7 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         // The pages are built before the first is shown: a long game gets a bar.
         let bar = progress::bar(events(&record).map(|n| 2 * n), "replaying");
         let source = Ticking { source: record.source(), bar: &bar };
-        replay(&source, a.from, a.to, |s| {
+        replay(&source, a.from, a.to, Told::Words, |s| {
             if a.hide_passes {
                 pages.extend(passes.take(s).map(|s| s.text()));
             } else {
@@ -100,7 +100,13 @@ pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode
         false => indicatif::ProgressBar::hidden(),
     };
     let source = Ticking { source: record.source(), bar: &bar };
-    replay(&source, a.from, a.to, |s| {
+    // The text says what changed in the board's words; JSON, for tools,
+    // also gives each change as a path in the state.
+    let told = match out.json {
+        true => Told::WordsAndPaths,
+        false => Told::Words,
+    };
+    replay(&source, a.from, a.to, told, |s| {
         if a.hide_passes && !out.json {
             for shown in passes.take(s) {
                 println!("{}", shown.text());

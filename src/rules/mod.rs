@@ -361,7 +361,12 @@ impl Kept {
     /// ([`Found::changes`]: what [`Differ::changes`] finds between this
     /// copy's `compared` and `table`'s).
     pub fn catch_up(&mut self, table: &Table) -> Found {
-        let mut found = Found::with_capacity(16);
+        self.catch_up_into(table, Found::with_capacity(16))
+    }
+
+    /// [`Kept::catch_up`], handing what differed to `found` (a
+    /// `Found::names_only` where the values are not asked for).
+    pub fn catch_up_into(&mut self, table: &Table, mut found: Found) -> Found {
         // As `Compared` compares them: the lists written whole.
         found.member("judges", &mut self.judges, &table.header.judges, |d, a, b| d.written(a, b));
         found.member("notes", &mut self.notes, &table.notes, |d, a, b| d.written(a, b));

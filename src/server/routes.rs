@@ -259,11 +259,12 @@ pub const ROUTES: &[Route] = &[
             ("from", "first seq shown (default 0)"),
             ("to", "last seq shown"),
             ("limit", "at most this many (default and at most 1000)"),
+            ("paths", "0: what changed in the board's words only (no changes as state paths)"),
         ],
         body: None,
         ok: (
             200,
-            "{events: [{seq, at, actor, kind, action, before, after, said?, changes, rewound}...], next, rewound: [[first, last]...]}",
+            "{events: [{seq, at, actor, kind, action, before, after, said?, changes?, rewound}...], next, rewound: [[first, last]...]}",
         ),
         errors: READ_ERRORS,
         handler: || get(views::replay),

@@ -18,7 +18,7 @@ use crate::compare::{self, Record};
 use crate::limits::MAX_PAGE_EVENTS;
 use crate::ops;
 use crate::record::{RecordError, StoredGame, Submission, canonical_bytes};
-use crate::replay::replay as replay_record;
+use crate::replay::{Told, replay as replay_record};
 use crate::rules::describe;
 
 type Q = Query<HashMap<String, String>>;
@@ -209,6 +209,9 @@ pub async fn diff(State(s): State<Shared>, h: HeaderMap, Query(q): Q) -> Result<
 /// `MAX_PAGE_EVENTS`) events from `from`, with `next` (the seq to ask for
 /// next, null at the end) and `rewound` (the seq ranges judges' rewinds
 /// took back), so a reader that follows a game asks only for what is new.
+/// `paths=0` leaves out each event's changes as state paths (`said` stays):
+/// the replay page shows the board's words, and working out the paths is
+/// about a fifth of a replay's work.
 pub async fn replay(
     State(s): State<Shared>,
     Path(game): Path<String>,
@@ -220,10 +223,14 @@ pub async fn replay(
     let limit = query_num(&q, "limit")?.unwrap_or(MAX_PAGE_EVENTS).clamp(1, MAX_PAGE_EVENTS);
     let page_end = from.saturating_add(limit - 1);
     let to = query_num(&q, "to")?.map_or(page_end, |t| t.min(page_end));
+    let told = match q.get("paths").is_none_or(|p| p != "0") {
+        true => Told::WordsAndPaths,
+        false => Told::Words,
+    };
     let store = s.store();
     let (shown, rewound, head) = blocking(move || {
         let mut shown = Vec::new();
-        let rewound = replay_record(&StoredGame::new(store, &game), from, Some(to), |e| {
+        let rewound = replay_record(&StoredGame::new(store, &game), from, Some(to), told, |e| {
             shown.push(serde_json::to_value(e).expect("a shown event serialises"))
         })?;
         let head = store.head(&game)?.map(|h| h.seq);

@@ -21,10 +21,11 @@ const g = encodeURIComponent(game);
 const show = v => v === undefined ? "(absent)" : JSON.stringify(v);
 // A seat by name and id ("Alice (p1)"); a judge by name.
 const who = id => whoIn(head && head.header)(id);
-// What changed: the board's words when the ruleset has a board, else paths.
+// What changed, in the board's words (every ruleset has a board: the
+// page asks for no state paths, `paths=0`).
 function listChanges(ul, e) {
   ul.textContent = "";
-  const lines = e.said ? e.said : e.changes.map(c => c.path + ": " + show(c.before) + " → " + show(c.after));
+  const lines = e.said || [];
   for (const line of lines) ul.append(el("li", "", line));
 }
 
@@ -117,7 +118,7 @@ async function load() {
   // The replay comes in pages (the server answers at most 1,000 events at a time).
   let events = [];
   for (let from = 0; from !== null;) {
-    const r = await api("/games/" + g + "/replay?from=" + from);
+    const r = await api("/games/" + g + "/replay?paths=0&from=" + from);
     events = events.concat(r.events);
     from = r.next;
   }
@@ -139,7 +140,7 @@ async function load() {
 // the whole replay.
 async function catchUp() {
   const from = entries.length ? entries[entries.length - 1].seq + 1 : 0;
-  const r = await api("/games/" + g + "/replay?from=" + from);
+  const r = await api("/games/" + g + "/replay?paths=0&from=" + from);
   if (r.events.length === 0) return;
   if (r.events.some(e => e.kind === "ruling")) {
     const first = entries.length ? entries[0].seq : 0;
@@ -148,7 +149,7 @@ async function catchUp() {
       // Ranges already marked, or only of the new events, need nothing.
       if (a >= from || entries.slice(a - first, z - first + 1).every(e => e.rewound)) continue;
       for (let f = a; f !== null && f <= z;) {
-        const page = await api("/games/" + g + "/replay?from=" + f + "&to=" + z);
+        const page = await api("/games/" + g + "/replay?paths=0&from=" + f + "&to=" + z);
         for (const e of page.events) entries[e.seq - first] = e;
         f = page.next;
       }
