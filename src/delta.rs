@@ -167,8 +167,11 @@ enum FoundStep {
     /// A member that differed (the one entered last; named here when it
     /// was not entered first): its two values, compared when called (none
     /// kept by a `Found::names_only`).
-    Differed(Option<&'static str>, Option<Box<dyn Fn(&mut Differ) + Send>>),
+    Differed(Option<&'static str>, Option<Compare>),
 }
+
+/// A member's two values, compared when called (`FoundStep::Differed`).
+type Compare = Box<dyn Fn(&mut Differ) + Send>;
 
 impl Found {
     /// Runs `f` at the member `name` of where this is, then comes back
