@@ -143,7 +143,7 @@ where
                     // None of the changes shows on the board.
                     None => board.as_ref().map(|_| vec![]),
                     Some(d) => {
-                        let now = d.board();
+                        let now = d.board_after(board.as_ref());
                         let said = match (&board, &now) {
                             (Some(b), Some(a)) => Some(a.changes_since(b)),
                             _ => None,
@@ -333,6 +333,12 @@ impl Drawn {
 
     fn board(&self) -> Option<Board> {
         board_of(&self.state, &self.header)
+    }
+
+    /// The board, reusing what it may of `before`, the board drawn before
+    /// it (`Ruleset::board_after`).
+    fn board_after(&self, before: Option<&Board>) -> Option<Board> {
+        Some(self.state.board_after(&self.header, before))
     }
 }
 

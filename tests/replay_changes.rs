@@ -116,6 +116,13 @@ fn replay_says_exactly_what_changed_between_successive_states() {
         // What changed on the board, from boards built afresh at every
         // event (replay builds one again only after a change it shows).
         let boards: Vec<_> = tables.iter().map(|t| t.board().unwrap()).collect();
+        // A board drawn after an earlier one (replay's: the last it drew,
+        // up to a few events before) is the board drawn afresh.
+        for (i, t) in tables.iter().enumerate() {
+            for before in (i.saturating_sub(3)..i).map(|b| &boards[b]) {
+                assert_eq!(t.state.board_after(&t.header, Some(before)), boards[i], "{ruleset}: the board at {i}");
+            }
+        }
         let said = |seq: u64| match seq {
             0 => None,
             _ => Some(boards[seq as usize].changes_since(&boards[seq as usize - 1])),
