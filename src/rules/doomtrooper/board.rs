@@ -3,7 +3,7 @@
 //! the header, for names); `state --json` shows it under `board`, the CLI
 //! and the replay page draw it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -173,13 +173,22 @@ pub fn board_after(state: &State, header: &Header, before: Option<&Board>) -> Bo
     }
 }
 
-/// The standing counter that nullified `seq`, in words ("Cancel (seq 3) by Bob (p2)").
-fn countered_by(c: &Combat, standing: &BTreeSet<u64>, seq: u64, header: &Header) -> Option<String> {
-    c.effects
-        .effects
-        .iter()
-        .find(|k| k.counters == Some(seq) && standing.contains(&k.seq))
-        .map(|k| format!("{} (seq {}) by {}", k.card.as_deref().unwrap_or("a counter"), k.seq, header.name_of(&k.seat)))
+/// The first standing counter against each effect a standing counter
+/// nullified, by the effect's seq: read once for every line of a board
+/// (a search of the whole ledger for each line grew with its square).
+fn standing_counters<'c>(c: &'c Combat, standing: &BTreeSet<u64>) -> BTreeMap<u64, &'c Effect> {
+    let mut against = BTreeMap::new();
+    for k in c.effects.effects.iter().filter(|k| standing.contains(&k.seq)) {
+        if let Some(target) = k.counters {
+            against.entry(target).or_insert(k);
+        }
+    }
+    against
+}
+
+/// The standing counter that nullified an effect, in words ("Cancel (seq 3) by Bob (p2)").
+fn counter_words(k: &Effect, header: &Header) -> String {
+    format!("{} (seq {}) by {}", k.card.as_deref().unwrap_or("a counter"), k.seq, header.name_of(&k.seat))
 }
 
 /// Effect `e`'s line on the board.
@@ -208,7 +217,8 @@ fn line_kept(kind: &str) -> bool {
 
 fn combat_board(c: &Combat, finished: bool, header: &Header, before: Option<&CombatBoard>) -> CombatBoard {
     let standing = c.effects.standing();
-    let countered_by = |seq: u64| countered_by(c, &standing, seq, header);
+    let against = standing_counters(c, &standing);
+    let countered_by = |seq: u64| against.get(&seq).map(|k| counter_words(k, header));
     let announced = |seq: u64| Announced {
         seq,
         name: c.announced.get(&seq).cloned().unwrap_or_default(),
