@@ -39,8 +39,8 @@ pub struct Shown {
     /// where they were asked for ([`Told::WordsAndPaths`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<Change>>,
-    /// What changed, in the board's words, for people (absent for a ruleset
-    /// without a board yet: `changes` says it).
+    /// What changed, in the board's words, for people (absent for the
+    /// first event of a replay from seq 0: there is no board before it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub said: Option<Vec<String>>,
     /// A later ruling rewound this event: it stays in the log but no longer counts.
@@ -143,7 +143,7 @@ where
                     // None of the changes shows on the board.
                     None => board.as_ref().map(|_| vec![]),
                     Some(d) => {
-                        let now = d.board_after(board.as_ref());
+                        let now = d.board();
                         let said = match (&board, &now) {
                             (Some(b), Some(a)) => Some(a.changes_since(b)),
                             _ => None,
@@ -333,12 +333,6 @@ impl Drawn {
 
     fn board(&self) -> Option<Board> {
         board_of(&self.state, &self.header)
-    }
-
-    /// The board, reusing what it may of `before`, the board drawn before
-    /// it (`Ruleset::board_after`).
-    fn board_after(&self, before: Option<&Board>) -> Option<Board> {
-        Some(self.state.board_after(&self.header, before))
     }
 }
 

@@ -8,7 +8,6 @@ use arbiter::compare::Record;
 use arbiter::replay::{Shown, Told, replay};
 
 use super::progress::{self, Ticking};
-use super::whatif::show;
 use super::{Output, RecordArg, rec};
 
 #[derive(clap::Args)]
@@ -58,16 +57,10 @@ fn text(s: &Shown) -> String {
 }
 
 /// What the event changed, one line each: in the board's words, then what
-/// the ruleset recorded (a score follows the combat that made it); without a
-/// board, the recorded words, then the state paths.
+/// the ruleset recorded (a score follows the combat that made it). The
+/// text asks for no state paths (`Told::Words`): `--json` gives them.
 fn what_changed(s: &Shown) -> String {
-    let paths: Vec<String> =
-        s.changes.iter().flatten().map(|c| format!("{}: {} -> {}", c.path, show(&c.before), show(&c.after))).collect();
-    let lines = match &s.said {
-        Some(said) => said.iter().chain(&s.recorded).cloned().collect::<Vec<_>>(),
-        None => s.recorded.iter().cloned().chain(paths).collect(),
-    };
-    lines.iter().map(|line| format!("\n       {line}")).collect()
+    s.said.iter().flatten().chain(&s.recorded).map(|line| format!("\n       {line}")).collect()
 }
 
 pub fn run(record: RecordArg, a: &Args, out: &Output) -> anyhow::Result<ExitCode> {

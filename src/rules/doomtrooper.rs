@@ -100,9 +100,7 @@ use crate::kernel::{self, Effect, Ledger, Refusal, StepRef, View, Violation, Win
 
 mod board;
 mod moves;
-pub use board::{
-    Announced, Board, CombatBoard, Modifier, announced_words, board, board_after, changes, items, outcome,
-};
+pub use board::{Announced, Board, CombatBoard, Modifier, announced_words, board, changes, items, outcome};
 pub use moves::moves;
 
 pub const NAME: &str = "doomtrooper";

@@ -59,13 +59,6 @@ pub trait Ruleset {
     /// What each seat and judge may record now (`kernel::moves`).
     fn moves(state: &Self::State, header: &Header) -> Vec<Move>;
     fn board(state: &Self::State, header: &Header) -> Self::Board;
-    /// [`Ruleset::board`], given the board drawn before it (of the state
-    /// before, or earlier), whose parts a ruleset may reuse where they
-    /// cannot have changed: replay draws a board after every event that
-    /// changes one. The same board as [`Ruleset::board`] draws.
-    fn board_after(state: &Self::State, header: &Header, _before: Option<&Self::Board>) -> Self::Board {
-        Self::board(state, header)
-    }
     /// The outcome in the board's words, the result first.
     fn outcome(board: &Self::Board) -> Vec<(String, String)>;
     /// What changed from one board to the next, in the board's words.
@@ -310,16 +303,6 @@ macro_rules! registry {
             pub fn board(&self, header: &Header) -> Board {
                 match self { $(RulesetState::$ty(s) => Board::$ty(<$ty as Ruleset>::board(s, header))),* }
             }
-            /// The board, reusing what it may of `before` (`Ruleset::board_after`).
-            pub fn board_after(&self, header: &Header, before: Option<&Board>) -> Board {
-                match self {
-                    $(RulesetState::$ty(s) => {
-                        #[allow(unreachable_patterns)]
-                        let before = match before { Some(Board::$ty(b)) => Some(b), _ => None };
-                        Board::$ty(<$ty as Ruleset>::board_after(s, header, before))
-                    })*
-                }
-            }
             pub fn live_json(&self) -> Value {
                 match self { $(RulesetState::$ty(s) => <$ty as Ruleset>::live_json(s)),* }
             }
@@ -391,13 +374,6 @@ registry! {
         }
         fn priority(state: &doomtrooper::State) -> Vec<String> {
             state.priority()
-        }
-        fn board_after(
-            state: &doomtrooper::State,
-            header: &Header,
-            before: Option<&doomtrooper::Board>,
-        ) -> doomtrooper::Board {
-            doomtrooper::board_after(state, header, before)
         }
         fn changes_into(before: &doomtrooper::State, after: &doomtrooper::State, differ: &mut Differ) {
             before.changes_into(after, differ);

@@ -4,7 +4,6 @@
 //! and the replay page draw it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,9 +51,7 @@ pub struct CombatBoard {
     /// "simultaneous", or who strikes first by name.
     pub strike_order: String,
     /// Every effect played in this combat, in record order.
-    // Shared: a board drawn after the next event keeps the lines that
-    // cannot have changed (`board_after`).
-    pub effects: Vec<Arc<EffectLine>>,
+    pub effects: Vec<EffectLine>,
     /// Equipment announced as used, by player.
     pub equipment: Vec<Equipment>,
     /// Steps 2-15 were repeated this many times because the combatants changed.
@@ -155,20 +152,10 @@ pub struct Fated {
 }
 
 pub fn board(state: &State, header: &Header) -> Board {
-    board_after(state, header, None)
-}
-
-/// [`board`], keeping the effect lines of `before` (the board drawn before
-/// it) that cannot have changed: replay draws a board after each event
-/// that changes one, and building every line's words again was most of
-/// the drawing (callgrind: a combat's board is drawn at every card played,
-/// its lines growing by one).
-pub fn board_after(state: &State, header: &Header, before: Option<&Board>) -> Board {
     let combat = state.combat.as_ref().map(|c| (c, false)).or(state.finished.last().map(|c| (c, true)));
-    let before = before.and_then(|b| b.combat.as_ref());
     Board {
         points: state.seats.iter().map(|s| Points { player: header.name_of(s), points: state.points[s] }).collect(),
-        combat: combat.map(|(c, finished)| combat_board(c, finished, header, before)),
+        combat: combat.map(|(c, finished)| combat_board(c, finished, header)),
         combats_finished: state.finished.len() as u64,
     }
 }
@@ -186,67 +173,34 @@ fn standing_counters<'c>(c: &'c Combat, standing: &BTreeSet<u64>) -> BTreeMap<u6
     against
 }
 
-/// The standing counter that nullified an effect, in words ("Cancel (seq 3) by Bob (p2)").
-fn counter_words(k: &Effect, header: &Header) -> String {
-    format!("{} (seq {}) by {}", k.card.as_deref().unwrap_or("a counter"), k.seq, header.name_of(&k.seat))
-}
-
-/// Effect `e`'s line on the board.
-fn line(c: &Combat, e: &Effect, standing: &BTreeSet<u64>, countered_by: Option<String>, header: &Header) -> EffectLine {
-    EffectLine {
-        seq: e.seq,
-        player: header.name_of(&e.seat),
-        card: e.card.clone(),
-        what: what(&e.kind).to_string(),
-        detail: detail(c, e.seq, &e.kind, header),
-        counters: e.counters,
-        stands: standing.contains(&e.seq),
-        countered_by,
-    }
-}
-
-/// Whether an effect's line reads only the effect, whether it stands, the
-/// counter against it, the seats' names and what was played with it (which
-/// an event fixes once played): the line of a board drawn before, for the
-/// same effect, standing as it did with no counter against it then or now,
-/// is then this one. Equipment used, battle tactics and warzones also read
-/// what stands in the combat now.
-fn line_kept(kind: &str) -> bool {
-    !matches!(kind, "equipment_used" | "battle_tactic" | "warzone")
-}
-
-fn combat_board(c: &Combat, finished: bool, header: &Header, before: Option<&CombatBoard>) -> CombatBoard {
+fn combat_board(c: &Combat, finished: bool, header: &Header) -> CombatBoard {
     let standing = c.effects.standing();
     let against = standing_counters(c, &standing);
-    let countered_by = |seq: u64| against.get(&seq).map(|k| counter_words(k, header));
+    let countered_by = |seq: u64| {
+        against.get(&seq).map(|k| {
+            format!("{} (seq {}) by {}", k.card.as_deref().unwrap_or("a counter"), k.seq, header.name_of(&k.seat))
+        })
+    };
     let announced = |seq: u64| Announced {
         seq,
         name: c.announced.get(&seq).cloned().unwrap_or_default(),
         countered_by: countered_by(seq),
     };
-    // The lines of the board before, where it showed this combat.
-    let lines_before = before.filter(|b| b.number == c.number).map_or(&[][..], |b| &b.effects[..]);
     let effects = c
         .effects
         .effects
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let countered = countered_by(e.seq);
-            let stands = standing.contains(&e.seq);
-            let kept = lines_before.get(i).filter(|l| {
-                l.seq == e.seq
-                    && l.stands == stands
-                    && l.countered_by.is_none()
-                    && countered.is_none()
-                    && line_kept(&e.kind)
-            });
-            match kept {
-                Some(l) => {
-                    debug_assert_eq!(**l, line(c, e, &standing, None, header), "a line kept from the board before");
-                    l.clone()
-                }
-                None => Arc::new(line(c, e, &standing, countered, header)),
+        .map(|e| {
+            let countered_by = countered_by(e.seq);
+            EffectLine {
+                seq: e.seq,
+                player: header.name_of(&e.seat),
+                card: e.card.clone(),
+                what: what(&e.kind).to_string(),
+                detail: detail(c, e.seq, &e.kind, header),
+                counters: e.counters,
+                stands: standing.contains(&e.seq),
+                countered_by,
             }
         })
         .collect();
@@ -451,8 +405,7 @@ fn empty_like(c: &CombatBoard) -> CombatBoard {
 }
 
 fn combat_changes(b: &CombatBoard, a: &CombatBoard, said: &mut Vec<String>) {
-    let added: Vec<&EffectLine> =
-        a.effects.iter().filter(|e| !b.effects.iter().any(|o| o.seq == e.seq)).map(|e| &**e).collect();
+    let added: Vec<&EffectLine> = a.effects.iter().filter(|e| !b.effects.iter().any(|o| o.seq == e.seq)).collect();
     // Equipment used and points awarded are said by their own lines below.
     for e in added.iter().filter(|e| e.what != "equipment used" && e.what != "points awarded") {
         said.push(effect_sentence(e, a));
@@ -549,7 +502,7 @@ fn effect_sentence(e: &EffectLine, c: &CombatBoard) -> String {
     let card = e.card.as_deref().map(|c| format!("{c} (seq {})", e.seq)).unwrap_or_else(|| format!("seq {}", e.seq));
     match (e.counters, &e.detail) {
         (Some(t), _) => {
-            let target = c.effects.iter().find(|o| o.seq == t).map(|o| name(o)).unwrap_or_else(|| format!("seq {t}"));
+            let target = c.effects.iter().find(|o| o.seq == t).map(name).unwrap_or_else(|| format!("seq {t}"));
             format!("{card} by {} counters {target}", e.player)
         }
         (None, Some(d)) if e.card.is_some() => format!("{card} by {}, {}: {d}", e.player, e.what),
