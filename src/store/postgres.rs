@@ -60,7 +60,11 @@
 //! from its blocking pool). tokio-postgres is asynchronous, so the store
 //! owns a small runtime of its own and each call runs there (`run`): it
 //! works the same from a plain thread, from `spawn_blocking` and from a
-//! test, and never nests one runtime's `block_on` inside another's.
+//! test, and never nests one runtime's `block_on` inside another's. The
+//! server's appends are the exception: `Store::append_batch_async` is a
+//! future the server awaits on its own async threads, where a client from
+//! the pool works as well (`pooled`: the connections' tasks stay on the
+//! store's runtime), with no hop to a thread of the store's and back.
 //! deadpool-postgres keeps the connections. (tokio-postgres and deadpool
 //! rather than sqlx: sqlx's checked queries need a database, or a cache of
 //! its answers committed, to build, and its pool adds nothing needed here.)
@@ -440,6 +444,10 @@ impl PostgresStore {
         Ok(store)
     }
 
+    fn runtime(&self) -> &tokio::runtime::Handle {
+        self.runtime.as_ref().expect("the runtime lives as long as the store").handle()
+    }
+
     /// Runs `work` on the store's runtime and waits for it.
     fn run<T: Send + 'static>(&self, work: impl Future<Output = T> + Send + 'static) -> T {
         let (done, result) = std::sync::mpsc::sync_channel(1);
@@ -477,63 +485,28 @@ impl PostgresStore {
         let events = events.to_vec();
         let (events_in, last) = (events.len(), events.last().expect("not empty").0.seq);
         let named = game.clone();
-        let took = self.run(async move {
-            let client = pool.get().await.map_err(append_io)?;
-            let rows = Rows::of(&events);
-            // One statement, so one transaction of its own, all or nothing,
-            // and one round trip. No NOTIFY in it: a transaction that
-            // notifies holds a lock of the whole cluster through its commit's
-            // WAL flush, so appends would commit one at a time (measured:
-            // 580 against 10,600 inserts/s); the sequencer sends them.
-            if let Some((prev, at)) = follows_at(&events) {
-                let append = prepared(&client, APPEND).await.map_err(append_io)?;
-                let began = std::time::Instant::now();
-                let first = big(events[0].0.seq);
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-                    [&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats, &first, &prev, &at];
-                let row = match client.query_one(&append, &params).await {
-                    Ok(row) => row,
-                    Err(e) => return Err(refused(&client, &game, &events, e).await),
-                };
-                if row.get::<_, i64>(0) > 0 {
-                    return Ok(began.elapsed());
-                }
-                let head = match row.get::<_, Option<i64>>(1) {
-                    None => None,
-                    Some(seq) => {
-                        let seq = unsigned(seq, "a seq").map_err(append_io)?;
-                        Some(decode_parsed(seq, row.get::<_, &[u8]>(2)).map_err(append_io)?.event.link())
-                    }
-                };
-                // Why not, in the words every store gives.
-                super::check_follows(&game, &events, head)?;
-                // They follow a head stored before hashes and times were
-                // kept beside the bytes: the insert as it was made then.
-            }
-            // The head needs no lock: the primary key decides a race.
-            let head = head_of(&client, &game).await.map_err(append_io)?;
-            super::check_follows(&game, &events, head)?;
-            let store = prepared(&client, INSERT_CHECKED).await.map_err(append_io)?;
-            let began = std::time::Instant::now();
-            match client.execute(&store, &[&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats]).await {
-                Ok(_) => Ok(began.elapsed()),
-                Err(e) => Err(refused(&client, &game, &events, e).await),
-            }
-        })?;
+        let runtime = self.runtime().clone();
+        let took = self.run(async move { append_events(&pool, &runtime, &game, &events).await })?;
+        self.committed(named, last, events_in, took);
+        Ok(())
+    }
+
+    /// After a commit of `count` events of `game` up to seq `last`, which
+    /// took `took`: counted, told to the watcher, and the process's
+    /// sequencer woken to give their positions and tell the other servers
+    /// (`watch_appends`).
+    fn committed(&self, game: String, last: u64, count: usize, took: Duration) {
         self.commits.fetch_add(1, Ordering::Relaxed);
         let watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(watch) = watcher {
-            watch(Synced { took, events: events_in as u64 });
+            watch(Synced { took, events: count as u64 });
         }
-        // Stored and durable: the process's sequencer gives their positions
-        // and tells the other servers (`watch_appends`).
         {
             let mut heads = self.notify.lock().unwrap_or_else(|p| p.into_inner());
-            let head = heads.entry(named).or_insert(last);
+            let head = heads.entry(game).or_insert(last);
             *head = (*head).max(last);
         }
         self.wake_sequencer.notify_one();
-        Ok(())
     }
 
     /// Gives log positions to every event that has ended (`sequence_on`),
@@ -704,6 +677,75 @@ async fn sequencer(
             tokio::time::sleep(WATCH_RETRY).await;
             wake.notify_one();
         }
+    }
+}
+
+/// A connection from the pool, awaited on any runtime. One the pool makes
+/// now has its task (which does the connection's I/O) spawned on the
+/// store's `runtime` (deadpool spawns it on the current one), so that it
+/// lasts as long as the store, whichever runtime asked for it first.
+async fn pooled(
+    pool: &Pool,
+    runtime: &tokio::runtime::Handle,
+) -> Result<deadpool_postgres::Object, deadpool_postgres::PoolError> {
+    let mut get = Box::pin(pool.get());
+    std::future::poll_fn(|cx| {
+        let _on = runtime.enter();
+        get.as_mut().poll(cx)
+    })
+    .await
+}
+
+/// Stores `events` (one game's, in order, checked by `check_incoming`)
+/// in one transaction, durable when it returns; how long the statement
+/// took. Runs on any runtime (`pooled`): on the store's (`insert`) or on
+/// the server's async threads (`Store::append_batch_async`).
+async fn append_events(
+    pool: &Pool,
+    runtime: &tokio::runtime::Handle,
+    game: &str,
+    events: &[(Event, Vec<u8>)],
+) -> Result<Duration, AppendError> {
+    let client = pooled(pool, runtime).await.map_err(append_io)?;
+    let rows = Rows::of(events);
+    // One statement, so one transaction of its own, all or nothing,
+    // and one round trip. No NOTIFY in it: a transaction that
+    // notifies holds a lock of the whole cluster through its commit's
+    // WAL flush, so appends would commit one at a time (measured:
+    // 580 against 10,600 inserts/s); the sequencer sends them.
+    if let Some((prev, at)) = follows_at(events) {
+        let append = prepared(&client, APPEND).await.map_err(append_io)?;
+        let began = std::time::Instant::now();
+        let first = big(events[0].0.seq);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+            [&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats, &first, &prev, &at];
+        let row = match client.query_one(&append, &params).await {
+            Ok(row) => row,
+            Err(e) => return Err(refused(&client, game, events, e).await),
+        };
+        if row.get::<_, i64>(0) > 0 {
+            return Ok(began.elapsed());
+        }
+        let head = match row.get::<_, Option<i64>>(1) {
+            None => None,
+            Some(seq) => {
+                let seq = unsigned(seq, "a seq").map_err(append_io)?;
+                Some(decode_parsed(seq, row.get::<_, &[u8]>(2)).map_err(append_io)?.event.link())
+            }
+        };
+        // Why not, in the words every store gives.
+        super::check_follows(game, events, head)?;
+        // They follow a head stored before hashes and times were
+        // kept beside the bytes: the insert as it was made then.
+    }
+    // The head needs no lock: the primary key decides a race.
+    let head = head_of(&client, game).await.map_err(append_io)?;
+    super::check_follows(game, events, head)?;
+    let store = prepared(&client, INSERT_CHECKED).await.map_err(append_io)?;
+    let began = std::time::Instant::now();
+    match client.execute(&store, &[&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats]).await {
+        Ok(_) => Ok(began.elapsed()),
+        Err(e) => Err(refused(&client, game, events, e).await),
     }
 }
 
@@ -1065,6 +1107,25 @@ impl Store for PostgresStore {
 
     fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
         self.insert(game, events)
+    }
+
+    /// The append as `insert` makes it, awaited where it is called (the
+    /// server's async threads): the client's queries are sent from there,
+    /// with no hop to a thread of the store's runtime and back to wait for
+    /// each (the connections' own tasks stay on the store's runtime).
+    fn append_batch_async(&'static self, game: &str, events: &[(Event, Vec<u8>)]) -> super::Durable {
+        let Some((last, count)) = events.last().map(|(e, _)| (e.seq, events.len())) else {
+            return Box::pin(std::future::ready(Ok(())));
+        };
+        if let Err(e) = super::check_incoming(events) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let (game, events) = (game.to_string(), events.to_vec());
+        Box::pin(async move {
+            let took = append_events(&self.pool, self.runtime(), &game, &events).await?;
+            self.committed(game, last, count, took);
+            Ok(())
+        })
     }
 
     fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError> {
