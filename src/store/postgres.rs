@@ -93,6 +93,7 @@ use crate::tlog::merkle::{Frontier, Hash, Nodes, leaf_hash};
 const MIGRATIONS: &[(i32, &str, &str)] = &[
     (1, "events_log_settings", include_str!("../../migrations/postgres/0001_events_log_settings.sql")),
     (2, "events_hash_and_time", include_str!("../../migrations/postgres/0002_events_hash_and_time.sql")),
+    (3, "leaves_without_foreign_key", include_str!("../../migrations/postgres/0003_leaves_without_foreign_key.sql")),
 ];
 
 /// An append in one statement, so one round trip: the events go in only if
