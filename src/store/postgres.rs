@@ -11,15 +11,16 @@
 //!
 //! Write path: one transaction per append or batch (READ COMMITTED), with
 //! no lock that other games' appends wait on, and one round trip:
-//! 1. One statement (`APPEND`, prepared once per connection) reads the
-//!    game's head and inserts the events only if they follow it as
-//!    `check_follows` would have them: the head's seq, hash and time,
-//!    kept in columns beside each event's bytes (the batch's own links are
-//!    checked before it is sent). A stale expected seq is a `Conflict`,
-//!    never a fork: when nothing went in, the statement answers with the
-//!    head, which `check_follows` reads and says why. Two appends racing
-//!    for one seq both see the same head; the primary key lets one commit
-//!    and refuses the other, which is then the same `Conflict`. (A head
+//! 1. One statement (`APPEND`, prepared once per connection) inserts the
+//!    events only if they follow the game's head as `check_follows` would
+//!    have them: the event before the first stored with the first's `prev`
+//!    as its hash and a time not after the first's, kept in columns beside
+//!    each event's bytes (the batch's own links are checked before it is
+//!    sent); the primary key refuses a seq already stored. A stale
+//!    expected seq is a `Conflict`, never a fork: when nothing went in, the
+//!    head is read, and `check_follows` says why. Two appends racing for
+//!    one seq both find the event before it; the primary key lets one
+//!    commit and refuses the other, which is then the same `Conflict`. (A head
 //!    stored before hashes and times were kept, in schema version 1, is
 //!    read and checked as it was then, once per game.)
 //! 2. The events carry the transaction's id (`pg_current_xact_id`), in
@@ -97,23 +98,25 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
 ];
 
 /// An append in one statement, so one round trip: the events go in only if
-/// they follow the game's head as `check_follows` would have them (the
-/// first's seq is one past the head's, its `prev` the head's hash, its
-/// time not before the head's; no head for event 0). Answers how many
-/// went in, and when none did, the head's seq and bytes, for
-/// `check_follows` to say why (or, for a head stored before its hash and
-/// time were kept, to check it). Two appends racing for one seq both see
-/// the same head; the primary key lets one commit and refuses the other.
-/// Each row is its transaction's id (`pg_current_xact_id`): see the
-/// sequencer.
-const APPEND: &str = "WITH head AS (SELECT seq, hash, at_ns, bytes FROM events WHERE game = $1 ORDER BY seq DESC LIMIT 1), \
-     stored AS (INSERT INTO events (game, seq, xid, bytes, hash, at_ns) \
-                SELECT $1, e.seq, pg_current_xact_id()::text::bigint, e.bytes, e.hash, e.at_ns \
-                FROM unnest($2::int8[], $3::bytea[], $4::bytea[], $5::int8[]) AS e(seq, bytes, hash, at_ns) \
-                WHERE CASE WHEN $6::int8 = 0 THEN NOT EXISTS (SELECT FROM head) \
-                      ELSE EXISTS (SELECT FROM head h WHERE h.seq = $6 - 1 AND h.hash = $7::bytea AND h.at_ns <= $8::int8) END \
-                RETURNING 1) \
-     SELECT count(*), (SELECT seq FROM head), CASE WHEN count(*) = 0 THEN (SELECT bytes FROM head) END FROM stored";
+/// they follow the game's head as `check_follows` would have them: the
+/// event before the first is stored, with the first's `prev` as its hash
+/// and a time not after the first's (for event 0: the game has none). As
+/// a game's seqs have no gap, that event is the head unless the first's
+/// seq is stored too, and then the primary key refuses the insert. Two
+/// appends racing for one seq both find the event before it; the primary
+/// key lets one commit and refuses the other. Answers how many went in;
+/// when none did, the caller reads the head for `check_follows` to say
+/// why (or, for a head stored before its hash and time were kept, to
+/// check it), a second round trip only then. (The head read in the same
+/// statement, to answer with, cost every append a CTE and an aggregate
+/// over the insert's rows, for an answer only a refused one needs.) Each
+/// row is its transaction's id (`pg_current_xact_id`): see the sequencer.
+const APPEND: &str = "INSERT INTO events (game, seq, xid, bytes, hash, at_ns) \
+     SELECT $1, e.seq, pg_current_xact_id()::text::bigint, e.bytes, e.hash, e.at_ns \
+     FROM unnest($2::int8[], $3::bytea[], $4::bytea[], $5::int8[]) AS e(seq, bytes, hash, at_ns) \
+     WHERE CASE WHEN $6::int8 = 0 THEN NOT EXISTS (SELECT FROM events WHERE game = $1) \
+           ELSE EXISTS (SELECT FROM events h WHERE h.game = $1 AND h.seq = $6 - 1 \
+                        AND h.hash = $7::bytea AND h.at_ns <= $8::int8) END";
 
 /// The same insert with no check of the head: after the head was read and
 /// checked by `check_follows` (the primary key still decides a race).
@@ -720,24 +723,14 @@ async fn append_events(
         let first = big(events[0].0.seq);
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
             [&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats, &first, &prev, &at];
-        let row = match client.query_one(&append, &params).await {
-            Ok(row) => row,
+        match client.execute(&append, &params).await {
+            Ok(0) => {}
+            Ok(_) => return Ok(began.elapsed()),
             Err(e) => return Err(refused(&client, game, events, e).await),
-        };
-        if row.get::<_, i64>(0) > 0 {
-            return Ok(began.elapsed());
         }
-        let head = match row.get::<_, Option<i64>>(1) {
-            None => None,
-            Some(seq) => {
-                let seq = unsigned(seq, "a seq").map_err(append_io)?;
-                Some(decode_parsed(seq, row.get::<_, &[u8]>(2)).map_err(append_io)?.event.link())
-            }
-        };
-        // Why not, in the words every store gives.
-        super::check_follows(game, events, head)?;
-        // They follow a head stored before hashes and times were
-        // kept beside the bytes: the insert as it was made then.
+        // None went in: the head, read, says why (`check_follows`), or is
+        // one stored before hashes and times were kept beside the bytes,
+        // which the insert as it was made then follows.
     }
     // The head needs no lock: the primary key decides a race.
     let head = head_of(&client, game).await.map_err(append_io)?;
