@@ -123,7 +123,8 @@ fn two_recorders_race_for_one_seq_and_one_wins() {
 /// append at the right seq is stored, its state the store's); two clients
 /// sending different actions at one seq, one to each server at once:
 /// exactly one is stored, the other told 409 with the winner's head, and
-/// its retry at the next seq is stored. The stream has one event per seq.
+/// its retry at the next seq is stored, and answered as a duplicate when
+/// sent again to either server. The stream has one event per seq.
 #[test]
 fn two_servers_race_for_one_seq_through_the_api() {
     if !common::has(common::Need::Postgres) {
@@ -189,9 +190,16 @@ fn two_servers_race_for_one_seq_through_the_api() {
         assert_eq!(loser["error"]["next"], json!(seq + 1), "{loser}");
         // The loser's retry, at the head it was told.
         let (actor, action) = war(seq + 1);
-        let (status, v) = servers[1 - won].append("g", &token(actor), actor, action, seq + 1);
+        let (status, v) = servers[1 - won].append("g", &token(actor), actor, action.clone(), seq + 1);
         assert_eq!(status, 201, "{v}");
         assert_eq!(v["view"], fresh_view(&db.url, "g"));
+        // Sent again (its answer lost), to either server, even to the one
+        // whose fold is behind: the event stored, as a duplicate.
+        for s in [servers[won], servers[1 - won]] {
+            let (status, again) = s.append("g", &token(actor), actor, action.clone(), seq + 1);
+            assert_eq!((status, &again["duplicate"]), (200, &json!(true)), "{again}");
+            assert_eq!(again["event"], v["event"]);
+        }
         last = seq + 1;
         // The winner is behind now: brought to the head for the next round.
         behind(servers[won], last);
