@@ -394,11 +394,15 @@ impl<'s> Recorder<'s> {
         's: 'static,
     {
         let sealed = self.seal(subs, expect)?;
-        if sealed.events.is_empty() {
-            let ticket = self.source.store.newest_ticket();
-            return Ok(self.stored(sealed, ticket));
-        }
         let store: &'static dyn Store = self.source.store;
+        if sealed.events.is_empty() {
+            // A retry of appends already stored, answered once every
+            // insert made so far is durable (as `store_batch`'s).
+            return match store.durable(store.newest_ticket()).await {
+                Ok(()) => Ok(self.stored(sealed, Ticket::DURABLE)),
+                Err(e) => Err((sealed.first, e.into())),
+            };
+        }
         match store.append_batch_async(&self.source.game, &sealed.events).await {
             Ok(()) => Ok(self.stored(sealed, Ticket::DURABLE)),
             Err(e) => Err((sealed.first, e.into())),
