@@ -74,6 +74,16 @@ fn cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// This process's context switches so far, all threads: (voluntary, a
+/// thread that waits, as one handing work to another does; involuntary,
+/// a thread preempted, which other work on the machine adds to).
+fn switches() -> (u64, u64) {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    (usage.ru_nvcsw as u64, usage.ru_nivcsw as u64)
+}
+
 /// The calling thread's CPU time so far.
 fn thread_cpu_time() -> Duration {
     let mut t: libc::timespec = unsafe { std::mem::zeroed() };
@@ -282,6 +292,7 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
         .collect();
     let clients = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (start, cpu, db_cpu, tables_cpu) = (Instant::now(), cpu_time(), cluster_cpu(), thread_cpu_time());
+    let switched = switches();
     let latencies = clients.block_on(async {
         let tables: Vec<_> = requests
             .into_iter()
@@ -314,6 +325,14 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
     // fan-out's last send can come after the last append.
     watchers.all_saw(per_table as u64);
     let (cpu, subscribers_cpu) = (cpu_time() - cpu, watchers.cpu() - watchers_cpu);
+    if db_cpu.is_some() {
+        let ((waited, preempted), appends) = (switches(), (tables * per_table) as f64);
+        let (waited, preempted) = ((waited - switched.0) as f64 / appends, (preempted - switched.1) as f64 / appends);
+        println!(
+            "{:>6}  {:<16} this turn, per append in this process: {waited:.1} threads waited, {preempted:.1} preempted",
+            "", ""
+        );
+    }
     for (stop, serving) in serving {
         let _ = stop.send(());
         runtime.block_on(serving).unwrap().unwrap();

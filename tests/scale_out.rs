@@ -227,8 +227,8 @@ fn migrations_run_once_and_a_damaged_or_newer_database_is_refused() {
     for o in opened {
         o.join().unwrap().unwrap();
     }
-    // Each migration once (there are two).
-    assert_eq!(psql(&db.url, "SELECT count(*), count(DISTINCT version) FROM arbiter_migrations").trim(), "2|2");
+    // Each migration once (there are three).
+    assert_eq!(psql(&db.url, "SELECT count(*), count(DISTINCT version) FROM arbiter_migrations").trim(), "3|3");
     let store = PostgresStore::open(&db.url).unwrap();
     arbiter::record::create(&store, "g", &common::doomtrooper_header(), "organiser", None).unwrap();
     let signer = arbiter::store::checkpoints::signer(&store, None, None).unwrap();
@@ -249,8 +249,19 @@ fn migrations_run_once_and_a_damaged_or_newer_database_is_refused() {
     assert_eq!(store.log_size().unwrap(), 2);
     assert!(began.elapsed() < std::time::Duration::from_secs(1), "log_size waited {:?}", began.elapsed());
     drop(store);
-    // Events removed behind arbiter's back: the log's size says so at open.
-    psql(&db.url, "DELETE FROM log_leaves; DELETE FROM events");
+    // The database refuses to delete events, or to empty their table.
+    for sql in ["DELETE FROM events WHERE seq = 0", "TRUNCATE events CASCADE"] {
+        let out = std::process::Command::new("psql")
+            .args([db.url.as_str(), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && said.contains("events are never deleted"), "{sql}: {said}");
+    }
+    assert_eq!(psql(&db.url, "SELECT count(*) FROM events").trim(), "2");
+    // Events removed behind arbiter's back all the same (its guard turned
+    // off): the log's size says so at open.
+    psql(&db.url, "ALTER TABLE events DISABLE TRIGGER events_not_deleted; DELETE FROM log_leaves; DELETE FROM events");
     let err = PostgresStore::open(&db.url).unwrap_err();
     assert!(matches!(err, arbiter::store::OpenError::Lost(_)), "{err}");
     assert!(err.to_string().contains("is damaged: its log holds 2 events, its leaves 0"), "{err}");

@@ -137,6 +137,48 @@ fn the_store_checks_on_the_way_in(kind: Kind) {
     r.append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
 }
 
+/// Events sealed after a head that is not the game's are refused by the
+/// store itself, whatever its fold said, and store nothing: a seq past
+/// the head (a gap), a seq already stored (a fork), a `prev` that is not
+/// the head's hash, a time before the head's, and a second event 0.
+fn an_append_that_does_not_follow_the_head_stores_nothing(kind: Kind) {
+    use arbiter::event::{Draft, Link, seal};
+    let backend = Backend::new(kind);
+    let store = backend.store();
+    let e0 = create(store, "g", &header(), "organiser", None).unwrap();
+    Recorder::load(store, "g").unwrap().append(&sub("p1", combat("p2", "A", "D")), None).unwrap();
+    let head = store.head("g").unwrap().unwrap();
+    let draft = Draft { actor: "p1".into(), action: tactic("Fight"), at: None };
+    let now = chrono::Utc::now();
+    let after = |link: &Link, now| seal(&draft, Some(link), now).unwrap();
+    let gap = after(&Link { seq: 2, ..head.clone() }, now);
+    let err = store.append("g", &gap.0, &gap.1).unwrap_err();
+    assert!(matches!(err, AppendError::Conflict { expected: 3, next: 2, .. }), "{err}");
+    let fork = after(&e0.link(), now);
+    let err = store.append("g", &fork.0, &fork.1).unwrap_err();
+    assert!(matches!(err, AppendError::Conflict { expected: 1, next: 2, .. }), "{err}");
+    let other_prev = after(&Link { hash: e0.hash.clone(), ..head.clone() }, now);
+    let err = store.append("g", &other_prev.0, &other_prev.1).unwrap_err();
+    assert!(matches!(err, AppendError::Invalid(_)), "{err}");
+    let head_at = chrono::DateTime::parse_from_rfc3339(&head.at).unwrap().with_timezone(&chrono::Utc);
+    // (Sealed after the head's seq and hash, but with a time long before
+    // it, so that its own time is the one given, a second before the head's.)
+    let long_ago = Link { at: format!("2000{}", &head.at[4..]), ..head.clone() };
+    let earlier = after(&long_ago, head_at - chrono::Duration::seconds(1));
+    let err = store.append("g", &earlier.0, &earlier.1).unwrap_err();
+    assert!(matches!(err, AppendError::Invalid(_)), "{err}");
+    let again = seal(&Draft { actor: "organiser".into(), action: e0.action.clone(), at: None }, None, now).unwrap();
+    let err = store.append("g", &again.0, &again.1).unwrap_err();
+    assert!(matches!(err, AppendError::Exists(_)), "{err}");
+    assert_eq!(store.head("g").unwrap(), Some(head.clone()));
+    // The event that does follow the head goes in.
+    let next = after(&head, now);
+    store.append("g", &next.0, &next.1).unwrap();
+    let stored: Vec<_> = store.read("g", 0).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(stored.len(), 3);
+    verify(&stored, None).unwrap();
+}
+
 fn corruption_in_the_store_is_found_on_read(kind: Kind) {
     let mut backend = Backend::new(kind);
     create(backend.store(), "g", &header(), "organiser", None).unwrap();
@@ -311,6 +353,7 @@ on_both_backends!(
     the_store_refuses_a_forking_append_even_from_a_second_writer,
     racing_writers_get_exactly_one_event_per_seq,
     the_store_checks_on_the_way_in,
+    an_append_that_does_not_follow_the_head_stores_nothing,
     corruption_in_the_store_is_found_on_read,
     a_record_that_is_no_longer_legal_fails_verification,
     a_batch_is_one_durable_write_all_or_nothing,

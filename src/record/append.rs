@@ -356,7 +356,77 @@ impl<'s> Recorder<'s> {
     /// appends through this recorder may be stored meanwhile: they follow
     /// these, and no sync covers them without covering these.
     pub fn store_batch(&mut self, subs: &[Submission], expect: Option<u64>) -> Result<Stored, (usize, RecordError)> {
-        let mut done: Vec<Appended> = self
+        let sealed = self.seal(subs, expect)?;
+        if sealed.events.is_empty() {
+            // A retry of appends already stored: they may be stored by an
+            // insert still waiting for its sync, so the answer waits for
+            // every insert made so far (at no cost once they are durable).
+            let ticket = self.source.store.newest_ticket();
+            return Ok(self.stored(sealed, ticket));
+        }
+        match self.source.store.insert_batch(&self.source.game, &sealed.events) {
+            Ok(ticket) => Ok(self.stored(sealed, ticket)),
+            Err(e) => {
+                if sealed.folder.is_none() {
+                    // Folded in place: folded again from the store.
+                    self.unfolded = None;
+                    self.refold();
+                }
+                Err((sealed.first, e.into()))
+            }
+        }
+    }
+
+    /// `store_batch` with the store's append awaited, not made here
+    /// (`Store::append_batch_async`): for the server's async threads on a
+    /// store whose append is a round trip (PostgreSQL). Ok once stored and
+    /// durable (`acknowledge` then keeps the snapshots). On an error this
+    /// recorder's fold is as it was, or, for one event folded in place,
+    /// marked unfolded (`is_unfolded`): it is not folded again here (the
+    /// store's reads would hold an async thread), and the caller drops it
+    /// and loads the game again.
+    pub async fn store_batch_async(
+        &mut self,
+        subs: &[Submission],
+        expect: Option<u64>,
+    ) -> Result<Stored, (usize, RecordError)>
+    where
+        's: 'static,
+    {
+        let sealed = self.seal(subs, expect)?;
+        let store: &'static dyn Store = self.source.store;
+        if sealed.events.is_empty() {
+            // A retry of appends already stored, answered once every
+            // insert made so far is durable (as `store_batch`'s).
+            return match store.durable(store.newest_ticket()).await {
+                Ok(()) => Ok(self.stored(sealed, Ticket::DURABLE)),
+                Err(e) => Err((sealed.first, e.into())),
+            };
+        }
+        match store.append_batch_async(&self.source.game, &sealed.events).await {
+            Ok(()) => Ok(self.stored(sealed, Ticket::DURABLE)),
+            Err(e) => Err((sealed.first, e.into())),
+        }
+    }
+
+    /// Whether this recorder's fold is no longer at its head (an append
+    /// folded in place and not stored, or a store failed under it): it
+    /// appends nothing more, and the game is to be loaded again.
+    pub fn is_unfolded(&self) -> bool {
+        self.unfolded.is_some()
+    }
+
+    /// Checks, seals and folds `subs` after the head, storing nothing: the
+    /// leading run already stored at `expect` (a retry) as duplicates, and
+    /// the rest sealed to store. One event is folded on the recorder's own
+    /// state in place (a copy of the state and the drop of the old one
+    /// were a fifth of an append's CPU with 64 tables): a refusal leaves it
+    /// as it was, and until `stored` says the store took it the recorder
+    /// is marked unfolded, so a fold past what the store holds never
+    /// appends. Several fold on a copy, which replaces the state once they
+    /// are stored.
+    fn seal(&mut self, subs: &[Submission], expect: Option<u64>) -> Result<Sealed, (usize, RecordError)> {
+        let done: Vec<Appended> = self
             .already_stored(subs, expect)
             .map_err(|e| (0, e))?
             .into_iter()
@@ -367,12 +437,10 @@ impl<'s> Recorder<'s> {
             })
             .collect();
         let (k, rest) = (done.len(), &subs[done.len()..]);
+        let mut sealed =
+            Sealed { done, first: k, events: Vec::new(), views: Vec::new(), folder: None, snapshots: Vec::new() };
         if rest.is_empty() {
-            // A retry of appends already stored: they may be stored by an
-            // insert still waiting for its sync, so the answer waits for
-            // every insert made so far (at no cost once they are durable).
-            let ticket = self.source.store.newest_ticket();
-            return Ok(Stored { done, first: k, ticket, snapshots: Vec::new() });
+            return Ok(sealed);
         }
         if let Some(why) = &self.unfolded {
             return Err((k, RecordError::Io(format!("{why}; load the game again"))));
@@ -383,49 +451,46 @@ impl<'s> Recorder<'s> {
         {
             return Err((k, RecordError::Conflict { expected: expected + k as u64, next }));
         }
-        // One event folds on the recorder's own state in place (a copy of
-        // the state and the drop of the old one were a fifth of an append's
-        // CPU with 64 tables): a refusal leaves it as it was, and a store
-        // that does not take the event gets it folded again (`refold`), a
-        // cost paid only on that rare path. Several fold on a copy, which
-        // replaces the state once they are stored.
-        let (sealed, views, snapshots, ticket) = match rest {
+        match rest {
             [sub] => {
                 let (event, bytes) = sealed_after(sub, self.folder.table(), &self.head).map_err(|e| (k, e))?;
                 offered_first(&self.folder, &event, &self.source).map_err(|e| (k, e))?;
                 if let Err(e) = self.folder.push(&event, &self.source) {
                     return Err((k, self.with_offers(refused(e), &sub.actor)));
                 }
-                let view = self.table().view();
-                let sealed = vec![(event, bytes)];
-                let ticket = match self.source.store.insert_batch(&self.source.game, &sealed) {
-                    Ok(ticket) => ticket,
-                    Err(e) => {
-                        self.refold();
-                        return Err((k, e.into()));
-                    }
-                };
-                let event = &sealed[0].0;
-                let snapshots = match self.snapshot_after(event.seq) {
-                    true => vec![(event.seq, self.folder.snapshot(&event.hash))],
-                    false => Vec::new(),
-                };
-                (sealed, vec![view], snapshots, ticket)
+                self.unfolded = Some(format!("an append at seq {} was folded here but not stored", event.seq));
+                sealed.views.push(self.table().view());
+                if self.snapshot_after(event.seq) {
+                    sealed.snapshots.push((event.seq, self.folder.snapshot(&event.hash)));
+                }
+                sealed.events.push((event, bytes));
             }
             _ => {
-                let (sealed, views, folder, snapshots) =
+                let (events, views, folder, snapshots) =
                     self.seal_batch(rest, self.folder.clone(), true).map_err(|(i, e)| (k + i, e))?;
-                let ticket = self.source.store.insert_batch(&self.source.game, &sealed).map_err(|e| (k, e.into()))?;
-                self.folder = folder;
-                (sealed, views, snapshots, ticket)
+                (sealed.events, sealed.views, sealed.folder, sealed.snapshots) =
+                    (events, views, Some(folder), snapshots);
             }
-        };
-        self.head = sealed.last().expect("a batch").0.link();
-        done.extend(sealed.into_iter().zip(views).map(|((event, _), view)| {
+        }
+        Ok(sealed)
+    }
+
+    /// The store took `sealed` (`ticket` makes it durable): the head and
+    /// the fold move on to its last event.
+    fn stored(&mut self, sealed: Sealed, ticket: Ticket) -> Stored {
+        let Sealed { mut done, first, events, views, folder, snapshots } = sealed;
+        if let Some(last) = events.last() {
+            self.head = last.0.link();
+            match folder {
+                Some(folder) => self.folder = folder,
+                None => self.unfolded = None,
+            }
+        }
+        done.extend(events.into_iter().zip(views).map(|((event, _), view)| {
             let may_act_names = self.names_of(&view);
             Appended { event, duplicate: false, view, may_act_names }
         }));
-        Ok(Stored { done, first: k, ticket, snapshots })
+        Stored { done, first, ticket, snapshots }
     }
 
     /// Who may act in `view`, by name from the game's header.
@@ -485,6 +550,21 @@ pub(crate) fn kept_after(seq: u64, head: u64, every: u64) -> bool {
         && (kept_for_good(seq, every) || seq + every >= latest)
 }
 
+/// Appends checked, sealed and folded by `Recorder::seal`, not yet stored.
+struct Sealed {
+    /// The leading run already stored (a retry).
+    done: Vec<Appended>,
+    /// The index in the batch of the first event to store.
+    first: usize,
+    /// The events to store, each with its bytes, and the view after each.
+    events: Vec<(Event, Vec<u8>)>,
+    views: Vec<View>,
+    /// The state after the last of several; None when one was folded in
+    /// place (or none is to be stored).
+    folder: Option<Folder>,
+    snapshots: Vec<(u64, Vec<u8>)>,
+}
+
 /// Appends stored by `Recorder::store_batch`, not yet acknowledged: only
 /// `Recorder::acknowledge`, once the store says they are durable, returns
 /// them to the caller.
@@ -497,4 +577,12 @@ pub struct Stored {
     /// What the store waits on to make them durable.
     pub ticket: Ticket,
     snapshots: Vec<(u64, Vec<u8>)>,
+}
+
+impl Stored {
+    /// Whether `Recorder::acknowledge` keeps snapshots (a write to the
+    /// store each) for these appends.
+    pub fn keeps_snapshots(&self) -> bool {
+        !self.snapshots.is_empty()
+    }
 }

@@ -185,7 +185,7 @@ async fn run(s: &Shared, game: &str, subs: Vec<Submission>, expect: u64) -> Resu
     let appending = tokio::spawn(async move {
         let _permit = permit;
         let (result, head, fanned, folded) = match store.shared() {
-            true => append_on_a_worker(store, &game, subs, expect, folded, slot.fanout.clone()).await?,
+            true => append_shared(store, &game, subs, expect, folded, &slot.fanout).await?,
             false => append_here(store, &game, subs, expect, folded, &slot.fanout).await?,
         };
         // Handed over under the lock, so in seq order; the subscribers
@@ -253,10 +253,58 @@ async fn append_here(
     Ok(finish(game, &subs, result, folded, fanout))
 }
 
-/// An append on a store other servers write too (PostgreSQL): on the
-/// blocking pool, since each store call is a round trip. The lock moves
-/// into the worker: if the client goes away, the append still finishes
-/// (or not) under the lock, and a retry with the same expect_seq finds it.
+/// An append on a store other servers write too (PostgreSQL), on the
+/// async thread as `append_here`: the fold's checks here, the store's
+/// append awaited (`Recorder::store_batch_async`: its queries sent from
+/// this thread, no thread held while the database works). What reads the
+/// store on the way goes to the blocking pool (`append_on_a_worker`), as
+/// each read is a round trip: the game's first append here (its load), an
+/// append at a seq before the fold's head (a retry: the events already
+/// stored are read), a ruling or a note (its fold reads the event it
+/// concerns), snapshots to keep, and a conflict or a refusal, which may
+/// come of a fold behind the store (another server appended).
+async fn append_shared(
+    store: &'static dyn Store,
+    game: &str,
+    subs: Vec<Submission>,
+    expect: u64,
+    mut folded: Folded,
+    fanout: &broadcast::Sender<Fanned>,
+) -> Result<Done, ApiError> {
+    let here = folded.as_ref().is_some_and(|r| expect > r.head().seq)
+        && !subs.iter().any(|s| matches!(s.action.get("type").and_then(Value::as_str), Some("ruling" | "note")));
+    if !here {
+        return append_on_a_worker(store, game, subs, expect, folded, fanout.clone(), None).await;
+    }
+    let recorder = folded.as_mut().expect("loaded");
+    let result = match recorder.store_batch_async(&subs, Some(expect)).await {
+        Ok(stored) if stored.keeps_snapshots() => {
+            let (name, fanout) = (game.to_string(), fanout.clone());
+            return blocking(move || {
+                let result = folded.as_mut().expect("loaded").acknowledge(stored, Ok(()));
+                finish(&name, &subs, result, folded, &fanout)
+            })
+            .await;
+        }
+        Ok(stored) => recorder.acknowledge(stored, Ok(())),
+        Err(e) => Err(e),
+    };
+    if recorder.is_unfolded() {
+        // Its fold went past what the store took: loaded again next time.
+        *folded = None;
+    }
+    if matches!(result, Err((_, RecordError::Conflict { .. } | RecordError::Refused(_)))) {
+        return append_on_a_worker(store, game, subs, expect, folded, fanout.clone(), Some(result)).await;
+    }
+    Ok(finish(game, &subs, result, folded, fanout))
+}
+
+/// An append on a store other servers write too, on the blocking pool,
+/// since each store call is a round trip; or, with `tried`, what such an
+/// append on the async thread came to, looked at again here. The lock
+/// moves into the worker: if the client goes away, the append still
+/// finishes (or not) under the lock, and a retry with the same
+/// expect_seq finds it.
 async fn append_on_a_worker(
     store: &'static dyn Store,
     game: &str,
@@ -264,16 +312,22 @@ async fn append_on_a_worker(
     expect: u64,
     mut folded: Folded,
     fanout: broadcast::Sender<Fanned>,
+    tried: Option<Result<Vec<Appended>, (usize, RecordError)>>,
 ) -> Result<Done, ApiError> {
     let name = game.to_string();
     blocking(move || {
-        if folded.is_none() {
-            match Recorder::load(store, &name) {
-                Ok(r) => *folded = Some(r),
-                Err(e) => return (Err(e), None, None, folded),
+        let mut result = match tried {
+            Some(result) => result,
+            None => {
+                if folded.is_none() {
+                    match Recorder::load(store, &name) {
+                        Ok(r) => *folded = Some(r),
+                        Err(e) => return (Err(e), None, None, folded),
+                    }
+                }
+                folded.as_mut().expect("loaded").append_batch(&subs, Some(expect))
             }
-        }
-        let mut result = folded.as_mut().expect("loaded").append_batch(&subs, Some(expect));
+        };
         // Another server on the same database may have appended since this
         // game was folded here (its fold is behind the store): on a
         // conflict, or a refusal made on that fold, fold it again from the

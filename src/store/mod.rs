@@ -223,6 +223,21 @@ pub trait Store: Send + Sync {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    /// `append_batch` as a future the server awaits on its async threads,
+    /// for a store whose append is a round trip to a database (PostgreSQL):
+    /// Ok once `events` are stored and durable; an error as
+    /// `append_batch`'s (a `Conflict` stored nothing). The events are
+    /// checked as `append_batch` checks them. This default stores them
+    /// here (`insert_batch`) and awaits `durable`: an error then may also
+    /// be a store that failed after storing them, so a caller folds the
+    /// game again from the store after any error.
+    fn append_batch_async(&'static self, game: &str, events: &[(Event, Vec<u8>)]) -> Durable {
+        match self.insert_batch(game, events) {
+            Ok(ticket) => self.durable(ticket),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+
     /// A setting beside the games (the server's hashed tokens and read
     /// access). Settings are not events: they are not hashed or chained,
     /// and they are not part of any export.

@@ -11,15 +11,16 @@
 //!
 //! Write path: one transaction per append or batch (READ COMMITTED), with
 //! no lock that other games' appends wait on, and one round trip:
-//! 1. One statement (`APPEND`, prepared once per connection) reads the
-//!    game's head and inserts the events only if they follow it as
-//!    `check_follows` would have them: the head's seq, hash and time,
-//!    kept in columns beside each event's bytes (the batch's own links are
-//!    checked before it is sent). A stale expected seq is a `Conflict`,
-//!    never a fork: when nothing went in, the statement answers with the
-//!    head, which `check_follows` reads and says why. Two appends racing
-//!    for one seq both see the same head; the primary key lets one commit
-//!    and refuses the other, which is then the same `Conflict`. (A head
+//! 1. One statement (`APPEND`, prepared once per connection) inserts the
+//!    events only if they follow the game's head as `check_follows` would
+//!    have them: the event before the first stored with the first's `prev`
+//!    as its hash and a time not after the first's, kept in columns beside
+//!    each event's bytes (the batch's own links are checked before it is
+//!    sent); the primary key refuses a seq already stored. A stale
+//!    expected seq is a `Conflict`, never a fork: when nothing went in, the
+//!    head is read, and `check_follows` says why. Two appends racing for
+//!    one seq both find the event before it; the primary key lets one
+//!    commit and refuses the other, which is then the same `Conflict`. (A head
 //!    stored before hashes and times were kept, in schema version 1, is
 //!    read and checked as it was then, once per game.)
 //! 2. The events carry the transaction's id (`pg_current_xact_id`), in
@@ -60,7 +61,11 @@
 //! from its blocking pool). tokio-postgres is asynchronous, so the store
 //! owns a small runtime of its own and each call runs there (`run`): it
 //! works the same from a plain thread, from `spawn_blocking` and from a
-//! test, and never nests one runtime's `block_on` inside another's.
+//! test, and never nests one runtime's `block_on` inside another's. The
+//! server's appends are the exception: `Store::append_batch_async` is a
+//! future the server awaits on its own async threads, where a client from
+//! the pool works as well (`pooled`: the connections' tasks stay on the
+//! store's runtime), with no hop to a thread of the store's and back.
 //! deadpool-postgres keeps the connections. (tokio-postgres and deadpool
 //! rather than sqlx: sqlx's checked queries need a database, or a cache of
 //! its answers committed, to build, and its pool adds nothing needed here.)
@@ -89,26 +94,29 @@ use crate::tlog::merkle::{Frontier, Hash, Nodes, leaf_hash};
 const MIGRATIONS: &[(i32, &str, &str)] = &[
     (1, "events_log_settings", include_str!("../../migrations/postgres/0001_events_log_settings.sql")),
     (2, "events_hash_and_time", include_str!("../../migrations/postgres/0002_events_hash_and_time.sql")),
+    (3, "leaves_without_foreign_key", include_str!("../../migrations/postgres/0003_leaves_without_foreign_key.sql")),
 ];
 
 /// An append in one statement, so one round trip: the events go in only if
-/// they follow the game's head as `check_follows` would have them (the
-/// first's seq is one past the head's, its `prev` the head's hash, its
-/// time not before the head's; no head for event 0). Answers how many
-/// went in, and when none did, the head's seq and bytes, for
-/// `check_follows` to say why (or, for a head stored before its hash and
-/// time were kept, to check it). Two appends racing for one seq both see
-/// the same head; the primary key lets one commit and refuses the other.
-/// Each row is its transaction's id (`pg_current_xact_id`): see the
-/// sequencer.
-const APPEND: &str = "WITH head AS (SELECT seq, hash, at_ns, bytes FROM events WHERE game = $1 ORDER BY seq DESC LIMIT 1), \
-     stored AS (INSERT INTO events (game, seq, xid, bytes, hash, at_ns) \
-                SELECT $1, e.seq, pg_current_xact_id()::text::bigint, e.bytes, e.hash, e.at_ns \
-                FROM unnest($2::int8[], $3::bytea[], $4::bytea[], $5::int8[]) AS e(seq, bytes, hash, at_ns) \
-                WHERE CASE WHEN $6::int8 = 0 THEN NOT EXISTS (SELECT FROM head) \
-                      ELSE EXISTS (SELECT FROM head h WHERE h.seq = $6 - 1 AND h.hash = $7::bytea AND h.at_ns <= $8::int8) END \
-                RETURNING 1) \
-     SELECT count(*), (SELECT seq FROM head), CASE WHEN count(*) = 0 THEN (SELECT bytes FROM head) END FROM stored";
+/// they follow the game's head as `check_follows` would have them: the
+/// event before the first is stored, with the first's `prev` as its hash
+/// and a time not after the first's (for event 0: the game has none). As
+/// a game's seqs have no gap, that event is the head unless the first's
+/// seq is stored too, and then the primary key refuses the insert. Two
+/// appends racing for one seq both find the event before it; the primary
+/// key lets one commit and refuses the other. Answers how many went in;
+/// when none did, the caller reads the head for `check_follows` to say
+/// why (or, for a head stored before its hash and time were kept, to
+/// check it), a second round trip only then. (The head read in the same
+/// statement, to answer with, cost every append a CTE and an aggregate
+/// over the insert's rows, for an answer only a refused one needs.) Each
+/// row is its transaction's id (`pg_current_xact_id`): see the sequencer.
+const APPEND: &str = "INSERT INTO events (game, seq, xid, bytes, hash, at_ns) \
+     SELECT $1, e.seq, pg_current_xact_id()::text::bigint, e.bytes, e.hash, e.at_ns \
+     FROM unnest($2::int8[], $3::bytea[], $4::bytea[], $5::int8[]) AS e(seq, bytes, hash, at_ns) \
+     WHERE CASE WHEN $6::int8 = 0 THEN NOT EXISTS (SELECT FROM events WHERE game = $1) \
+           ELSE EXISTS (SELECT FROM events h WHERE h.game = $1 AND h.seq = $6 - 1 \
+                        AND h.hash = $7::bytea AND h.at_ns <= $8::int8) END";
 
 /// The same insert with no check of the head: after the head was read and
 /// checked by `check_follows` (the primary key still decides a race).
@@ -440,6 +448,10 @@ impl PostgresStore {
         Ok(store)
     }
 
+    fn runtime(&self) -> &tokio::runtime::Handle {
+        self.runtime.as_ref().expect("the runtime lives as long as the store").handle()
+    }
+
     /// Runs `work` on the store's runtime and waits for it.
     fn run<T: Send + 'static>(&self, work: impl Future<Output = T> + Send + 'static) -> T {
         let (done, result) = std::sync::mpsc::sync_channel(1);
@@ -477,63 +489,28 @@ impl PostgresStore {
         let events = events.to_vec();
         let (events_in, last) = (events.len(), events.last().expect("not empty").0.seq);
         let named = game.clone();
-        let took = self.run(async move {
-            let client = pool.get().await.map_err(append_io)?;
-            let rows = Rows::of(&events);
-            // One statement, so one transaction of its own, all or nothing,
-            // and one round trip. No NOTIFY in it: a transaction that
-            // notifies holds a lock of the whole cluster through its commit's
-            // WAL flush, so appends would commit one at a time (measured:
-            // 580 against 10,600 inserts/s); the sequencer sends them.
-            if let Some((prev, at)) = follows_at(&events) {
-                let append = prepared(&client, APPEND).await.map_err(append_io)?;
-                let began = std::time::Instant::now();
-                let first = big(events[0].0.seq);
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-                    [&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats, &first, &prev, &at];
-                let row = match client.query_one(&append, &params).await {
-                    Ok(row) => row,
-                    Err(e) => return Err(refused(&client, &game, &events, e).await),
-                };
-                if row.get::<_, i64>(0) > 0 {
-                    return Ok(began.elapsed());
-                }
-                let head = match row.get::<_, Option<i64>>(1) {
-                    None => None,
-                    Some(seq) => {
-                        let seq = unsigned(seq, "a seq").map_err(append_io)?;
-                        Some(decode_parsed(seq, row.get::<_, &[u8]>(2)).map_err(append_io)?.event.link())
-                    }
-                };
-                // Why not, in the words every store gives.
-                super::check_follows(&game, &events, head)?;
-                // They follow a head stored before hashes and times were
-                // kept beside the bytes: the insert as it was made then.
-            }
-            // The head needs no lock: the primary key decides a race.
-            let head = head_of(&client, &game).await.map_err(append_io)?;
-            super::check_follows(&game, &events, head)?;
-            let store = prepared(&client, INSERT_CHECKED).await.map_err(append_io)?;
-            let began = std::time::Instant::now();
-            match client.execute(&store, &[&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats]).await {
-                Ok(_) => Ok(began.elapsed()),
-                Err(e) => Err(refused(&client, &game, &events, e).await),
-            }
-        })?;
+        let runtime = self.runtime().clone();
+        let took = self.run(async move { append_events(&pool, &runtime, &game, &events).await })?;
+        self.committed(named, last, events_in, took);
+        Ok(())
+    }
+
+    /// After a commit of `count` events of `game` up to seq `last`, which
+    /// took `took`: counted, told to the watcher, and the process's
+    /// sequencer woken to give their positions and tell the other servers
+    /// (`watch_appends`).
+    fn committed(&self, game: String, last: u64, count: usize, took: Duration) {
         self.commits.fetch_add(1, Ordering::Relaxed);
         let watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(watch) = watcher {
-            watch(Synced { took, events: events_in as u64 });
+            watch(Synced { took, events: count as u64 });
         }
-        // Stored and durable: the process's sequencer gives their positions
-        // and tells the other servers (`watch_appends`).
         {
             let mut heads = self.notify.lock().unwrap_or_else(|p| p.into_inner());
-            let head = heads.entry(named).or_insert(last);
+            let head = heads.entry(game).or_insert(last);
             *head = (*head).max(last);
         }
         self.wake_sequencer.notify_one();
-        Ok(())
     }
 
     /// Gives log positions to every event that has ended (`sequence_on`),
@@ -704,6 +681,65 @@ async fn sequencer(
             tokio::time::sleep(WATCH_RETRY).await;
             wake.notify_one();
         }
+    }
+}
+
+/// A connection from the pool, awaited on any runtime. One the pool makes
+/// now has its task (which does the connection's I/O) spawned on the
+/// store's `runtime` (deadpool spawns it on the current one), so that it
+/// lasts as long as the store, whichever runtime asked for it first.
+async fn pooled(
+    pool: &Pool,
+    runtime: &tokio::runtime::Handle,
+) -> Result<deadpool_postgres::Object, deadpool_postgres::PoolError> {
+    let mut get = Box::pin(pool.get());
+    std::future::poll_fn(|cx| {
+        let _on = runtime.enter();
+        get.as_mut().poll(cx)
+    })
+    .await
+}
+
+/// Stores `events` (one game's, in order, checked by `check_incoming`)
+/// in one transaction, durable when it returns; how long the statement
+/// took. Runs on any runtime (`pooled`): on the store's (`insert`) or on
+/// the server's async threads (`Store::append_batch_async`).
+async fn append_events(
+    pool: &Pool,
+    runtime: &tokio::runtime::Handle,
+    game: &str,
+    events: &[(Event, Vec<u8>)],
+) -> Result<Duration, AppendError> {
+    let client = pooled(pool, runtime).await.map_err(append_io)?;
+    let rows = Rows::of(events);
+    // One statement, so one transaction of its own, all or nothing,
+    // and one round trip. No NOTIFY in it: a transaction that
+    // notifies holds a lock of the whole cluster through its commit's
+    // WAL flush, so appends would commit one at a time (measured:
+    // 580 against 10,600 inserts/s); the sequencer sends them.
+    if let Some((prev, at)) = follows_at(events) {
+        let append = prepared(&client, APPEND).await.map_err(append_io)?;
+        let began = std::time::Instant::now();
+        let first = big(events[0].0.seq);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+            [&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats, &first, &prev, &at];
+        match client.execute(&append, &params).await {
+            Ok(0) => {}
+            Ok(_) => return Ok(began.elapsed()),
+            Err(e) => return Err(refused(&client, game, events, e).await),
+        }
+        // None went in: the head, read, says why (`check_follows`), or is
+        // one stored before hashes and times were kept beside the bytes,
+        // which the insert as it was made then follows.
+    }
+    // The head needs no lock: the primary key decides a race.
+    let head = head_of(&client, game).await.map_err(append_io)?;
+    super::check_follows(game, events, head)?;
+    let store = prepared(&client, INSERT_CHECKED).await.map_err(append_io)?;
+    let began = std::time::Instant::now();
+    match client.execute(&store, &[&game, &rows.seqs, &rows.bytes, &rows.hashes, &rows.ats]).await {
+        Ok(_) => Ok(began.elapsed()),
+        Err(e) => Err(refused(&client, game, events, e).await),
     }
 }
 
@@ -1065,6 +1101,25 @@ impl Store for PostgresStore {
 
     fn append_batch(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
         self.insert(game, events)
+    }
+
+    /// The append as `insert` makes it, awaited where it is called (the
+    /// server's async threads): the client's queries are sent from there,
+    /// with no hop to a thread of the store's runtime and back to wait for
+    /// each (the connections' own tasks stay on the store's runtime).
+    fn append_batch_async(&'static self, game: &str, events: &[(Event, Vec<u8>)]) -> super::Durable {
+        let Some((last, count)) = events.last().map(|(e, _)| (e.seq, events.len())) else {
+            return Box::pin(std::future::ready(Ok(())));
+        };
+        if let Err(e) = super::check_incoming(events) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let (game, events) = (game.to_string(), events.to_vec());
+        Box::pin(async move {
+            let took = append_events(&self.pool, self.runtime(), &game, &events).await?;
+            self.committed(game, last, count, took);
+            Ok(())
+        })
     }
 
     fn setting(&self, key: &str) -> Result<Option<Vec<u8>>, ReadError> {
