@@ -471,18 +471,10 @@ impl PostgresStore {
     /// wakes the process's sequencer (`sequencer`) to give their positions
     /// and tell the other servers.
     fn insert(&self, game: &str, events: &[(Event, Vec<u8>)]) -> Result<(), AppendError> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        super::check_incoming(events)?;
-        let pool = self.pool.clone();
-        let game = game.to_string();
-        let events = events.to_vec();
-        let (events_in, last) = (events.len(), events.last().expect("not empty").0.seq);
-        let named = game.clone();
-        let runtime = self.runtime().clone();
-        let took = self.run(async move { append_events(&pool, &runtime, &game, &events).await })?;
-        self.committed(named, last, events_in, took);
+        let Some((events, last)) = to_append(events)? else { return Ok(()) };
+        let (pool, runtime, named, count) = (self.pool.clone(), self.runtime().clone(), game.to_string(), events.len());
+        let took = self.run(async move { append_events(&pool, &runtime, &named, &events).await })?;
+        self.committed(game.to_string(), last, count, took);
         Ok(())
     }
 
@@ -695,6 +687,18 @@ async fn pooled(
 /// in one transaction, durable when it returns; how long the statement
 /// took. Runs on any runtime (`pooled`): on the store's (`insert`) or on
 /// the server's async threads (`Store::append_batch_async`).
+/// Events to store, each with its bytes, and the last one's seq.
+type ToAppend = (Vec<(Event, Vec<u8>)>, u64);
+
+/// The events an append commits, checked as every store checks them
+/// (`check_incoming`), with the last one's seq (`PostgresStore::committed`);
+/// none for no events.
+fn to_append(events: &[(Event, Vec<u8>)]) -> Result<Option<ToAppend>, AppendError> {
+    let Some((last, _)) = events.last() else { return Ok(None) };
+    super::check_incoming(events)?;
+    Ok(Some((events.to_vec(), last.seq)))
+}
+
 async fn append_events(
     pool: &Pool,
     runtime: &tokio::runtime::Handle,
@@ -1022,16 +1026,15 @@ impl Store for PostgresStore {
     /// with no hop to a thread of the store's runtime and back to wait for
     /// each (the connections' own tasks stay on the store's runtime).
     fn append_batch_async(&'static self, game: &str, events: &[(Event, Vec<u8>)]) -> super::Durable {
-        let Some((last, count)) = events.last().map(|(e, _)| (e.seq, events.len())) else {
-            return Box::pin(std::future::ready(Ok(())));
+        let (events, last) = match to_append(events) {
+            Ok(Some(append)) => append,
+            Ok(None) => return Box::pin(std::future::ready(Ok(()))),
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        if let Err(e) = super::check_incoming(events) {
-            return Box::pin(std::future::ready(Err(e)));
-        }
-        let (game, events) = (game.to_string(), events.to_vec());
+        let game = game.to_string();
         Box::pin(async move {
             let took = append_events(&self.pool, self.runtime(), &game, &events).await?;
-            self.committed(game, last, count, took);
+            self.committed(game, last, events.len(), took);
             Ok(())
         })
     }
