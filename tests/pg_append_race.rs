@@ -26,17 +26,24 @@ fn fresh_view(url: &str, game: &str) -> Value {
     serde_json::to_value(recorder.table().view()).unwrap()
 }
 
-/// Every event of `game` read back checked (hash, and link to the one
-/// before), then verified whole: their seqs from 0, with no gap.
+/// Every event of `game`, the database's only game, read back checked
+/// (hash, and link to the one before), then verified whole: their seqs
+/// from 0, with no gap; each has its place in the log, once.
 fn assert_one_chain(url: &str, game: &str, last: u64) -> Vec<String> {
+    let hashes = assert_chain(url, game, last);
+    assert_eq!(PostgresStore::open(url).unwrap().log_size().unwrap(), last + 1);
+    hashes
+}
+
+/// Every event of `game` read back checked and verified whole: their seqs
+/// from 0 to `last`, with no gap. Their hashes.
+fn assert_chain(url: &str, game: &str, last: u64) -> Vec<String> {
     let store = PostgresStore::open(url).unwrap();
     let events: Vec<_> = store.read(game, 0).unwrap().collect::<Result<_, _>>().unwrap();
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (0..=last).collect::<Vec<_>>(), "one event per seq, no gap");
     let (verified, _) = verify(&StoredGame::new(&store, game), None).unwrap();
     assert_eq!(verified.events, last + 1);
-    // Every event has its place in the log, once.
-    assert_eq!(store.log_size().unwrap(), last + 1);
     events.into_iter().map(|e| e.hash).collect()
 }
 
@@ -207,5 +214,215 @@ fn two_servers_race_for_one_seq_through_the_api() {
     let hashes = assert_one_chain(&db.url, "g", last);
     let through_api: Vec<String> = b.stored("g").into_iter().map(|(_, h)| h).collect();
     assert_eq!(through_api, hashes);
+    eprintln!("wins: {wins:?}");
+}
+
+/// An event sealed, with its canonical bytes.
+type Sealed = (arbiter::event::Event, Vec<u8>);
+
+/// The event that follows `head` in a Doomtrooper game, legal there (or
+/// its event 0), sealed `later` ms from now (two sealed after one head
+/// differ).
+fn sealed(head: Option<&arbiter::event::Link>, later: i64) -> Sealed {
+    use arbiter::event::{Draft, seal};
+    let (actor, action) = match head.map(|h| h.seq + 1) {
+        None => ("Dana", serde_json::to_value(doomtrooper_header()).unwrap()),
+        Some(1) => ("p1", combat("p2", "A", "D")),
+        Some(2) => ("p1", tactic("Fight")),
+        Some(seq) => war(seq),
+    };
+    let draft = Draft { actor: actor.into(), action, at: None };
+    seal(&draft, head, chrono::Utc::now() + chrono::Duration::milliseconds(later)).unwrap()
+}
+
+/// The event that follows `head`, sealed now.
+fn next_event(head: Option<&arbiter::event::Link>) -> Sealed {
+    sealed(head, 0)
+}
+
+/// Every append in `appends` queued at once (each `append_batch_async`
+/// call queues its append before its answer is awaited), then each answer.
+fn all_at_once(
+    store: &'static dyn Store,
+    appends: &[(&str, Vec<Sealed>)],
+) -> Vec<Result<(), arbiter::store::AppendError>> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let waiting: Vec<_> = appends.iter().map(|(game, events)| store.append_batch_async(game, events)).collect();
+    runtime.block_on(futures_util::future::join_all(waiting))
+}
+
+/// Appends of many games awaited at once are committed together: fewer
+/// commits than appends, each acknowledged, each game's event stored after
+/// its head and given its place in the log.
+#[test]
+fn appends_of_many_games_at_once_share_their_commits() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    const GAMES: u64 = 32;
+    let db = TestDatabase::new();
+    let store = open(&db.url);
+    let games: Vec<String> = (0..GAMES).map(|g| format!("g{g}")).collect();
+    let mut appends = vec![];
+    for game in &games {
+        let e0 = create(store, game, &doomtrooper_header(), "Dana", None).unwrap();
+        appends.push((game.as_str(), vec![next_event(Some(&e0.link()))]));
+    }
+    let commits = store.syncs();
+    let answers = all_at_once(store, &appends);
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+    let shared = store.syncs() - commits;
+    // Sent alone, each would be a commit of its own. Queued at once they
+    // wait for at most the first to go alone, then go together; a margin
+    // for a test thread paused between appends on a busy machine.
+    assert!(shared <= GAMES / 2, "{shared} commits for {GAMES} appends at once");
+    for (game, events) in &appends {
+        assert_eq!(store.head(game).unwrap().unwrap(), events[0].0.link());
+        assert_chain(&db.url, game, 1);
+    }
+    let log = PostgresStore::open(&db.url).unwrap();
+    assert_eq!(log.log_size().unwrap(), 2 * GAMES, "every event has its place in the log, once");
+}
+
+/// Appends queued at once are each answered as they would be alone, in
+/// whatever batch they go: one that follows its head is stored; a second
+/// event 0 is refused as existing; a `prev` that is not the head's hash is
+/// refused; two of one game go in the order they came (their batch's
+/// check leaves those out and commits the rest). Then one sealed after a
+/// stale head, queued with others: it is a conflict naming the head (the
+/// primary key refuses its batch's statement, and each goes again alone).
+/// Nothing refused is stored.
+#[test]
+fn appends_at_once_are_each_answered_as_alone() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    use arbiter::event::Link;
+    use arbiter::store::AppendError;
+    let db = TestDatabase::new();
+    let store = open(&db.url);
+    let mut heads = std::collections::HashMap::new();
+    for game in ["first", "fresh", "stale", "exists", "twice", "other_prev"] {
+        let e0 = create(store, game, &doomtrooper_header(), "Dana", None).unwrap();
+        heads.insert(game, e0.link());
+    }
+    // "stale" moves on beyond the head its next append is sealed after.
+    let moved = next_event(Some(&heads["stale"]));
+    store.append("stale", &moved.0, &moved.1).unwrap();
+    let twice = next_event(Some(&heads["twice"]));
+    let twice_again = next_event(Some(&twice.0.link()));
+    let wrong_prev = Link { hash: moved.0.hash.clone(), ..heads["other_prev"].clone() };
+    let first = next_event(Some(&heads["first"]));
+    let appends = vec![
+        ("first", vec![first.clone()]),
+        ("fresh", vec![next_event(Some(&heads["fresh"]))]),
+        ("exists", vec![next_event(None)]),
+        ("twice", vec![twice.clone()]),
+        ("new", vec![next_event(None)]),
+        ("other_prev", vec![next_event(Some(&wrong_prev))]),
+        ("twice", vec![twice_again.clone()]),
+    ];
+    let refused = ["stale", "exists", "other_prev"];
+    let before: Vec<_> = refused.map(|g| store.head(g).unwrap()).into();
+    let answers = all_at_once(store, &appends);
+    let said: Vec<String> = answers.iter().map(|a| format!("{a:?}")).collect();
+    assert!(answers[0].is_ok() && answers[1].is_ok(), "{said:?}");
+    assert!(matches!(&answers[2], Err(AppendError::Exists(g)) if g == "exists"), "{said:?}");
+    assert!(answers[3].is_ok() && answers[4].is_ok(), "{said:?}");
+    assert!(matches!(&answers[5], Err(AppendError::Invalid(_))), "{said:?}");
+    assert!(answers[6].is_ok(), "{said:?}");
+    assert_eq!(store.head("twice").unwrap().unwrap(), twice_again.0.link());
+
+    let stale = vec![
+        ("first", vec![next_event(Some(&first.0.link()))]),
+        ("stale", vec![next_event(Some(&heads["stale"]))]),
+        ("new", vec![next_event(Some(&appends[4].1[0].0.link()))]),
+    ];
+    let answers = all_at_once(store, &stale);
+    let said: Vec<String> = answers.iter().map(|a| format!("{a:?}")).collect();
+    assert!(answers[0].is_ok() && answers[2].is_ok(), "{said:?}");
+    assert!(
+        matches!(&answers[1], Err(AppendError::Conflict { expected: 1, next: 2, head: Some(h) }) if *h == moved.0.link()),
+        "{said:?}"
+    );
+    let after: Vec<_> = refused.map(|g| store.head(g).unwrap()).into();
+    assert_eq!(after, before, "nothing refused is stored");
+    for (game, last) in [("first", 2), ("fresh", 1), ("stale", 1), ("exists", 0), ("twice", 2), ("new", 1)] {
+        assert_chain(&db.url, game, last);
+    }
+}
+
+/// Two servers' batches, each with appends of games of its own, race for
+/// one seq of a shared game: exactly one of the two is stored, the other is
+/// told a conflict naming it, and every other append of both batches is
+/// stored. Ten rounds, so both orders happen, and the batch whose
+/// statement the primary key refused is made again append by append.
+#[test]
+fn two_servers_batches_race_for_one_seq() {
+    if !common::has(common::Need::Postgres) {
+        return;
+    }
+    use arbiter::store::AppendError;
+    const ROUNDS: u64 = 10;
+    let db = TestDatabase::new();
+    let (one, two) = (open(&db.url), open(&db.url));
+    let e0 = create(one, "shared", &doomtrooper_header(), "Dana", None).unwrap();
+    let mut head = e0.link();
+    let mut own = vec![];
+    for game in ["one0", "one1", "two0", "two1"] {
+        own.push(create(one, game, &doomtrooper_header(), "Dana", None).unwrap().link());
+    }
+    let mut wins = [0, 0];
+    for round in 1..=ROUNDS {
+        let racing = [sealed(Some(&head), 0), sealed(Some(&head), 1)];
+        let theirs: Vec<_> = own.iter().map(|h| next_event(Some(h))).collect();
+        let batches = [
+            vec![
+                ("one0", vec![theirs[0].clone()]),
+                ("shared", vec![racing[0].clone()]),
+                ("one1", vec![theirs[1].clone()]),
+            ],
+            vec![
+                ("two0", vec![theirs[2].clone()]),
+                ("shared", vec![racing[1].clone()]),
+                ("two1", vec![theirs[3].clone()]),
+            ],
+        ];
+        let barrier = std::sync::Barrier::new(2);
+        let answers: Vec<_> = std::thread::scope(|scope| {
+            let sent: Vec<_> = [(one, &batches[0]), (two, &batches[1])]
+                .into_iter()
+                .map(|(store, batch)| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        barrier.wait();
+                        all_at_once(store, batch)
+                    })
+                })
+                .collect();
+            sent.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for (batch, answered) in answers.iter().enumerate() {
+            assert!(answered[0].is_ok() && answered[2].is_ok(), "server {batch}, round {round}: {answered:?}");
+        }
+        let winner = match (&answers[0][1], &answers[1][1]) {
+            (Ok(()), Err(AppendError::Conflict { expected, next, head: Some(h) })) => {
+                assert_eq!((*expected, *next, h), (round, round + 1, &racing[0].0.link()));
+                0
+            }
+            (Err(AppendError::Conflict { expected, next, head: Some(h) }), Ok(())) => {
+                assert_eq!((*expected, *next, h), (round, round + 1, &racing[1].0.link()));
+                1
+            }
+            (a, b) => panic!("round {round}: exactly one wins, the other told a conflict: {a:?} {b:?}"),
+        };
+        wins[winner] += 1;
+        head = racing[winner].0.link();
+        own = theirs.iter().map(|(e, _)| e.link()).collect();
+    }
+    assert_chain(&db.url, "shared", ROUNDS);
+    for game in ["one0", "one1", "two0", "two1"] {
+        assert_chain(&db.url, game, ROUNDS);
+    }
     eprintln!("wins: {wins:?}");
 }
