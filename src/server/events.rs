@@ -255,8 +255,9 @@ async fn append_here(
 
 /// An append on a store other servers write too (PostgreSQL), on the
 /// async thread as `append_here`: the fold's checks here, the store's
-/// append awaited (`Recorder::store_batch_async`: its queries sent from
-/// this thread, no thread held while the database works). What reads the
+/// append awaited (`Recorder::store_batch_async`: committed together with
+/// the other games' appends waiting beside it, no thread held while the
+/// database works). What reads the
 /// store on the way goes to the blocking pool (`append_on_a_worker`), as
 /// each read is a round trip: the game's first append here (its load), an
 /// append at a seq before the fold's head (a retry: the events already

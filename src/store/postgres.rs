@@ -179,8 +179,8 @@ pub struct PostgresStore {
     /// outside the pool: it LISTENs for as long as the store is open).
     config: tokio_postgres::Config,
     /// Where the server's appends wait to be committed together
-    /// (`batch`); its task starts with the first.
-    batches: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<batch::Waiting>>,
+    /// (`batch`); its task starts with the first, and again if it ended.
+    batches: Mutex<Option<tokio::sync::mpsc::UnboundedSender<batch::Waiting>>>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -379,7 +379,7 @@ impl PostgresStore {
             leaves_ahead: Mutex::default(),
             watcher: Mutex::new(None),
             config,
-            batches: std::sync::OnceLock::new(),
+            batches: Mutex::new(None),
         };
         store.run(migrate(store.pool.clone())).map_err(|e| match e {
             // The database answers: it is the role's rights, not the URL.
@@ -519,6 +519,26 @@ impl PostgresStore {
             watch(Synced { took, events });
         }
         self.wake_sequencer.notify_one();
+    }
+
+    /// Queues `waiting` for the task that commits appends together
+    /// (`batch`), starting it if it is not running: at the first append,
+    /// or after it ended (a panic in it, a bug: the appends it held were
+    /// told the outcome is unknown, and appends go on).
+    fn queue(&'static self, waiting: batch::Waiting) -> Result<(), AppendError> {
+        let mut queue = self.batches.lock().unwrap_or_else(|p| p.into_inner());
+        let waiting = match queue.as_ref() {
+            None => waiting,
+            Some(running) => match running.send(waiting) {
+                Ok(()) => return Ok(()),
+                Err(ended) => {
+                    tracing::error!("the task that commits appends together had ended; it starts again");
+                    ended.0
+                }
+            },
+        };
+        let closing = |_| AppendError::Unavailable("the store is closing: nothing was stored".into());
+        queue.insert(batch::start(self)).send(waiting).map_err(closing)
     }
 
     /// Gives log positions to every event that has ended (`sequence_on`),
@@ -867,10 +887,18 @@ async fn refused(
         };
     }
     // The database refused it: nothing was stored.
-    if e.as_db_error().is_some() {
+    if surely_refused(&e) {
         return append_io(e);
     }
     AppendError::Unavailable(unconfirmed(&e))
+}
+
+/// Whether the database surely refused a statement, so that nothing of it
+/// was stored: it answered with an error of the statement (severity
+/// ERROR), not one that ends the session (FATAL, PANIC: an administrator's
+/// or a crash's shutdown), which may come after the commit was flushed.
+fn surely_refused(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error().is_some_and(|db| db.severity() == "ERROR") && !unreachable(e)
 }
 
 /// Why an append's outcome is unknown: no answer came (the connection
@@ -1045,15 +1073,12 @@ impl Store for PostgresStore {
             Ok(None) => return Box::pin(std::future::ready(Ok(()))),
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        let queue = self.batches.get_or_init(|| batch::start(self));
         let (done, answer) = tokio::sync::oneshot::channel();
-        let waiting = batch::Waiting { game: game.to_string(), events, last, done };
-        let sent = queue.send(waiting);
+        if let Err(e) = self.queue(batch::Waiting { game: game.to_string(), events, last, done }) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         Box::pin(async move {
-            if sent.is_err() {
-                return Err(AppendError::Unavailable("the store is closing: nothing was stored".into()));
-            }
-            // The batcher's task answers every append it takes, unless it
+            // The batch's task answers every append it takes, unless it
             // panicked (a bug) or the store closed meanwhile.
             answer.await.unwrap_or_else(|_| {
                 Err(AppendError::Unavailable(

@@ -17,17 +17,19 @@
 //! 3. The answers:
 //!    - A game whose events went in is acknowledged once the statement's
 //!      commit returned (`synchronous_commit = on`, as for one append).
-//!    - A game whose check failed (someone else appended first, a head kept
+//!    - A game whose check failed (its events do not follow its head: a
+//!      second event 0, a `prev` that is not the head's; or a head kept
 //!      before schema version 2) is appended again alone (`append_events`),
 //!      after the batch, which reads its head and says why, as for one.
 //!    - The same game twice in a batch (never from the server, whose game
 //!      lock lets one append of a game out at a time) goes alone after it.
-//!    - If the database refused the statement (a seq already stored: two
-//!      servers raced for it, and the primary key refused one), nothing of
-//!      it was stored, and each append is made again alone, so each gets
-//!      its own answer. If no answer came, each is told so, as one alone
-//!      would be: the outcome is unknown, and a retry at the same expected
-//!      seq is safe.
+//!    - If the database refused the statement (a seq already stored: an
+//!      append sealed after a stale head, or two servers raced for one seq,
+//!      and the primary key refused it), nothing of it was stored, and each
+//!      append is made again alone, so each gets its own answer. If no
+//!      answer came, or the database ended the session (it may have
+//!      committed first), each is told so, as one alone would be: the
+//!      outcome is unknown, and a retry at the same expected seq is safe.
 //!
 //! Gap-free log positions are untouched: the sequencer takes events by
 //! (xid, game, seq), and a batch's events share one xid as one game's
@@ -39,14 +41,14 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{PostgresStore, Rows, append_events, append_io, follows_at, prepared, unconfirmed};
+use super::{PostgresStore, Rows, append_events, append_io, follows_at, prepared, surely_refused, unconfirmed};
 use crate::event::Event;
 use crate::store::AppendError;
 
 /// At most this many appends (games) in one statement, and about this many
-/// bytes of events: a statement and its answer stay small, and one slow
-/// game's bytes do not hold up many others. An append larger than
-/// `MAX_BYTES` goes alone.
+/// bytes of events (no more are taken once a batch holds that many): a
+/// statement and its answer stay bounded. (An append is at most
+/// `limits::MAX_BATCH_EVENTS` events of `limits::MAX_EVENT_BYTES`.)
 const MAX_APPENDS: usize = 256;
 const MAX_BYTES: usize = 4 << 20;
 
@@ -121,11 +123,19 @@ async fn batcher(store: &'static PostgresStore, mut waiting: mpsc::UnboundedRece
 
 /// Commits `batch` and answers each append in it (see the module's comment).
 async fn commit(store: &'static PostgresStore, batch: Vec<Waiting>) {
-    // Into the statement: the first append of each game whose check can be
-    // made there. The rest go alone, after it.
+    // Into the statement: the first append of each game, if its check can
+    // be made there. The rest go alone, after it: a game's later appends
+    // always do, so that each game's go in the order they came.
     let mut seen = HashSet::new();
-    let (together, alone): (Vec<Waiting>, Vec<Waiting>) =
-        batch.into_iter().partition(|w| follows_at(&w.events).is_some() && seen.insert(w.game.clone()));
+    let (mut together, alone): (Vec<Waiting>, Vec<Waiting>) = batch.into_iter().partition(|w| {
+        let first_of_its_game = seen.insert(w.game.clone());
+        first_of_its_game && follows_at(&w.events).is_some()
+    });
+    // In the order of their games: two servers' statements that hold two
+    // same games then insert them in one order, and one waits for the
+    // other rather than both for each other (a deadlock PostgreSQL breaks
+    // only after a second).
+    together.sort_by(|a, b| a.game.cmp(&b.game));
     if together.len() < 2 {
         return in_order(store, together.into_iter().chain(alone)).await;
     }
@@ -167,11 +177,11 @@ enum Failed {
 fn again(e: &AppendError) -> AppendError {
     match e {
         AppendError::Unavailable(why) => AppendError::Unavailable(why.clone()),
+        AppendError::Io(why) => AppendError::Io(why.clone()),
         other => AppendError::Io(other.to_string()),
     }
 }
 
-/// One append made alone, as without batches (`append_events`), answered.
 /// Appends made alone, in the order they came for each game (one after
 /// another), and different games' at once.
 async fn in_order(store: &'static PostgresStore, appends: impl IntoIterator<Item = Waiting>) {
@@ -194,6 +204,7 @@ async fn in_order(store: &'static PostgresStore, appends: impl IntoIterator<Item
     .await;
 }
 
+/// One append made alone, as without batches (`append_events`), answered.
 async fn append_alone(store: &'static PostgresStore, w: Waiting) {
     let outcome = append_events(&store.pool, &w.game, &w.events).await;
     let outcome = outcome.map(|took| store.committed(w.game.clone(), w.last, w.events.len(), took));
@@ -224,9 +235,9 @@ async fn append_many(
     let began = std::time::Instant::now();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
         [&games, &all.seqs, &all.bytes, &all.hashes, &all.ats, &firsts, &prevs, &prev_ats];
-    let rows = client.query(&statement, &params).await.map_err(|e| match e.as_db_error() {
-        Some(_) => Failed::Refused,
-        None => Failed::Told(AppendError::Unavailable(unconfirmed(&e))),
+    let rows = client.query(&statement, &params).await.map_err(|e| match surely_refused(&e) {
+        true => Failed::Refused,
+        false => Failed::Told(AppendError::Unavailable(unconfirmed(&e))),
     })?;
     let took = began.elapsed();
     let mut stored = HashMap::new();
