@@ -27,6 +27,9 @@
 //! and 64 by default; any N), run only those rows (to profile one of them);
 //! `subscribers` only the rows with subscribers; `turns=K`. With
 //! `verify-all --store URL`: `verify --all` on sled beside PostgreSQL.
+//! With `scale-out --store URL`: one and two `arbiter serve` processes on
+//! one database, each held to a share of one core (`cap=PERCENT`, default
+//! 25), in turns (`scale_out`).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -149,12 +152,15 @@ impl Run {
         println!("{:>6}  {:<16} each turn: {}x", "", "", each.join("x, "));
     }
 
-    fn row(&mut self, tables: usize, path: &str, ceiling: f64) {
+    /// The latency under which a fraction `p` of the appends were answered, in ms.
+    fn percentile(&mut self, p: f64) -> f64 {
         self.latencies.sort();
-        let pct = |p: f64| {
-            let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len()) - 1;
-            self.latencies[i].as_secs_f64() * 1000.0
-        };
+        let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len()) - 1;
+        self.latencies[i].as_secs_f64() * 1000.0
+    }
+
+    fn row(&mut self, tables: usize, path: &str, ceiling: f64) {
+        let (p50, p99) = (self.percentile(0.50), self.percentile(0.99));
         let db_cpu = match self.db_cpu {
             Some(db) => format!(" {:>13.0}", db.as_secs_f64() * 1e6 / self.appends as f64),
             None => String::new(),
@@ -162,8 +168,8 @@ impl Run {
         println!(
             "{tables:>6}  {path:<16} {:>10.0} {:>9.2} {:>9.2} {:>13.3} {:>13.0} {:>10.0} {:>8.2}x{db_cpu}",
             self.rate(),
-            pct(0.50),
-            pct(0.99),
+            p50,
+            p99,
             self.syncs as f64 / self.appends as f64,
             self.cpu.as_secs_f64() * 1e6 / self.appends as f64,
             ceiling,
@@ -228,27 +234,7 @@ fn api(sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> 
 /// more than one: several servers on one database), table t's client on
 /// server t mod the number of servers.
 fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table: usize, subscribers: usize) -> Run {
-    let store = stores[0].as_ref();
-    // Each table's seats and judges get their tokens, as an organiser would issue them.
-    // A seat's or judge's token is issued with its expiry (the default lifetime).
-    let issue = |grant: &Grant| {
-        let now = chrono::Utc::now();
-        access::issue_at(store, grant, now, access::expiry(grant, None, now).unwrap()).unwrap().token
-    };
-    let mut tokens = Vec::new();
-    for t in 0..tables {
-        let game = format!("t{t}");
-        let mut mine = std::collections::HashMap::new();
-        for seat in &sample.header.seats {
-            let grant = Grant::Seat { game: game.clone(), seat: seat.id.clone() };
-            mine.insert(seat.id.clone(), issue(&grant));
-        }
-        for judge in &sample.header.judges {
-            let grant = Grant::Judge { game: game.clone(), judge: judge.clone() };
-            mine.insert(judge.clone(), issue(&grant));
-        }
-        tokens.push(mine);
-    }
+    let tokens = issue_tokens(stores[0].as_ref(), sample, tables);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let (mut urls, mut servers, mut serving) = (Vec::new(), Vec::new(), Vec::new());
     for store in stores {
@@ -269,9 +255,64 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
     let watchers_cpu = watchers.cpu();
     let syncs_now = || servers.iter().map(|s| s.store.syncs()).sum::<u64>();
     let syncs = syncs_now();
-    // Each table's requests, made before the clock starts: what is timed
-    // is the server's work, not the load generator's JSON.
-    let requests: Vec<Vec<Vec<u8>>> = tokens
+    let requests = requests_for(&tokens, sample, per_table);
+    let (start, cpu, db_cpu, tables_cpu) = (Instant::now(), cpu_time(), cluster_cpu(), thread_cpu_time());
+    let switched = switches();
+    let latencies = send_all(&urls, requests);
+    let (elapsed, tables_cpu) = (start.elapsed(), thread_cpu_time() - tables_cpu);
+    let syncs = syncs_now() - syncs;
+    // The CPU counted is until every subscriber has every event: the
+    // fan-out's last send can come after the last append.
+    watchers.all_saw(per_table as u64);
+    let (cpu, subscribers_cpu) = (cpu_time() - cpu, watchers.cpu() - watchers_cpu);
+    if db_cpu.is_some() {
+        let ((waited, preempted), appends) = (switches(), (tables * per_table) as f64);
+        let (waited, preempted) = ((waited - switched.0) as f64 / appends, (preempted - switched.1) as f64 / appends);
+        println!(
+            "{:>6}  {:<16} this turn, per append in this process: {waited:.1} threads waited, {preempted:.1} preempted",
+            "", ""
+        );
+    }
+    for (stop, serving) in serving {
+        let _ = stop.send(());
+        runtime.block_on(serving).unwrap().unwrap();
+    }
+    let db_cpu = db_cpu.zip(cluster_cpu()).map(|(before, after)| after.saturating_sub(before));
+    Run { appends: tables * per_table, elapsed, latencies, syncs, cpu, subscribers_cpu, db_cpu, tables_cpu }
+}
+
+/// Each table's seats and judges get their tokens, as an organiser would
+/// issue them: with their expiry (the default lifetime). Table t's, by actor.
+fn issue_tokens(store: &dyn Store, sample: &Sample, tables: usize) -> Vec<std::collections::HashMap<String, String>> {
+    let issue = |grant: &Grant| {
+        let now = chrono::Utc::now();
+        access::issue_at(store, grant, now, access::expiry(grant, None, now).unwrap()).unwrap().token
+    };
+    let mut tokens = Vec::new();
+    for t in 0..tables {
+        let game = format!("t{t}");
+        let mut mine = std::collections::HashMap::new();
+        for seat in &sample.header.seats {
+            let grant = Grant::Seat { game: game.clone(), seat: seat.id.clone() };
+            mine.insert(seat.id.clone(), issue(&grant));
+        }
+        for judge in &sample.header.judges {
+            let grant = Grant::Judge { game: game.clone(), judge: judge.clone() };
+            mine.insert(judge.clone(), issue(&grant));
+        }
+        tokens.push(mine);
+    }
+    tokens
+}
+
+/// Each table's requests, made before the clock starts: what is timed is
+/// the server's work, not the load generator's JSON.
+fn requests_for(
+    tokens: &[std::collections::HashMap<String, String>],
+    sample: &Sample,
+    per_table: usize,
+) -> Vec<Vec<Vec<u8>>> {
+    tokens
         .iter()
         .enumerate()
         .map(|(t, tokens)| {
@@ -289,11 +330,15 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
                 })
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+/// Table t's requests sent in order on a keep-alive connection of its own
+/// to server t mod the number of `urls`, every table at once, the clients
+/// on one thread; each answer must be 201. Every request's latency.
+fn send_all(urls: &[String], requests: Vec<Vec<Vec<u8>>>) -> Vec<Duration> {
     let clients = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (start, cpu, db_cpu, tables_cpu) = (Instant::now(), cpu_time(), cluster_cpu(), thread_cpu_time());
-    let switched = switches();
-    let latencies = clients.block_on(async {
+    clients.block_on(async {
         let tables: Vec<_> = requests
             .into_iter()
             .enumerate()
@@ -318,27 +363,135 @@ fn api_on(stores: Vec<Box<dyn Store>>, sample: &Sample, tables: usize, per_table
             all.extend(table.await.unwrap());
         }
         all
-    });
-    let (elapsed, tables_cpu) = (start.elapsed(), thread_cpu_time() - tables_cpu);
-    let syncs = syncs_now() - syncs;
-    // The CPU counted is until every subscriber has every event: the
-    // fan-out's last send can come after the last append.
-    watchers.all_saw(per_table as u64);
-    let (cpu, subscribers_cpu) = (cpu_time() - cpu, watchers.cpu() - watchers_cpu);
-    if db_cpu.is_some() {
-        let ((waited, preempted), appends) = (switches(), (tables * per_table) as f64);
-        let (waited, preempted) = ((waited - switched.0) as f64 / appends, (preempted - switched.1) as f64 / appends);
+    })
+}
+
+/// One `arbiter serve` process on the database at `store`, held to `cap`
+/// percent of one core by a cgroup of its own (cgroup v1's cpu controller:
+/// `cpu.cfs_quota_us`), standing in for a machine of its own. Killed, and
+/// its cgroup removed, when dropped.
+struct Capped {
+    child: std::process::Child,
+    cgroup: std::path::PathBuf,
+    url: String,
+}
+
+impl Capped {
+    fn start(store: &str, cap: u32) -> Result<Capped, String> {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+            .args(["serve", "--store", store, "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start arbiter serve: {e}"))?;
+        let cgroup = std::path::PathBuf::from(format!("/sys/fs/cgroup/cpu/arbiter-bench-{}", child.id()));
+        let capped = (|| {
+            std::fs::create_dir(&cgroup)?;
+            // A period of 10 ms: held back for at most that long at a time.
+            std::fs::write(cgroup.join("cpu.cfs_period_us"), "10000")?;
+            std::fs::write(cgroup.join("cpu.cfs_quota_us"), (cap * 100).to_string())?;
+            // Every thread of the process, and those it starts later.
+            std::fs::write(cgroup.join("cgroup.procs"), child.id().to_string())
+        })();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = lines.find_map(|l| l.ok()?.strip_prefix("listening on ").map(str::to_string));
+        // What it prints later is read and dropped, so that it never blocks.
+        std::thread::spawn(move || lines.for_each(drop));
+        let server = Capped { child, cgroup, url: url.unwrap_or_default() };
+        capped.map_err(|e| format!("cannot hold a process to a share of a core ({}): {e}", server.cgroup.display()))?;
+        match server.url.is_empty() {
+            true => Err("arbiter serve did not say where it listens".into()),
+            false => Ok(server),
+        }
+    }
+
+    /// The process's CPU time so far, user + system.
+    fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let after = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
+        let words: Vec<u64> = after.split(' ').skip(11).take(2).filter_map(|w| w.parse().ok()).collect();
+        // SAFETY: sysconf reads a constant of the system.
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        Duration::from_secs_f64(words.iter().sum::<u64>() as f64 / per_second)
+    }
+}
+
+impl Drop for Capped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir(&self.cgroup);
+    }
+}
+
+/// Whether a second server adds appends on a database with spare cores,
+/// shown on one 2-core machine: each server is a process of its own held
+/// to `cap` percent of one core (`Capped`), so that one server is what
+/// limits the rate and the database and the clients have cores to spare.
+/// `tables` tables of `per_table` appends through one server, then through
+/// two (table t's client on server t mod 2), each on a fresh database, in
+/// `turns` turns; each turn's rate with two beside the rate with one.
+fn scale_out(admin: &str, sample: &Sample, tables: usize, per_table: usize, cap: u32, turns: usize) {
+    *POSTMASTER.lock().unwrap() = postmaster(admin);
+    println!(
+        "scale-out: {tables} tables of {per_table} appends through 1 and 2 `arbiter serve` processes on one \
+         database, each held to {cap}% of one core, in {turns} turns"
+    );
+    println!(
+        "{:>7}  {:>10} {:>9} {:>9} {:>18} {:>14} {:>13}",
+        "servers", "appends/s", "p50 ms", "p99 ms", "server cpu/append", "of their caps", "db us/append"
+    );
+    let run = |servers: usize| -> Result<f64, String> {
+        let db = Scratch::new(admin, "arbiter_bench_scale_out");
+        let tokens = {
+            let store = arbiter::store::PostgresStore::open(&db.url).unwrap();
+            for t in 0..tables {
+                create(&store, &format!("t{t}"), &sample.header, &sample.opened_by, None).unwrap();
+            }
+            issue_tokens(&store, sample, tables)
+        };
+        let capped = (0..servers).map(|_| Capped::start(&db.url, cap)).collect::<Result<Vec<_>, _>>()?;
+        let urls: Vec<String> = capped.iter().map(|c| c.url.clone()).collect();
+        let requests = requests_for(&tokens, sample, per_table);
+        let server_cpu = || capped.iter().map(Capped::cpu).sum::<Duration>();
+        let (start, cpu, db_cpu) = (Instant::now(), server_cpu(), cluster_cpu());
+        let latencies = send_all(&urls, requests);
+        let (elapsed, cpu) = (start.elapsed(), server_cpu() - cpu);
+        let db_cpu = db_cpu.zip(cluster_cpu()).map(|(before, after)| after.saturating_sub(before));
+        let mut run = Run {
+            appends: tables * per_table,
+            elapsed,
+            latencies,
+            syncs: 0,
+            cpu,
+            subscribers_cpu: Duration::ZERO,
+            db_cpu,
+            tables_cpu: Duration::ZERO,
+        };
+        let (appends, p50, p99) = (run.appends as f64, run.percentile(0.5), run.percentile(0.99));
+        let per_append = |d: Duration| d.as_secs_f64() * 1e6 / appends;
+        let used = cpu.as_secs_f64() / (elapsed.as_secs_f64() * servers as f64 * f64::from(cap) / 100.0);
         println!(
-            "{:>6}  {:<16} this turn, per append in this process: {waited:.1} threads waited, {preempted:.1} preempted",
-            "", ""
+            "{servers:>7}  {:>10.0} {:>9.2} {:>9.2} {:>15.0} us {:>13.0}% {:>13}",
+            run.rate(),
+            p50,
+            p99,
+            per_append(cpu),
+            used * 100.0,
+            run.db_cpu.map_or("-".into(), |d| format!("{:.0}", per_append(d)))
         );
+        Ok(run.rate())
+    };
+    let mut ratios = Vec::new();
+    for _ in 0..turns {
+        match (run(1), run(2)) {
+            (Ok(one), Ok(two)) => ratios.push(two / one),
+            (Err(why), _) | (_, Err(why)) => return println!("({why}: no scale-out rows)"),
+        }
     }
-    for (stop, serving) in serving {
-        let _ = stop.send(());
-        runtime.block_on(serving).unwrap().unwrap();
-    }
-    let db_cpu = db_cpu.zip(cluster_cpu()).map(|(before, after)| after.saturating_sub(before));
-    Run { appends: tables * per_table, elapsed, latencies, syncs, cpu, subscribers_cpu, db_cpu, tables_cpu }
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}x")).collect();
+    println!("two servers beside one, each turn: {}", each.join(", "));
 }
 
 /// The postmaster of the PostgreSQL cluster the rows run on, when it runs
@@ -970,6 +1123,12 @@ fn main() {
     if let Some(admin) = args.iter().position(|a| a == "--store").and_then(|i| args.get(i + 1)) {
         if args.iter().any(|a| a == "verify-all") {
             return verify_all_side_by_side(admin, &sample);
+        }
+        if args.iter().any(|a| a == "scale-out") {
+            let tables = args.iter().find_map(|a| a.strip_prefix("tables=")?.parse().ok()).unwrap_or(64);
+            let cap = args.iter().find_map(|a| a.strip_prefix("cap=")?.parse().ok()).unwrap_or(25);
+            let turns = args.iter().find_map(|a| a.strip_prefix("turns=")?.parse().ok()).unwrap_or(2);
+            return scale_out(admin, &sample, tables, per_table, cap, turns);
         }
         let named: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("tables=")?.parse().ok()).collect();
         let counts = if named.is_empty() { vec![1, 8, 64, 256] } else { named };
