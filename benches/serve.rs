@@ -406,6 +406,13 @@ impl Capped {
         }
     }
 
+    /// The process's peak resident memory so far, in KiB (`VmHWM`).
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap_or("");
+        line.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0)
+    }
+
     /// The process's CPU time so far, user + system.
     fn cpu(&self) -> Duration {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
@@ -439,8 +446,15 @@ fn scale_out(admin: &str, sample: &Sample, tables: usize, per_table: usize, cap:
          database, each held to {cap}% of one core, in {turns} turns"
     );
     println!(
-        "{:>7}  {:>10} {:>9} {:>9} {:>18} {:>14} {:>13}",
-        "servers", "appends/s", "p50 ms", "p99 ms", "server cpu/append", "of their caps", "db us/append"
+        "{:>7}  {:>10} {:>9} {:>9} {:>18} {:>14} {:>13} {:>16}",
+        "servers",
+        "appends/s",
+        "p50 ms",
+        "p99 ms",
+        "server cpu/append",
+        "of their caps",
+        "db us/append",
+        "peak RSS/server"
     );
     let run = |servers: usize| -> Result<f64, String> {
         let db = Scratch::new(admin, "arbiter_bench_scale_out");
@@ -458,6 +472,7 @@ fn scale_out(admin: &str, sample: &Sample, tables: usize, per_table: usize, cap:
         let (start, cpu, db_cpu) = (Instant::now(), server_cpu(), cluster_cpu());
         let latencies = send_all(&urls, requests);
         let (elapsed, cpu) = (start.elapsed(), server_cpu() - cpu);
+        let peak_rss_mib = capped.iter().map(Capped::peak_rss_kib).max().unwrap_or(0) / 1024;
         let db_cpu = db_cpu.zip(cluster_cpu()).map(|(before, after)| after.saturating_sub(before));
         let mut run = Run {
             appends: tables * per_table,
@@ -473,7 +488,7 @@ fn scale_out(admin: &str, sample: &Sample, tables: usize, per_table: usize, cap:
         let per_append = |d: Duration| d.as_secs_f64() * 1e6 / appends;
         let used = cpu.as_secs_f64() / (elapsed.as_secs_f64() * servers as f64 * f64::from(cap) / 100.0);
         println!(
-            "{servers:>7}  {:>10.0} {:>9.2} {:>9.2} {:>15.0} us {:>13.0}% {:>13}",
+            "{servers:>7}  {:>10.0} {:>9.2} {:>9.2} {:>15.0} us {:>13.0}% {:>13} {peak_rss_mib:>12} MiB",
             run.rate(),
             p50,
             p99,
