@@ -140,12 +140,28 @@ fn acknowledged(stdout: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// The store at `d`, opened once the killed writer has let go of its lock:
+/// strace can return while the kernel still tears the writer down, and its
+/// lock on sled's files goes only with its last thread (seen once: "could
+/// not acquire lock" right after the kill). Up to 5 s; any other error at
+/// once.
+fn open_after_kill(d: &std::path::Path) -> Result<arbiter::store::SledStore, arbiter::store::OpenError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match arbiter::store::SledStore::open(d) {
+            Err(e) if e.to_string().contains("could not acquire lock") && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            opened => return opened,
+        }
+    }
+}
+
 /// The store at `d` opens, by itself, with every event of `acked` and a
 /// chain that verifies, and `verify --all` passes.
 fn opens_with_every_acknowledged_event(d: &std::path::Path, acked: &[(u64, String)], what: &str) {
     {
-        let store =
-            arbiter::store::SledStore::open(d).unwrap_or_else(|e| panic!("{what}: the store does not open: {e}"));
+        let store = open_after_kill(d).unwrap_or_else(|e| panic!("{what}: the store does not open: {e}"));
         let events: Vec<_> = arbiter::store::Store::read(&store, "g", 0)
             .unwrap()
             .collect::<Result<_, _>>()
