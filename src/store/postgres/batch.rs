@@ -41,7 +41,8 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{PostgresStore, Rows, append_events, append_io, follows_at, prepared, surely_refused, unconfirmed};
+use super::columns::{Check, Rows};
+use super::{PostgresStore, append_events, append_io, big, follows_at, prepared, surely_refused, unconfirmed};
 use crate::event::Event;
 use crate::store::AppendError;
 
@@ -56,11 +57,11 @@ const MAX_BYTES: usize = 4 << 20;
 /// they follow its head, checked as `APPEND` checks one game's (the event
 /// before the first stored, with the first's `prev` as its hash and a time
 /// not after the first's; for event 0, the game has none). Each row carries
-/// its game's check (`first`, `prev`, `prev_at`), so a game's rows go in
-/// all or none; the statement does not see its own rows, so the check is
-/// against the heads stored before it. The primary key refuses a seq
-/// already stored, and then the whole statement. Answers the game of each
-/// row that went in.
+/// its game's check (`first`, `prev`, `prev_at`: `Appending`), so a game's
+/// rows go in all or none; the statement does not see its own rows, so the
+/// check is against the heads stored before it. The primary key refuses a
+/// seq already stored, and then the whole statement. Answers the game of
+/// each row that went in.
 const APPEND_MANY: &str = "INSERT INTO events (game, seq, xid, bytes, hash, at_ns) \
      SELECT e.game, e.seq, pg_current_xact_id()::text::bigint, e.bytes, e.hash, e.at_ns \
      FROM unnest($1::text[], $2::int8[], $3::bytea[], $4::bytea[], $5::int8[], $6::int8[], $7::bytea[], $8::int8[]) \
@@ -69,6 +70,36 @@ const APPEND_MANY: &str = "INSERT INTO events (game, seq, xid, bytes, hash, at_n
            ELSE EXISTS (SELECT FROM events h WHERE h.game = e.game AND h.seq = e.first - 1 \
                         AND h.hash = e.prev AND h.at_ns <= e.prev_at) END \
      RETURNING game";
+
+/// `APPEND_MANY`'s columns for many games' appends: the
+/// events' own (`Rows`), and on each row its game and its game's check.
+#[derive(Default)]
+struct Appending<'a> {
+    games: Vec<&'a str>,
+    rows: Rows<'a>,
+    firsts: Vec<i64>,
+    prevs: Vec<Vec<u8>>,
+    prev_ats: Vec<i64>,
+}
+
+impl<'a> Appending<'a> {
+    /// `game`'s `events` after those already here, with their `check`.
+    fn push(&mut self, game: &'a str, events: &'a [(Event, Vec<u8>)], (prev, prev_at): Check) {
+        let first = events.first().map_or(0, |(e, _)| big(e.seq));
+        for _ in events {
+            self.games.push(game);
+            self.firsts.push(first);
+            self.prevs.push(prev.clone());
+            self.prev_ats.push(prev_at);
+        }
+        self.rows.extend(events);
+    }
+
+    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 8] {
+        let r = &self.rows;
+        [&self.games, &r.seqs, &r.bytes, &r.hashes, &r.ats, &self.firsts, &self.prevs, &self.prev_ats]
+    }
+}
 
 /// One game's append waiting to go out: its events (checked by
 /// `check_incoming`), the last one's seq, and where its answer goes.
@@ -127,22 +158,28 @@ async fn commit(store: &'static PostgresStore, batch: Vec<Waiting>) {
     // be made there. The rest go alone, after it: a game's later appends
     // always do, so that each game's go in the order they came.
     let mut seen = HashSet::new();
-    let (mut together, alone): (Vec<Waiting>, Vec<Waiting>) = batch.into_iter().partition(|w| {
-        let first_of_its_game = seen.insert(w.game.clone());
-        first_of_its_game && follows_at(&w.events).is_some()
-    });
+    let (mut together, mut alone) = (Vec::new(), Vec::new());
+    for w in batch {
+        let check = if seen.insert(w.game.clone()) { follows_at(&w.events) } else { None };
+        match check {
+            Some(check) => together.push((w, check)),
+            None => alone.push(w),
+        }
+    }
     // In the order of their games: two servers' statements that hold two
     // same games then insert them in one order, and one waits for the
     // other rather than both for each other (a deadlock PostgreSQL breaks
     // only after a second).
-    together.sort_by(|a, b| a.game.cmp(&b.game));
+    together.sort_by(|(a, _), (b, _)| a.game.cmp(&b.game));
     if together.len() < 2 {
-        return in_order(store, together.into_iter().chain(alone)).await;
+        return in_order(store, together.into_iter().map(|(w, _)| w).chain(alone)).await;
     }
-    match append_many(store, &together).await {
+    let outcome = append_many(store, &together).await;
+    let together = together.into_iter().map(|(w, _)| w);
+    match outcome {
         Ok((stored, took)) => {
             let (went_in, missed): (Vec<Waiting>, Vec<Waiting>) =
-                together.into_iter().partition(|w| stored.get(&w.game) == Some(&w.events.len()));
+                together.partition(|w| stored.get(&w.game) == Some(&w.events.len()));
             // A game's rows go in all or none (one check for all of them).
             assert_eq!(went_in.len(), stored.len(), "every game stored is one of the batch's, whole");
             store.committed_many(went_in.iter().map(|w| (w.game.clone(), w.last, w.events.len())), took);
@@ -152,7 +189,7 @@ async fn commit(store: &'static PostgresStore, batch: Vec<Waiting>) {
             in_order(store, missed.into_iter().chain(alone)).await;
         }
         // Refused by the database: nothing of the statement was stored.
-        Err(Failed::Refused) => in_order(store, together.into_iter().chain(alone)).await,
+        Err(Failed::Refused) => in_order(store, together.chain(alone)).await,
         Err(Failed::Told(e)) => {
             for w in together {
                 w.answer(Err(again(&e)));
@@ -211,31 +248,20 @@ async fn append_alone(store: &'static PostgresStore, w: Waiting) {
     w.answer(outcome);
 }
 
-/// Sends `APPEND_MANY` for `batch`; how many rows of each game went in, and
-/// how long the statement (with its commit) took.
+/// Sends `APPEND_MANY` for `batch`, each append with its check; how many rows
+/// of each game went in, and how long the statement (with its commit) took.
 async fn append_many(
     store: &'static PostgresStore,
-    batch: &[Waiting],
+    batch: &[(Waiting, Check)],
 ) -> Result<(HashMap<String, usize>, Duration), Failed> {
-    let (mut games, mut firsts, mut prevs, mut prev_ats) = (vec![], vec![], vec![], vec![]);
-    let mut all = Rows::default();
-    for w in batch {
-        let (prev, prev_at) = follows_at(&w.events).expect("only appends whose check can be made are batched");
-        let first = super::big(w.events[0].0.seq);
-        for _ in &w.events {
-            games.push(w.game.as_str());
-            firsts.push(first);
-            prevs.push(prev.clone());
-            prev_ats.push(prev_at);
-        }
-        all.extend(&w.events);
+    let mut appending = Appending::default();
+    for (w, check) in batch {
+        appending.push(&w.game, &w.events, check.clone());
     }
     let client = store.pool.get().await.map_err(|e| Failed::Told(append_io(e)))?;
     let statement = prepared(&client, APPEND_MANY).await.map_err(|e| Failed::Told(append_io(e)))?;
     let began = std::time::Instant::now();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-        [&games, &all.seqs, &all.bytes, &all.hashes, &all.ats, &firsts, &prevs, &prev_ats];
-    let rows = client.query(&statement, &params).await.map_err(|e| match surely_refused(&e) {
+    let rows = client.query(&statement, &appending.params()).await.map_err(|e| match surely_refused(&e) {
         true => Failed::Refused,
         false => Failed::Told(AppendError::Unavailable(unconfirmed(&e))),
     })?;
