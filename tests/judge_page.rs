@@ -47,14 +47,21 @@ async fn fill(c: &Client, css: &str, value: &str) {
 /// Waits until the judge's notice is of `kind` (ok, refused, conflict...);
 /// fails with what it says.
 async fn notice(c: &Client, kind: &str) -> String {
+    notice_saying(c, kind, "").await
+}
+
+/// Waits for a notice of `kind` whose words start with `words`: "sending"
+/// and "not sent yet" are both `pending`, and a slow refusal of the
+/// connection can leave "sending" up for a moment.
+async fn notice_saying(c: &Client, kind: &str, words: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let got = js(c, "return document.body.dataset.judgeNotice || null").await;
-        if got == json!(kind) {
-            return text(c, "#judge-notice").await;
+        let said = text(c, "#judge-notice").await;
+        if got == json!(kind) && said.starts_with(words) {
+            return said;
         }
-        let said = js(c, "return document.getElementById('judge-notice').textContent").await;
-        assert!(Instant::now() < deadline, "waited for a notice {kind}; it is {got}: {said}");
+        assert!(Instant::now() < deadline, "waited for a notice {kind} saying {words:?}; it is {got}: {said}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -427,9 +434,19 @@ async fn a_ruling_recorded_while_the_server_is_down_is_stored_once_when_it_is_ba
     fill(&c, &format!("{composer} input[data-field=\"text\"]"), "Ben's counter came from his hand").await;
 
     assert!(s.stop().success());
+    // Every notice said from here on, in order.
+    let log = "window.said = []; new MutationObserver(() => said.push(document.getElementById('judge-notice').textContent)).observe(document.getElementById('judge-notice'), { childList: true, characterData: true, subtree: true }); return true";
+    assert_eq!(js(&c, log).await, json!(true));
     click(&c, "#judge-record").await;
-    let said = notice(&c, "pending").await;
+    let said = notice_saying(&c, "pending", "not sent yet").await;
     assert!(said.starts_with("not sent yet (the connection to the server is lost): note"), "{said}");
+    // A retry (a second after) leaves "not sent yet" up: no "sending" again.
+    let kept = "return said.filter(t => t.startsWith('not sent yet')).length >= 2";
+    wait_for(&c, kept, json!(true)).await;
+    let words = js(&c, "return said.map(t => t.split(':')[0])").await;
+    let words: Vec<&str> = words.as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert_eq!(words[0], "sending", "{words:?}");
+    assert!(words[1..].iter().all(|w| *w == "not sent yet (the connection to the server is lost)"), "{words:?}");
     let mut child = serve_at(&data, &listen);
     let said = notice(&c, "ok").await;
     assert!(said.starts_with("seq 4 recorded: note"), "{said}");

@@ -337,7 +337,9 @@ async fn record_while_down(
     label: &str,
 ) -> std::process::Child {
     tap(c, "#record").await;
-    wait_for(c, "return document.body.dataset.notice", json!("pending")).await;
+    // "sending" is `pending` too: wait for the words of one kept.
+    let kept = "return document.body.dataset.notice === 'pending' && document.getElementById('notice').textContent.startsWith('not sent yet')";
+    wait_for(c, kept, json!(true)).await;
     let said = text(c, "#notice").await;
     assert!(said.starts_with(&format!("not sent yet (the connection to the server is lost): {label}")), "{said}");
     let child = serve_at(data, listen);

@@ -29,6 +29,9 @@ export class Sender {
     this.sending = false;
     this.timer = null;
     this.delay = 1000;
+    // Said "not sent yet": a retry leaves those words up (they say it is
+    // sent again) rather than flickering back to "sending".
+    this.waiting = false;
     try { this.pending = JSON.parse(sessionStorage.getItem(key)); } catch { this.pending = null; }
     addEventListener("online", () => this.resume());
   }
@@ -58,7 +61,7 @@ export class Sender {
     if (!p || this.sending) return;
     this.sending = true;
     const say = (kind, text, seq) => this.on.notice(kind, text, seq);
-    say("pending", "sending: " + p.label + "…");
+    if (!this.waiting) say("pending", "sending: " + p.label + "…");
     let outcome;
     try {
       if (p.events && p.events.length) {
@@ -76,6 +79,7 @@ export class Sender {
       if (err instanceof TypeError || (err instanceof ApiError && (err.status >= 500 || err.status === 408))) {
         // Not answered (fetch's own TypeError), or the server could not finish.
         const why = err instanceof ApiError ? err.message : "the connection to the server is lost";
+        this.waiting = true;
         say("pending", "not sent yet (" + why + "): " + p.label + " is sent again as soon as the server answers; nothing else is recorded here meanwhile.");
         this.timer = setTimeout(() => this.attempt(), this.delay);
         this.delay = Math.min(this.delay * 2, 8000);
@@ -88,6 +92,7 @@ export class Sender {
       this.sending = false;
     }
     this.delay = 1000;
+    this.waiting = false;
     this.keep(null);
     await this.on.settled({ ...outcome, sent: p });
     if (outcome.ok) {
